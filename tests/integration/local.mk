@@ -1,0 +1,1 @@
+# (fragment: filled in as the component lands)
