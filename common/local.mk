@@ -6,8 +6,20 @@ libnvmeof_common_la_SOURCES = \
 	common/nvme_tcp_spec.h \
 	common/crc32c.c common/crc32c.h \
 	common/log.c common/log.h \
-	common/nvme_tcp_pdu.c common/nvme_tcp_pdu.h
+	common/nvme_tcp_pdu.c common/nvme_tcp_pdu.h \
+	common/uri.c common/uri.h
 libnvmeof_common_la_CFLAGS = $(AM_CFLAGS) $(ISAL_CFLAGS)
 libnvmeof_common_la_LIBADD = $(ISAL_LIBS)
 
-# Unit tests for common/ (tests/unit/common/*_ut.c) are listed below as they land.
+# Unit tests for common/ (tests/unit/common/*_ut.c).
+check_PROGRAMS += tests/unit/common/uri_ut
+TESTS += tests/unit/common/uri_ut
+tests_unit_common_uri_ut_SOURCES = tests/unit/common/uri_ut.c
+tests_unit_common_uri_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_common_uri_ut_LDADD = libnvmeof_common.la $(UT_LIBS)
+
+check_PROGRAMS += tests/unit/common/nvme_tcp_pdu_ut
+TESTS += tests/unit/common/nvme_tcp_pdu_ut
+tests_unit_common_nvme_tcp_pdu_ut_SOURCES = tests/unit/common/nvme_tcp_pdu_ut.c
+tests_unit_common_nvme_tcp_pdu_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_common_nvme_tcp_pdu_ut_LDADD = libnvmeof_common.la $(ISAL_LIBS) $(UT_LIBS)

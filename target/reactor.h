@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 struct reactor;
 typedef void (*reactor_msg_fn)(void *arg);
@@ -30,6 +31,16 @@ struct reactor {
 	void *priv; /* reactor.c internals (message queue, buffer pool, exit hooks) */
 };
 
+/*
+ * Settings read by reactors_start(); call before it.
+ * @buf_size: bytes per pool chunk (the target's largest I/O, rounded up to 4 KiB).
+ * @buf_limit: chunks per reactor at most (memory bound; 0 = default).
+ * @pin: REACTOR_PIN_AUTO pins reactor i to CPU i when there are as many reactors as
+ * online CPUs; ON always pins (modulo the CPU count); OFF never does.
+ */
+enum reactor_pin { REACTOR_PIN_AUTO, REACTOR_PIN_ON, REACTOR_PIN_OFF };
+void reactors_configure(size_t buf_size, unsigned int buf_limit, enum reactor_pin pin);
+
 /* Start @n reactor threads (0 = one per online CPU). The calling thread is not one. */
 int reactors_start(unsigned int n);
 /* Ask every reactor to run its exit hooks and stop; joins the threads. */
@@ -44,9 +55,24 @@ struct reactor *reactor_next(void);
 /* Run @fn(@arg) on @r's thread soon. Thread-safe; never blocks the caller for long.
  * Returns 0 or -ENOMEM. */
 int reactor_send_msg(struct reactor *r, reactor_msg_fn fn, void *arg);
-/* Same on every reactor; @done (may be NULL) runs on the calling reactor (or main loop
- * thread when called off-reactor... see reactor.c) after all have run @fn. */
+/* reactor_send_msg() to every reactor. Returns 0 or the first error. */
 int reactor_for_each(reactor_msg_fn fn, void *arg);
+
+/*
+ * Deferred work: run @w->fn(@w->arg) on @r's thread before the loop next waits for
+ * events (batching point: e.g. flush every socket written during this iteration once).
+ * Owner thread only; queuing an already queued item does nothing. The item is embedded
+ * in the caller's object, so this never allocates.
+ */
+struct reactor_work {
+	TAILQ_ENTRY(reactor_work) link;
+	reactor_msg_fn fn;
+	void *arg;
+	bool queued;	/* on the deferred list */
+	bool waiting;	/* on the buffer wait list */
+};
+void reactor_defer(struct reactor *r, struct reactor_work *w);
+void reactor_defer_cancel(struct reactor *r, struct reactor_work *w);
 
 /* Called on @r's thread when it stops (e.g. a backend closing its io_uring). */
 int reactor_on_exit(struct reactor *r, reactor_msg_fn fn, void *arg);
@@ -55,13 +81,25 @@ int reactor_on_exit(struct reactor *r, reactor_msg_fn fn, void *arg);
 uint64_t reactor_cpu_ns(const struct reactor *r);
 
 /*
- * Data buffers: a per-reactor pool of fixed-size chunks (NVMF_BUF_SIZE), grown lazily up
- * to a limit so idle connections cost no memory. Only the owning reactor calls these.
- * Returns NULL when the pool is exhausted: the caller queues the request and retries
- * from reactor_buf_wait() callbacks.
+ * Data buffers: a per-reactor pool of fixed-size chunks (reactor_buf_size(), set by
+ * reactors_configure()), grown lazily up to a limit so idle connections cost no memory.
+ * Only the owning reactor calls these. reactor_buf_get() returns NULL when the pool is
+ * exhausted: the caller queues a waiter with reactor_buf_wait(), whose work item runs
+ * (deferred) once a chunk has been returned; it then retries reactor_buf_get().
  */
 void *reactor_buf_get(struct reactor *r);
 void reactor_buf_put(struct reactor *r, void *buf);
 size_t reactor_buf_size(void);
+void reactor_buf_wait(struct reactor *r, struct reactor_work *w);
+void reactor_buf_wait_cancel(struct reactor *r, struct reactor_work *w);
+
+/* Pool counters for the stats interface (owner thread, or approximate elsewhere). */
+struct reactor_buf_stats {
+	unsigned int allocated; /* chunks obtained from the system */
+	unsigned int free;	/* chunks on the free list */
+	unsigned int limit;
+	uint64_t exhausted;	/* reactor_buf_get() calls that returned NULL */
+};
+void reactor_buf_stats(const struct reactor *r, struct reactor_buf_stats *st);
 
 #endif

@@ -45,10 +45,24 @@ struct nvmf_transport_ops {
 
 	/* Fill the transport-specific parts (tsas, treq bits) of a discovery log entry. */
 	void (*disc_entry)(const struct nvmf_port *port, struct nvmf_disc_log_entry *e);
+
+	/* Optional. Extra Identify Controller SGLS bits (NVME_CTRL_SGLS_KEYED for RDMA). */
+	uint32_t sgls;
+
+	/*
+	 * Optional. The local address @qp was accepted on, for a discovery log entry of a
+	 * port listening on a wildcard address (0.0.0.0, ::). Writes a NUL-terminated string.
+	 */
+	void (*local_traddr)(const struct nvmf_qpair *qp, char *buf, size_t len);
 };
 
-/* Transports register themselves here; main looks them up by URI scheme. */
+/*
+ * Transports register themselves here; main and nvmf_port_create() look them up by URI
+ * scheme / trtype name (target/transport.c). The TCP transport is always there; others
+ * call nvmf_transport_register() at start-up.
+ */
 const struct nvmf_transport_ops *nvmf_transport_find(const char *name);
+int nvmf_transport_register(const struct nvmf_transport_ops *ops);
 extern const struct nvmf_transport_ops nvmf_tcp_transport_ops;
 
 #endif
