@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NVMe controller objects and the core-internal interfaces between the command handlers
+ * (fabrics.c, admin.c, log_page.c, features.c, io.c, discovery.c) and the controller
+ * lifecycle (ctrlr.c). Not used outside the target core.
+ *
+ * Lock order: tgt->lock, then subsys->lock, then ctrlr->lock, then ctrlr->err_lock.
+ */
+#ifndef NVMEOF_TARGET_CTRLR_H
+#define NVMEOF_TARGET_CTRLR_H
+
+#include <ev.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nvmf.h"
+
+#define NVMF_ERRLOG_ENTRIES 64	     /* ELPE + 1 */
+#define NVMF_KAS_MS 100		     /* Keep Alive granularity (KAS = 1) */
+#define NVMF_CAP_TO 15		     /* CAP.TO in 500 ms units: 7.5 s */
+#define NVMF_TEMP_KELVIN 0x0141	     /* reported composite temperature, 48 C */
+#define NVMF_TEMP_WARN 0x0157	     /* WCTEMP / default over-temperature threshold, 70 C */
+#define NVMF_TEMP_CRIT 0x0175	     /* CCTEMP, 100 C */
+#define NVMF_NSID_ALL 0xffffffffu
+
+/* Status values as stored in nvme_cpl.status (host order, phase bit 0). */
+#define NVMF_ST(sct, sc) NVME_STATUS(sct, sc)
+#define NVMF_ST_DNR(sct, sc) (NVME_STATUS(sct, sc) | NVME_STATUS_DNR)
+#define ST_OK 0
+#define ST_INVALID_OPCODE NVMF_ST_DNR(NVME_SCT_GENERIC, NVME_SC_INVALID_OPCODE)
+#define ST_INVALID_FIELD NVMF_ST_DNR(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD)
+#define ST_INVALID_NS NVMF_ST_DNR(NVME_SCT_GENERIC, NVME_SC_INVALID_NS_OR_FORMAT)
+#define ST_CMD_SEQ NVMF_ST_DNR(NVME_SCT_GENERIC, NVME_SC_COMMAND_SEQUENCE_ERROR)
+#define ST_SGL_LEN NVMF_ST_DNR(NVME_SCT_GENERIC, NVME_SC_DATA_SGL_LENGTH_INVALID)
+#define ST_INTERNAL NVMF_ST(NVME_SCT_GENERIC, NVME_SC_INTERNAL)
+#define ST_LBA_RANGE NVMF_ST_DNR(NVME_SCT_GENERIC, NVME_SC_LBA_OUT_OF_RANGE)
+#define ST_ABORTED_SQ NVMF_ST(NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION)
+
+/* Asynchronous event kinds the controller can report (bits of aen_pending/aen_masked). */
+enum nvmf_aen {
+	NVMF_AEN_NS_CHANGED = 1u << 0,	 /* Notice, Namespace Attribute Changed, log 04h */
+	NVMF_AEN_DISC_CHANGED = 1u << 1, /* Notice, Discovery Log Page Change, log 70h */
+};
+
+/* Controller states; every transition goes through ctrlr_set_state() under ctrlr->lock. */
+enum nvmf_ctrlr_state {
+	NVMF_CTRLR_DISABLED, /* connected, CC.EN = 0 (after Connect or a reset) */
+	NVMF_CTRLR_READY,    /* CC.EN = 1 accepted: CSTS.RDY = 1, I/O queues may connect */
+	NVMF_CTRLR_FATAL,    /* CC.EN = 1 with unsupported CC fields: CSTS.CFS = 1 */
+	NVMF_CTRLR_SHUTDOWN, /* CC.SHN written: flushing caches, then CSTS.SHST = 10b */
+	NVMF_CTRLR_DEAD,     /* torn down (admin queue gone, KATO expiry, target stop) */
+};
+
+/* Current values of the features we keep per controller. */
+struct nvmf_features {
+	uint32_t arbitration;
+	uint32_t power_mgmt;
+	uint16_t temp_over, temp_under;
+	uint32_t err_recovery;
+	uint32_t irq_coalesce;
+	uint32_t irq_config;
+	uint32_t write_atomic;
+	uint32_t aec;		/* async event configuration */
+};
+
+struct nvmf_ctrlr {
+	struct nvmf_subsys *subsys;
+	struct nvmf_tgt *tgt;
+	struct nvmf_port *port;	   /* port of the admin queue (NULL for local) */
+	uint16_t cntlid;
+	bool discovery;		   /* controller of the discovery subsystem */
+	bool local;		   /* nvmf_local_connect(): no fabric admin queue */
+	char hostnqn[NVME_NQN_FIELD];
+	uint8_t hostid[16];
+	char label[32];		   /* "ctrlr N" for logs */
+
+	/* Shared with the connect path of other reactors: under lock. */
+	pthread_mutex_t lock;
+	enum nvmf_ctrlr_state state;
+	uint32_t cc;
+	uint32_t csts;		   /* also read (atomic, relaxed) by I/O queues per command */
+	struct nvmf_qpair *admin_qp;
+	struct reactor *admin_reactor;
+	struct nvmf_qpair *io_qp[NVMF_MAX_IO_QUEUES + 1];
+	unsigned int num_io_qpairs; /* connected I/O queues */
+	uint16_t max_io_qid;	   /* I/O queues granted (Number of Queues, or the default) */
+	bool io_queues_created;	   /* an I/O queue connected since the last reset */
+	uint16_t io_sqsize;	   /* last I/O queue size connected, for the log */
+	struct nvmf_qpair_stats retired; /* I/O queues gone */
+	unsigned int refs;	   /* atomic: admin queue + I/O queues + messages in flight */
+	TAILQ_ENTRY(nvmf_ctrlr) link; /* subsys->ctrlrs, until freed */
+
+	/* Admin reactor only. */
+	uint32_t kato_ms;
+	ev_timer ka_timer;
+	bool ka_active;
+	struct nvmf_req *aer[NVMF_MAX_AER];
+	unsigned int naer;
+	uint32_t aen_pending;	   /* events waiting for an AER */
+	uint32_t aen_masked;	   /* reported, masked until the host reads the log */
+	uint32_t changed_ns[NVME_CHANGED_NS_LIST_MAX];
+	uint32_t nr_changed_ns;	   /* UINT32_MAX: more than fit */
+	struct nvmf_features feat;
+	unsigned int shn_pending;  /* flushes outstanding for a shutdown */
+	uint8_t sgls_extra;
+
+	/* Read on I/O queues (atomic, relaxed); written on the admin reactor. */
+	bool vwc_present;	   /* Identify reported a volatile write cache */
+	bool wce;		   /* Volatile Write Cache feature: enabled */
+
+	/* Error log: any reactor, error path only. */
+	pthread_mutex_t err_lock;
+	uint64_t err_count;
+	unsigned int err_head;	   /* next slot */
+	struct nvme_error_log_entry errlog[NVMF_ERRLOG_ENTRIES];
+};
+
+/* ---- ctrlr.c ------------------------------------------------------------------------- */
+struct nvmf_ctrlr *nvmf_ctrlr_create(struct nvmf_subsys *subsys, struct nvmf_qpair *admin,
+				     const char *hostnqn, const uint8_t hostid[16],
+				     uint16_t *status);
+void nvmf_ctrlr_get(struct nvmf_ctrlr *c);
+bool nvmf_ctrlr_get_unless_zero(struct nvmf_ctrlr *c);
+void nvmf_ctrlr_put(struct nvmf_ctrlr *c);
+/* Find a live controller of @subsys by ID and take a reference (NULL if none). */
+struct nvmf_ctrlr *nvmf_ctrlr_lookup(struct nvmf_subsys *subsys, uint16_t cntlid);
+/* Attach @qp as I/O queue @qid. Returns a status (0 on success). */
+uint16_t nvmf_ctrlr_add_io_qpair(struct nvmf_ctrlr *c, struct nvmf_qpair *qp, uint16_t qid,
+				 uint32_t *dw0);
+/* Tear the controller down (admin reactor): stops KATO, aborts AERs when @abort_aers,
+ * disconnects every I/O queue. Idempotent. */
+void nvmf_ctrlr_teardown(struct nvmf_ctrlr *c, bool abort_aers, const char *why);
+/* Disconnect every I/O queue through its reactor (reset, teardown). */
+void nvmf_ctrlr_disconnect_io_qpairs(struct nvmf_ctrlr *c);
+/* Ask the controller's admin reactor to tear it down and disconnect its queues. */
+void nvmf_ctrlr_kill_async(struct nvmf_ctrlr *c);
+bool nvmf_ctrlr_ready(const struct nvmf_ctrlr *c);
+
+/* Properties (CC writes drive the state machine). */
+uint64_t nvmf_ctrlr_cap(const struct nvmf_ctrlr *c);
+uint16_t nvmf_ctrlr_prop_get(struct nvmf_ctrlr *c, uint32_t offset, unsigned int size,
+			     uint64_t *val);
+uint16_t nvmf_ctrlr_prop_set(struct nvmf_ctrlr *c, uint32_t offset, unsigned int size,
+			     uint64_t val);
+
+/* Keep Alive (admin reactor). */
+void nvmf_ctrlr_ka_restart(struct nvmf_ctrlr *c);
+void nvmf_ctrlr_ka_set(struct nvmf_ctrlr *c, uint32_t kato_ms);
+void nvmf_ctrlr_ka_expired(struct nvmf_ctrlr *c);
+
+/* Asynchronous events (admin reactor). */
+uint16_t nvmf_ctrlr_aer_submit(struct nvmf_req *req);
+void nvmf_ctrlr_aen_raise(struct nvmf_ctrlr *c, uint32_t aen);
+void nvmf_ctrlr_aen_clear(struct nvmf_ctrlr *c, uint32_t aen);
+void nvmf_ctrlr_aer_abort_all(struct nvmf_ctrlr *c);
+/* From any thread: deliver "namespace @nsid changed" to @c on its admin reactor. */
+void nvmf_ctrlr_notify_ns_changed(struct nvmf_ctrlr *c, uint32_t nsid);
+void nvmf_ctrlr_notify_disc_changed(struct nvmf_ctrlr *c);
+
+/* Error log and statistics. */
+void nvmf_ctrlr_record_error(struct nvmf_ctrlr *c, const struct nvmf_req *req);
+void nvmf_ctrlr_get_stats(struct nvmf_ctrlr *c, struct nvmf_qpair_stats *out);
+void nvmf_stats_add(struct nvmf_qpair_stats *dst, const struct nvmf_qpair_stats *src);
+void nvmf_stats_read(const struct nvmf_qpair_stats *src, struct nvmf_qpair_stats *dst);
+
+/* Single-writer counters read by other threads: plain load/add, relaxed atomic store. */
+#define NVMF_STAT_ADD(field, v) __atomic_store_n(&(field), (field) + (v), __ATOMIC_RELAXED)
+
+/* Requests: completion with a status, and data movement between a buffer and req->iov. */
+void nvmf_req_done(struct nvmf_req *req, uint16_t status);
+size_t nvmf_req_copy_to(struct nvmf_req *req, size_t off, const void *buf, size_t len);
+size_t nvmf_req_copy_from(struct nvmf_req *req, size_t off, void *buf, size_t len);
+void nvmf_req_zero(struct nvmf_req *req, size_t off);
+/* Copy @len bytes of @buf to the host and zero the rest of the transfer. */
+void nvmf_req_reply(struct nvmf_req *req, const void *buf, size_t len);
+static inline struct nvmf_ctrlr *nvmf_req_ctrlr(const struct nvmf_req *req)
+{
+	return req->qpair->ctrlr;
+}
+
+/* ---- parse entry points (return a status; on 0, req->execute is set) ------------------ */
+uint16_t nvmf_fabrics_parse(struct nvmf_req *req);
+uint16_t nvmf_admin_parse(struct nvmf_req *req);
+uint16_t nvmf_io_parse(struct nvmf_req *req);
+
+/* admin.c dispatches to these (log_page.c, features.c) */
+uint16_t nvmf_features_parse(struct nvmf_req *req, bool set);
+uint16_t nvmf_log_page_parse(struct nvmf_req *req);
+bool nvmf_subsys_has_volatile_cache(struct nvmf_subsys *subsys);
+
+/* ---- discovery.c ----------------------------------------------------------------------- */
+/* Build the discovery log as seen by @hostnqn connected on @port (may be NULL); returns a
+ * malloc'd buffer of *len bytes, or NULL. */
+void *nvmf_disc_log_build(struct nvmf_tgt *tgt, const char *hostnqn, struct nvmf_port *port,
+			  const struct nvmf_qpair *qp, size_t *len);
+/* Bump GENCTR with the change it covers (caller holds tgt->lock); after unlocking, tell
+ * discovery controllers with nvmf_disc_notify(). nvmf_tgt_changed() does both. */
+void nvmf_tgt_changed_locked(struct nvmf_tgt *tgt);
+void nvmf_disc_notify(struct nvmf_tgt *tgt);
+void nvmf_tgt_changed(struct nvmf_tgt *tgt);
+
+/* ---- subsystem.c ------------------------------------------------------------------------- */
+/* Callers hold tgt->lock (host lists and the subsystem list are under it). */
+struct nvmf_subsys *nvmf_subsys_find_locked(struct nvmf_tgt *tgt, const char *nqn);
+bool nvmf_subsys_host_allowed_locked(struct nvmf_subsys *subsys, const char *hostnqn);
+uint64_t nvmf_now_ns(void);
+/* Wait (bounded) until @subsys has no controllers; false on timeout. */
+bool nvmf_subsys_wait_ctrlrs(struct nvmf_subsys *subsys, unsigned int timeout_ms);
+void nvmf_subsys_kill_ctrlrs(struct nvmf_subsys *subsys);
+
+/* ---- port.c ------------------------------------------------------------------------------ */
+bool nvmf_port_exports(const struct nvmf_port *port, const struct nvmf_subsys *subsys);
+void nvmf_port_unexport_all(struct nvmf_tgt *tgt, struct nvmf_subsys *subsys);
+uint32_t nvmf_port_icsz(const struct nvmf_tgt *tgt, const struct nvmf_port *port);
+
+#endif
