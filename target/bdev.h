@@ -4,6 +4,24 @@
  * benchmarks), file (regular file or block device through io_uring; never blocks a
  * reactor). The NVMe command code builds a bdev_io and submits it; the backend calls
  * io->cb exactly once, on the submitting reactor, possibly before submit returns.
+ *
+ * Inline completion: ram and null always complete inside bdev_submit(), and every backend
+ * completes inline when it rejects a request. A submitter therefore must have finished
+ * setting up its own state before bdev_submit(), must not touch @io after it (the callback
+ * may already have recycled it), and a callback that submits the next step of a multi-step
+ * command recurses once per step (keep the step count bounded, or defer through the loop).
+ *
+ * Request rules, checked by every backend (-EINVAL / -ERANGE, completed inline):
+ *   offset and len are multiples of block_size, offset + len <= size (-ERANGE otherwise);
+ *   READ/WRITE: iov[0..iovcnt) holds at least len bytes (only the first len are used).
+ * Status: 0, -EIO (media/file error; also a read past the end of a file that shrank),
+ * -ENOSPC (file system full), -ENOMEM, -EINVAL, -ERANGE.
+ *
+ * Threads: one bdev may be used from every reactor at once. The file backend keeps one
+ * io_uring per reactor (created on first use there, closed by a reactor_on_exit() hook);
+ * off-reactor (reactor_self() == NULL) it runs the request synchronously with
+ * preadv2/pwritev2/fdatasync/fallocate and completes inline, for tools and tests.
+ * bdev_close() may only be called once no request is outstanding on any reactor.
  */
 #ifndef NVMEOF_TARGET_BDEV_H
 #define NVMEOF_TARGET_BDEV_H
@@ -18,9 +36,11 @@ struct bdev;
 enum bdev_op {
 	BDEV_OP_READ,
 	BDEV_OP_WRITE,	      /* honour io->fua: durable before completion */
-	BDEV_OP_FLUSH,	      /* everything completed before it is durable */
-	BDEV_OP_WRITE_ZEROES, /* offset/len, no data */
-	BDEV_OP_DISCARD,      /* offset/len: deallocate; reads return zeroes after */
+	BDEV_OP_FLUSH,	      /* everything completed before it is durable; no offset/len */
+	BDEV_OP_WRITE_ZEROES, /* offset/len, no data; stays allocated (NVMe DEAC=0) */
+	BDEV_OP_DISCARD,      /* offset/len: deallocate; reads return zeroes after (where
+			       * the file system/device cannot deallocate, zeroes are
+			       * written, which is slow for a large range) */
 };
 
 struct bdev_io {
@@ -33,6 +53,18 @@ struct bdev_io {
 	struct reactor *reactor; /* submitting reactor */
 	void (*cb)(struct bdev_io *io, int status); /* 0 or -errno */
 	void *cb_arg;
+
+	/* Backend state from submit until cb; the submitter neither reads nor sets it. */
+	struct {
+		struct bdev *bdev;    /* the target of the request */
+		struct bdev_io *next; /* waiting for a free io_uring slot */
+		uint64_t done;	      /* bytes finished */
+		struct iovec one;     /* a partial iovec (short transfer, zero fill) */
+		int iov_idx;	      /* first iovec not fully moved */
+		size_t iov_off;	      /* bytes of iov[iov_idx] already moved */
+		uint32_t retries;     /* consecutive -EAGAIN/-EINTR */
+		uint32_t mode;	      /* backend-defined step */
+	} be;
 };
 
 struct bdev_ops {
@@ -41,6 +73,16 @@ struct bdev_ops {
 	int (*open)(struct bdev *bdev, const char *spec);
 	void (*close)(struct bdev *bdev);
 	void (*submit)(struct bdev *bdev, struct bdev_io *io);
+	/*
+	 * Allocation state at byte @offset (a multiple of block_size, < size): sets
+	 * *@deallocated_out and *@len_out, the length in bytes (a multiple of block_size,
+	 * >= block_size) of the run starting at @offset in that same state, clipped to the
+	 * namespace size. Synchronous, no data I/O (a file may read file system metadata:
+	 * lseek SEEK_DATA/SEEK_HOLE; block devices report everything mapped). ram tracks
+	 * one bit per block; a fresh ram namespace is all deallocated. NULL: not tracked.
+	 */
+	int (*lba_status)(struct bdev *bdev, uint64_t offset, uint64_t *len_out,
+			  bool *deallocated_out);
 };
 
 struct bdev {
@@ -68,7 +110,13 @@ static inline void bdev_submit(struct bdev *bdev, struct bdev_io *io)
 	bdev->ops->submit(bdev, io);
 }
 
-/* Parse "1G"/"512M"/"4096" into bytes; -EINVAL on junk or overflow. */
+/* Parse "1G"/"512M"/"4096" into bytes: decimal digits, then optionally K, M, G or T
+ * (any case, powers of 1024, "GiB"/"GB" accepted too). -EINVAL on junk, zero or
+ * overflow. */
 int bdev_parse_size(const char *s, uint64_t *bytes);
+
+/* bdev->ops->lba_status, or -EOPNOTSUPP for a backend that does not track allocation
+ * (null); -ERANGE when @offset is not a block inside the namespace. */
+int bdev_lba_status(struct bdev *bdev, uint64_t offset, uint64_t *len_out, bool *deallocated_out);
 
 #endif

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/* Namespace backend dispatch: spec parsing, size parsing, open/close, request checks. */
+#include "config.h"
+
+#include "bdev.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bdev_internal.h"
+
+/* Backend open() failures explain themselves here (open() has no error buffer). */
+static __thread char open_msg[512];
+
+int bdev_err(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return rc;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int bdev_open_msg(int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(open_msg, sizeof(open_msg), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int bdev_parse_size(const char *s, uint64_t *bytes)
+{
+	static const char suffixes[] = "KMGT";
+	uint64_t v = 0;
+	unsigned int shift = 0;
+	const char *p = s;
+	const char *sfx;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned int d = (unsigned int)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+	}
+	if (*p) {
+		char c = *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A') : *p;
+
+		sfx = strchr(suffixes, c);
+		if (!sfx || !c)
+			return -EINVAL;
+		shift = 10 * (unsigned int)(sfx - suffixes + 1);
+		p++;
+		/* "1G", "1GiB" and "1GB" all mean 2^30 bytes. */
+		if (!strcmp(p, "iB") || !strcmp(p, "B"))
+			p += strlen(p);
+		if (*p)
+			return -EINVAL;
+	}
+	if (v == 0)
+		return -EINVAL;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*bytes = v << shift;
+	return 0;
+}
+
+int bdev_open_sized(struct bdev *bdev, const char *arg)
+{
+	uint64_t size;
+
+	if (bdev_parse_size(arg, &size))
+		return bdev_open_msg(-EINVAL,
+				     "%s: bad size \"%s\" (a positive number, optionally with "
+				     "K, M, G or T)", bdev->spec, arg);
+	if (!bdev->block_size)
+		bdev->block_size = 512;
+	if (size % bdev->block_size)
+		return bdev_open_msg(-EINVAL, "%s: size %llu is not a multiple of the %u-byte "
+				     "block size", bdev->spec, (unsigned long long)size,
+				     bdev->block_size);
+	bdev->size = size;
+	return 0;
+}
+
+static const struct {
+	const char *prefix;
+	const struct bdev_ops *ops;
+} backends[] = {
+	{ "ram:", &bdev_ram_ops },
+	{ "null:", &bdev_null_ops },
+};
+
+int bdev_open(const char *spec, uint32_t block_size, struct bdev **out, char *err, size_t errlen)
+{
+	const struct bdev_ops *ops = &bdev_file_ops;
+	const char *arg = spec;
+	struct bdev *bdev;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	if (!spec || !*spec)
+		return bdev_err(err, errlen, -EINVAL, "empty namespace spec");
+	if (block_size != 0 && block_size != 512 && block_size != 4096)
+		return bdev_err(err, errlen, -EINVAL,
+				"%s: block size %u is not supported (512 or 4096)", spec,
+				block_size);
+	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+		size_t n = strlen(backends[i].prefix);
+
+		if (!strncmp(spec, backends[i].prefix, n)) {
+			ops = backends[i].ops;
+			arg = spec + n;
+			break;
+		}
+	}
+	bdev = calloc(1, sizeof(*bdev));
+	if (!bdev)
+		return bdev_err(err, errlen, -ENOMEM, "%s: out of memory", spec);
+	if (strlen(spec) >= sizeof(bdev->spec)) {
+		free(bdev);
+		return bdev_err(err, errlen, -ENAMETOOLONG, "namespace spec too long");
+	}
+	strcpy(bdev->spec, spec);
+	bdev->ops = ops;
+	bdev->block_size = block_size;
+	open_msg[0] = '\0';
+	rc = ops->open(bdev, arg);
+	if (rc) {
+		if (!open_msg[0])
+			snprintf(open_msg, sizeof(open_msg), "%s: %s", spec, strerror(-rc));
+		bdev_err(err, errlen, rc, "%s", open_msg);
+		free(bdev);
+		return rc;
+	}
+	*out = bdev;
+	return 0;
+}
+
+void bdev_close(struct bdev *bdev)
+{
+	if (!bdev)
+		return;
+	if (bdev->ops->close)
+		bdev->ops->close(bdev);
+	free(bdev);
+}
+
+int bdev_lba_status(struct bdev *bdev, uint64_t offset, uint64_t *len_out, bool *deallocated_out)
+{
+	if (!bdev->ops->lba_status)
+		return -EOPNOTSUPP;
+	if (offset % bdev->block_size || offset >= bdev->size)
+		return -ERANGE;
+	return bdev->ops->lba_status(bdev, offset, len_out, deallocated_out);
+}
+
+int bdev_io_check(const struct bdev *bdev, const struct bdev_io *io)
+{
+	uint64_t have = 0;
+	int i;
+
+	if (io->op == BDEV_OP_FLUSH)
+		return 0; /* offset/len unused */
+	if (io->offset % bdev->block_size || io->len % bdev->block_size)
+		return -EINVAL;
+	if (io->offset > bdev->size || io->len > bdev->size - io->offset)
+		return -ERANGE;
+	switch (io->op) {
+	case BDEV_OP_READ:
+	case BDEV_OP_WRITE:
+		if (io->iovcnt < 0 || (io->iovcnt && !io->iov))
+			return -EINVAL;
+		for (i = 0; i < io->iovcnt && have < io->len; i++)
+			have += io->iov[i].iov_len;
+		return have < io->len ? -EINVAL : 0;
+	case BDEV_OP_FLUSH:
+	case BDEV_OP_WRITE_ZEROES:
+	case BDEV_OP_DISCARD:
+		return 0;
+	}
+	return -EINVAL;
+}

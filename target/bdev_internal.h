@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared by the backends behind bdev.h: their ops tables, the request checks every
+ * backend applies, and the hook that lets a plain (non-reactor) thread drive the file
+ * backend's io_uring from its own libev loop.
+ */
+#ifndef NVMEOF_TARGET_BDEV_INTERNAL_H
+#define NVMEOF_TARGET_BDEV_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bdev.h"
+
+struct ev_loop;
+
+extern const struct bdev_ops bdev_ram_ops;
+extern const struct bdev_ops bdev_null_ops;
+extern const struct bdev_ops bdev_file_ops;
+
+/* Format a message into @err (NULL or @errlen 0: dropped); returns @rc. */
+int bdev_err(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* For a backend's open(): record the message bdev_open() reports, return @rc. */
+int bdev_open_msg(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parse @arg as the size of a ram/null namespace (block_size 0 becomes 512). */
+int bdev_open_sized(struct bdev *bdev, const char *arg);
+
+/* The request rules of bdev.h: 0, -EINVAL or -ERANGE. */
+int bdev_io_check(const struct bdev *bdev, const struct bdev_io *io);
+
+/* Complete @io with @status (io->cb exactly once). */
+static inline void bdev_io_done(struct bdev_io *io, int status)
+{
+	io->cb(io, status);
+}
+
+/*
+ * Give the calling thread, which must not be a reactor, an io_uring whose completions are
+ * reaped by watchers on @loop; the file backend then submits through it instead of
+ * running synchronously, exactly as on a reactor. bdev_file_detach_loop() waits for the
+ * requests still in flight (running their callbacks) and closes the ring.
+ * Returns 0 or -errno (-EBUSY: already attached or on a reactor).
+ */
+int bdev_file_attach_loop(struct ev_loop *loop);
+void bdev_file_detach_loop(void);
+
+/* Requests the calling thread's ring has in flight or queued (0 without a ring). */
+unsigned int bdev_file_pending(void);
+
+#endif

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * "ram:SIZE": the namespace is one anonymous mapping reserved with MAP_NORESERVE, so a
+ * large namespace costs memory only where it has been written. Every request is a memcpy
+ * (or madvise) and completes before bdev_submit() returns. DISCARD gives pages back to the
+ * kernel; a bitmap with one bit per block remembers what was written since, for
+ * lba_status(). Data lasts as long as the process, so there is no volatile cache: Flush
+ * and FUA have nothing to do.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "bdev.h"
+#include "bdev_internal.h"
+
+struct ram_bdev {
+	uint8_t *mem;
+	size_t mem_len;
+	uint64_t *mapped; /* bit per block: set by WRITE/WRITE_ZEROES, cleared by DISCARD */
+	size_t mapped_len;
+	uint64_t nblocks;
+	unsigned int block_shift;
+};
+
+static void *map_anon(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void ram_close(struct bdev *bdev)
+{
+	struct ram_bdev *ram = bdev->ctx;
+
+	if (!ram)
+		return;
+	if (ram->mem)
+		munmap(ram->mem, ram->mem_len);
+	if (ram->mapped)
+		munmap(ram->mapped, ram->mapped_len);
+	free(ram);
+	bdev->ctx = NULL;
+}
+
+static int ram_open(struct bdev *bdev, const char *arg)
+{
+	struct ram_bdev *ram;
+	int rc;
+
+	rc = bdev_open_sized(bdev, arg);
+	if (rc)
+		return rc;
+	if (bdev->size > SIZE_MAX / 2)
+		return bdev_open_msg(-EINVAL, "%s: too large for this address space", bdev->spec);
+	ram = calloc(1, sizeof(*ram));
+	if (!ram)
+		return -ENOMEM;
+	bdev->ctx = ram;
+	ram->block_shift = (unsigned int)__builtin_ctz(bdev->block_size);
+	ram->nblocks = bdev->size >> ram->block_shift;
+	ram->mem_len = (size_t)bdev->size;
+	ram->mapped_len = (size_t)((ram->nblocks + 63) / 64 * sizeof(uint64_t));
+	ram->mem = map_anon(ram->mem_len);
+	ram->mapped = ram->mem ? map_anon(ram->mapped_len) : NULL;
+	if (!ram->mem || !ram->mapped) {
+		rc = -errno;
+		ram_close(bdev);
+		return bdev_open_msg(rc, "%s: cannot map %llu bytes: %s", bdev->spec,
+				     (unsigned long long)bdev->size, strerror(-rc));
+	}
+	bdev->volatile_cache = false;
+	bdev->persistent = false;
+	bdev->path[0] = '\0';
+	return 0;
+}
+
+/* Set (@set) or clear the bits of blocks [first, first + n). */
+static void mark_blocks(uint64_t *map, uint64_t first, uint64_t n, bool set)
+{
+	while (n) {
+		uint64_t bit = first % 64;
+		uint64_t cnt = 64 - bit < n ? 64 - bit : n;
+		uint64_t mask = cnt == 64 ? UINT64_MAX : ((UINT64_C(1) << cnt) - 1) << bit;
+		uint64_t *w = &map[first / 64];
+		uint64_t cur = __atomic_load_n(w, __ATOMIC_RELAXED);
+
+		/* Only dirty the word when it changes: rewrites of hot data stay read-only. */
+		if (set && (cur & mask) != mask)
+			__atomic_fetch_or(w, mask, __ATOMIC_RELAXED);
+		else if (!set && (cur & mask))
+			__atomic_fetch_and(w, ~mask, __ATOMIC_RELAXED);
+		first += cnt;
+		n -= cnt;
+	}
+}
+
+/* First block >= @b (up to @end) whose bit is not @state. */
+static uint64_t run_end(const uint64_t *map, uint64_t b, uint64_t end, bool state)
+{
+	while (b < end) {
+		uint64_t w = __atomic_load_n(&map[b / 64], __ATOMIC_RELAXED);
+		uint64_t diff = (state ? ~w : w) >> (b % 64);
+
+		if (diff)
+			return b + (uint64_t)__builtin_ctzll(diff) < end ?
+				       b + (uint64_t)__builtin_ctzll(diff) : end;
+		b += 64 - b % 64;
+	}
+	return end;
+}
+
+static int ram_lba_status(struct bdev *bdev, uint64_t offset, uint64_t *len_out,
+			  bool *deallocated_out)
+{
+	struct ram_bdev *ram = bdev->ctx;
+	uint64_t b = offset >> ram->block_shift;
+	bool mapped;
+
+	if (offset % bdev->block_size || b >= ram->nblocks)
+		return -ERANGE;
+	mapped = __atomic_load_n(&ram->mapped[b / 64], __ATOMIC_RELAXED) >> (b % 64) & 1;
+	*deallocated_out = !mapped;
+	*len_out = (run_end(ram->mapped, b, ram->nblocks, mapped) - b) << ram->block_shift;
+	return 0;
+}
+
+/* Zero [off, off + len): whole pages go back to the kernel (reads see the zero page),
+ * partial pages at either end are cleared in place. */
+static void zero_range(struct ram_bdev *ram, uint64_t off, uint64_t len)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t end = off + len;
+	uint64_t a = (off + page - 1) / page * page;
+	uint64_t b = end / page * page;
+
+	if (a >= b) {
+		memset(ram->mem + off, 0, len);
+		return;
+	}
+	memset(ram->mem + off, 0, a - off);
+	if (madvise(ram->mem + a, b - a, MADV_DONTNEED))
+		memset(ram->mem + a, 0, b - a);
+	memset(ram->mem + b, 0, end - b);
+}
+
+static void copy_iov(struct ram_bdev *ram, const struct bdev_io *io, bool to_mem)
+{
+	uint8_t *p = ram->mem + io->offset;
+	uint64_t left = io->len;
+	int i;
+
+	for (i = 0; i < io->iovcnt && left; i++) {
+		size_t n = io->iov[i].iov_len < left ? io->iov[i].iov_len : (size_t)left;
+
+		if (to_mem)
+			memcpy(p, io->iov[i].iov_base, n);
+		else
+			memcpy(io->iov[i].iov_base, p, n);
+		p += n;
+		left -= n;
+	}
+}
+
+static void ram_submit(struct bdev *bdev, struct bdev_io *io)
+{
+	struct ram_bdev *ram = bdev->ctx;
+	uint64_t first = io->offset >> ram->block_shift;
+	uint64_t n = io->len >> ram->block_shift;
+	int rc;
+
+	rc = bdev_io_check(bdev, io);
+	if (rc) {
+		bdev_io_done(io, rc);
+		return;
+	}
+	switch (io->op) {
+	case BDEV_OP_READ:
+		copy_iov(ram, io, false);
+		break;
+	case BDEV_OP_WRITE:
+		copy_iov(ram, io, true);
+		mark_blocks(ram->mapped, first, n, true);
+		break;
+	case BDEV_OP_FLUSH:
+		break;
+	case BDEV_OP_WRITE_ZEROES:
+		zero_range(ram, io->offset, io->len);
+		mark_blocks(ram->mapped, first, n, true);
+		break;
+	case BDEV_OP_DISCARD:
+		zero_range(ram, io->offset, io->len);
+		mark_blocks(ram->mapped, first, n, false);
+		break;
+	}
+	bdev_io_done(io, 0);
+}
+
+const struct bdev_ops bdev_ram_ops = {
+	.name = "ram",
+	.open = ram_open,
+	.close = ram_close,
+	.submit = ram_submit,
+	.lba_status = ram_lba_status,
+};
