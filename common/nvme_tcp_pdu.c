@@ -114,6 +114,9 @@ int nvme_tcp_check_ch(const struct nvme_tcp_common_hdr *ch, enum nvme_tcp_side s
 		return fail(err, NVME_TCP_FES_INVALID_PDU_HDR,
 			    offsetof(struct nvme_tcp_common_hdr, flags));
 	psh = nvme_tcp_psh_len(ch, p->hdgst);
+	if (plen < psh)
+		return fail(err, NVME_TCP_FES_INVALID_PDU_HDR,
+			    offsetof(struct nvme_tcp_common_hdr, plen));
 
 	if (!pdu_has_data(type) || plen == psh) {
 		/* No data: no data digest flag, no PDO, and nothing after the header. */
@@ -325,8 +328,8 @@ size_t nvme_tcp_build_term_req(void *buf, uint8_t type, uint16_t fes, uint32_t f
 	memset(pdu, 0, hlen);
 	set_ch(pdu, type, 0, (uint8_t)hlen, 0, (uint32_t)(hlen + bad_len));
 	put_le16(&pdu->fes, fes);
-	/* FEI only means something for header field and data range errors. */
-	if (fes == NVME_TCP_FES_INVALID_PDU_HDR)
+	/* FEI is the offending field's offset for these two; reserved otherwise. */
+	if (fes == NVME_TCP_FES_INVALID_PDU_HDR || fes == NVME_TCP_FES_UNSUPPORTED_PARAM)
 		put_le32(pdu->fei, fei);
 	if (bad_len)
 		memcpy((uint8_t *)pdu + hlen, bad_hdr, bad_len);

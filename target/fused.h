@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fused Compare and Write (NVM Express Base 2.0, 3.4.2): a Compare marked FUSE_FIRST and
+ * the Write marked FUSE_SECOND that follows it on the same queue run as one unit: the
+ * Write happens only if the Compare matched. Identify Controller reports it in FUSES.
+ *
+ * Core hooks:
+ *   ctrlr.c req_exec(): accept FUSE bits on I/O queues (reject them on admin queues only);
+ *   io.c nvmf_io_parse(): if (req->cmd.flags & NVME_CMD_FUSE_MASK)
+ *                             return nvmf_fused_parse(req);
+ *   nvmf_qpair_init(): qp->fused_first = NULL;
+ *   nvmf_qpair_disconnected(): nvmf_fused_abort(qp);
+ *   Identify Controller: FUSES = NVME_CTRL_FUSES_COMPARE_WRITE.
+ *
+ * Atomicity: the compare and the write run back to back on the queue's reactor, so no other
+ * command of that queue interleaves. Writes from other queues to the same blocks are not
+ * held off between the two (no range locks on the I/O path).
+ */
+#ifndef NVMEOF_TARGET_FUSED_H
+#define NVMEOF_TARGET_FUSED_H
+
+#include <stdint.h>
+
+struct nvmf_req;
+struct nvmf_qpair;
+
+uint16_t nvmf_fused_parse(struct nvmf_req *req);
+/* The queue goes away: a first command still waiting for its second is aborted. */
+void nvmf_fused_abort(struct nvmf_qpair *qp);
+
+#endif
