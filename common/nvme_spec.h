@@ -188,8 +188,10 @@ enum nvme_media_sc {
 	NVME_SC_DEALLOCATED_OR_UNWRITTEN = 0x87,
 };
 
-/* Connect "Invalid Parameters": DW0 carries IATTR (bit 0) and IPO (bits 31:16). */
-#define NVME_CONNECT_IATTR_DATA 0x1
+/* Connect "Invalid Parameters": DW0 carries IPO (bits 15:0, byte offset of the bad field)
+ * and IATTR (bit 16: set when the field is in the Connect data, clear for the SQE). */
+#define NVME_CONNECT_IATTR_DATA (1u << 16)
+#define NVME_CONNECT_IPO(off, data) ((uint32_t)(off) | ((data) ? NVME_CONNECT_IATTR_DATA : 0))
 
 /* ---- Opcodes ---------------------------------------------------------------------- */
 enum nvme_admin_opc {

@@ -14,10 +14,11 @@
 
 #include "ctrlr.h"
 #include "endian.h"
+#include "fused.h"
 #include "log.h"
 #include "reactor.h"
 
-/* ---- Requests ------------------------------------------------------------------------ */
+/* ---- Requests ------------------------------------------------------------------------------- */
 
 enum nvme_data_xfer nvmf_req_xfer(const struct nvme_cmd *cmd, bool admin)
 {
@@ -165,8 +166,11 @@ static void req_exec(struct nvmf_req *req)
 	req->step = 0;
 	memset(&req->rsp, 0, sizeof(req->rsp));
 
-	if ((req->cmd.flags & NVME_CMD_FUSE_MASK) || !req_psdt_ok(req))
+	if (!req_psdt_ok(req))
 		status = ST_INVALID_FIELD;
+	else if ((req->cmd.flags & NVME_CMD_FUSE_MASK) &&
+		 (qp->qid == 0 || req->local_admin || req->cmd.opc == NVME_OPC_FABRICS))
+		status = ST_INVALID_FIELD; /* fused operations are NVM commands only */
 	else if (req->cmd.opc == NVME_ADMIN_FABRICS && !req->local_admin)
 		status = nvmf_fabrics_parse(req);
 	else if (!qp->connected || !qp->ctrlr)
@@ -195,7 +199,7 @@ void nvmf_local_admin_exec(struct nvmf_req *req)
 	req_exec(req);
 }
 
-/* ---- Queue pairs ------------------------------------------------------------------------ */
+/* ---- Queue pairs ---------------------------------------------------------------------------- */
 
 void nvmf_qpair_init(struct nvmf_qpair *qp, const struct nvmf_transport_ops *ops,
 		     struct nvmf_tgt *tgt, struct nvmf_port *port, struct reactor *r)
@@ -211,13 +215,21 @@ void nvmf_qpair_init(struct nvmf_qpair *qp, const struct nvmf_transport_ops *ops
 	qp->sq_flow_disabled = false;
 	qp->connected = false;
 	memset(&qp->stats, 0, sizeof(qp->stats));
+	qp->fused_first = NULL;
 	if (tgt)
 		__atomic_add_fetch(&tgt->nconnections, 1, __ATOMIC_RELAXED);
+	if (tgt && port) {
+		pthread_mutex_lock(&tgt->lock);
+		TAILQ_INSERT_TAIL(&port->qpairs, qp, link);
+		pthread_mutex_unlock(&tgt->lock);
+	}
 }
 
 void nvmf_qpair_disconnected(struct nvmf_qpair *qp)
 {
 	struct nvmf_ctrlr *c = qp->ctrlr;
+
+	nvmf_fused_abort(qp);
 
 	if (c && !c->local && qp->qid == 0 && c->admin_qp == qp)
 		nvmf_ctrlr_teardown(c, true, "admin queue disconnected");
@@ -228,40 +240,60 @@ void nvmf_qpair_fini(struct nvmf_qpair *qp)
 	struct nvmf_ctrlr *c = qp->ctrlr;
 
 	if (c) {
-		struct nvmf_subsys *s = c->subsys;
 		bool is_admin = !c->local && qp->qid == 0 && c->admin_qp == qp;
 
-		if (is_admin)
-			nvmf_ctrlr_teardown(c, false, "admin queue closed");
-		pthread_mutex_lock(&s->lock);
-		pthread_mutex_lock(&c->lock);
 		if (is_admin) {
+			nvmf_ctrlr_teardown(c, false, "admin queue closed");
+			pthread_mutex_lock(&c->lock);
 			c->admin_qp = NULL;
-		} else if (qp->qid <= NVMF_MAX_IO_QUEUES && c->io_qp[qp->qid] == qp) {
-			struct nvmf_qpair_stats st;
-
-			c->io_qp[qp->qid] = NULL;
-			c->num_io_qpairs--;
-			nvmf_stats_read(&qp->stats, &st);
-			nvmf_stats_add(&c->retired, &st);
-			nvmf_stats_add(&s->retired, &st);
-			log_info("%s: I/O queue %u closed, %u I/O queue%s left", c->label, qp->qid,
-				 c->num_io_qpairs, c->num_io_qpairs == 1 ? "" : "s");
+			pthread_mutex_unlock(&c->lock);
+		} else {
+			nvmf_ctrlr_detach_io_qpair(c, qp);
 		}
-		pthread_mutex_unlock(&c->lock);
-		pthread_mutex_unlock(&s->lock);
 		if (c->local)
 			nvmf_ctrlr_teardown(c, false, "front end closed");
 		qp->ctrlr = NULL;
 		nvmf_ctrlr_put(c);
 	}
 	qp->connected = false;
+	qp->fused_first = NULL; /* released by the transport with its other requests */
+	if (qp->tgt && qp->port) {
+		pthread_mutex_lock(&qp->tgt->lock);
+		TAILQ_REMOVE(&qp->port->qpairs, qp, link);
+		pthread_mutex_unlock(&qp->tgt->lock);
+	}
 	if (qp->tgt)
-		__atomic_sub_fetch(&qp->tgt->nconnections, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&qp->tgt->nconnections, 1, __ATOMIC_RELEASE);
 	qp->tgt = NULL;
 }
 
-/* ---- Controller objects ------------------------------------------------------------------ */
+void nvmf_ctrlr_detach_io_qpair(struct nvmf_ctrlr *c, struct nvmf_qpair *qp)
+{
+	struct nvmf_subsys *s = c->subsys;
+	struct nvmf_qpair_stats st;
+	bool found = false;
+	unsigned int left = 0;
+
+	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&c->lock);
+	if (qp->qid <= NVMF_MAX_IO_QUEUES && c->io_qp[qp->qid] == qp) {
+		c->io_qp[qp->qid] = NULL;
+		left = --c->num_io_qpairs;
+		nvmf_stats_read(&qp->stats, &st);
+		nvmf_stats_add(&c->retired, &st);
+		nvmf_stats_add(&s->retired, &st);
+		memset(&qp->stats, 0, sizeof(qp->stats));
+		found = true;
+	}
+	qp->connected = false;
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&s->lock);
+	if (found)
+		log_info("%s: I/O queue %u closed, %u I/O queue%s left", c->label, qp->qid, left,
+			 left == 1 ? "" : "s");
+}
+
+/* ---- Controller objects --------------------------------------------------------------------- */
 
 static void ctrlr_set_state(struct nvmf_ctrlr *c, enum nvmf_ctrlr_state st)
 {
@@ -341,12 +373,15 @@ struct nvmf_ctrlr *nvmf_ctrlr_create(struct nvmf_subsys *s, struct nvmf_qpair *a
 		s->next_cntlid = id >= s->cntlid_max ? s->cntlid_min : (uint16_t)(id + 1);
 		if (!cntlid_in_use(s, id)) {
 			c->cntlid = id;
+			snprintf(c->label, sizeof(c->label), "ctrlr %u", id);
 			found = true;
 			break;
 		}
 	}
-	if (found)
+	if (found) {
+		__atomic_add_fetch(&s->tgt->nctrlrs, 1, __ATOMIC_RELAXED);
 		TAILQ_INSERT_TAIL(&s->ctrlrs, c, link);
+	}
 	pthread_mutex_unlock(&s->lock);
 	if (!found) {
 		log_peer("%s: no controller ID left for %s", s->nqn, hostnqn);
@@ -356,8 +391,6 @@ struct nvmf_ctrlr *nvmf_ctrlr_create(struct nvmf_subsys *s, struct nvmf_qpair *a
 		*status = NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONNECT_CONTROLLER_BUSY);
 		return NULL;
 	}
-	__atomic_add_fetch(&s->tgt->nctrlrs, 1, __ATOMIC_RELAXED);
-	snprintf(c->label, sizeof(c->label), "ctrlr %u", c->cntlid);
 	log_notice("ctrlr %u on %s for %s%s%s", c->cntlid, s->nqn, c->hostnqn,
 		   admin && admin->peer[0] ? " from " : "", admin ? admin->peer : "");
 	*status = ST_OK;
@@ -418,7 +451,7 @@ struct nvmf_ctrlr *nvmf_ctrlr_lookup(struct nvmf_subsys *s, uint16_t cntlid)
 
 static uint32_t connect_ipo(uint16_t offset, bool data)
 {
-	return (uint32_t)offset << 16 | (data ? NVME_CONNECT_IATTR_DATA : 0);
+	return NVME_CONNECT_IPO(offset, data);
 }
 
 uint16_t nvmf_ctrlr_add_io_qpair(struct nvmf_ctrlr *c, struct nvmf_qpair *qp, uint16_t qid,
@@ -457,7 +490,7 @@ uint16_t nvmf_ctrlr_add_io_qpair(struct nvmf_ctrlr *c, struct nvmf_qpair *qp, ui
 	return status;
 }
 
-/* ---- Teardown ------------------------------------------------------------------------------ */
+/* ---- Teardown ------------------------------------------------------------------------------- */
 
 struct io_disc_msg {
 	struct nvmf_ctrlr *c;
@@ -574,7 +607,7 @@ void nvmf_ctrlr_kill_async(struct nvmf_ctrlr *c)
 	}
 }
 
-/* ---- Properties ------------------------------------------------------------------------------ */
+/* ---- Properties ----------------------------------------------------------------------------- */
 
 uint64_t nvmf_ctrlr_cap(const struct nvmf_ctrlr *c)
 {
@@ -759,7 +792,7 @@ uint16_t nvmf_ctrlr_prop_set(struct nvmf_ctrlr *c, uint32_t offset, unsigned int
 	return ST_OK;
 }
 
-/* ---- Keep Alive ------------------------------------------------------------------------------ */
+/* ---- Keep Alive ----------------------------------------------------------------------------- */
 
 static void ka_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
@@ -813,7 +846,7 @@ void nvmf_ctrlr_ka_expired(struct nvmf_ctrlr *c)
 	nvmf_ctrlr_put(c);
 }
 
-/* ---- Asynchronous events ------------------------------------------------------------------- */
+/* ---- Asynchronous events -------------------------------------------------------------------- */
 
 static uint32_t aen_enabled(const struct nvmf_ctrlr *c)
 {
@@ -948,7 +981,7 @@ void nvmf_ctrlr_notify_disc_changed(struct nvmf_ctrlr *c)
 		nvmf_ctrlr_put(c);
 }
 
-/* ---- Error log and statistics ---------------------------------------------------------------- */
+/* ---- Error log and statistics --------------------------------------------------------------- */
 
 void nvmf_ctrlr_record_error(struct nvmf_ctrlr *c, const struct nvmf_req *req)
 {
@@ -1025,7 +1058,7 @@ void nvmf_subsys_get_stats(struct nvmf_subsys *s, struct nvmf_qpair_stats *out)
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* ---- In-process front ends ---------------------------------------------------------------- */
+/* ---- In-process front ends ------------------------------------------------------------------ */
 
 int nvmf_local_connect(struct nvmf_qpair *qp, struct nvmf_subsys *subsys, const char *hostnqn,
 		       const uint8_t hostid[16])

@@ -14,10 +14,10 @@
 #define ST_CONNECT_PARAM                                                                   \
 	NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONNECT_INVALID_PARAMETERS)
 
-/* Invalid Parameters: DW0 = IPO (bits 31:16) | IATTR (bit 0: 1 = in the Connect data). */
+/* Invalid Parameters: DW0 = IPO (bits 15:0) | IATTR (bit 16: 1 = in the Connect data). */
 static uint16_t connect_invalid(struct nvmf_req *req, uint16_t offset, bool data)
 {
-	put_le32(&req->rsp.dw0, (uint32_t)offset << 16 | (data ? NVME_CONNECT_IATTR_DATA : 0));
+	put_le32(&req->rsp.dw0, NVME_CONNECT_IPO(offset, data));
 	return ST_CONNECT_PARAM;
 }
 
@@ -64,8 +64,10 @@ static uint16_t connect_admin(struct nvmf_req *req, struct nvmf_subsys *s,
 	qp->qid = 0;
 	qp->ctrlr = c;
 	qp->connected = true;
-	if (!kato && !c->discovery)
-		kato = s->tgt->opts.kato_default_ms;
+	/* KATO 0: none for I/O controllers unless configured; a discovery controller still
+	 * goes away after two idle minutes so that vanished hosts do not pile up. */
+	if (!kato)
+		kato = c->discovery ? NVMF_DISC_KATO_MS : s->tgt->opts.kato_default_ms;
 	nvmf_ctrlr_ka_set(c, kato);
 	put_le32(&req->rsp.dw0, c->cntlid);
 	return ST_OK;
@@ -195,9 +197,10 @@ static void disconnect_exec(struct nvmf_req *req)
 					       NVME_SC_CONNECT_INCOMPATIBLE_FORMAT));
 		return;
 	}
-	log_info("%s: I/O queue %u disconnect requested", qp->ctrlr->label, qp->qid);
+	/* The queue leaves the controller now (its QID is free again); the host closes the
+	 * connection once it has the response. */
+	nvmf_ctrlr_detach_io_qpair(qp->ctrlr, qp);
 	nvmf_req_done(req, ST_OK);
-	qp->ops->qpair_disconnect(qp);
 }
 
 uint16_t nvmf_fabrics_parse(struct nvmf_req *req)
@@ -205,8 +208,8 @@ uint16_t nvmf_fabrics_parse(struct nvmf_req *req)
 	const struct nvmf_cmd *cmd = (const struct nvmf_cmd *)&req->cmd;
 	struct nvmf_qpair *qp = req->qpair;
 
-	if (!qp->connected || !qp->ctrlr) {
-		if (cmd->fctype != NVMF_FCTYPE_CONNECT)
+	if (!qp->connected) {
+		if (cmd->fctype != NVMF_FCTYPE_CONNECT || qp->ctrlr) /* after a Disconnect */
 			return ST_CMD_SEQ;
 		if (req->length < sizeof(struct nvmf_connect_data))
 			return ST_SGL_LEN;
