@@ -4,6 +4,8 @@
  * Identify, number of queues, namespace scan), I/O queue pairs, Keep Alive, admin
  * commands, clean shutdown (Disconnect, CC.SHN).
  */
+#include "config.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -39,6 +41,12 @@ static const struct nvmeof_transport_ops *transport_for(enum uri_transport t)
 	switch (t) {
 	case URI_TRANSPORT_TCP:
 		return &tcp_transport_ops;
+	case URI_TRANSPORT_ISCSI:
+		return &iscsi_transport_ops;
+#ifdef HAVE_RDMA
+	case URI_TRANSPORT_RDMA:
+		return &rdma_transport_ops;
+#endif
 	default:
 		return NULL;
 	}
@@ -113,17 +121,23 @@ int ctrlr_keepalive_tick(struct nvmeof_ctrlr *ctrlr)
 					     ctrlr) == 0)
 				ctrlr->ka_inflight = true;
 		}
-		ctrlr->next_ka = now + ctrlr->kato_ms / 2;
+		__atomic_store_n(&ctrlr->next_ka, now + ctrlr->kato_ms / 2, __ATOMIC_RELAXED);
 	}
 	return (int)(ctrlr->next_ka - now);
 }
 
 int ctrlr_keepalive_poll(struct nvmeof_ctrlr *ctrlr)
 {
+	uint64_t due = __atomic_load_n(&ctrlr->next_ka, __ATOMIC_RELAXED), now;
 	int tmo;
 
-	if (!ctrlr->next_ka)
+	if (!due)
 		return -1;
+	/* Cheap until a Keep Alive is due: no lock, no admin socket I/O. The answer to the
+	 * previous one is collected when the next one goes out. */
+	now = now_ms();
+	if (now < due)
+		return (int)(due - now);
 	if (pthread_mutex_trylock(&ctrlr->admin_lock))
 		return 100; /* another thread is on the admin queue and keeps it alive */
 	qpair_poll(ctrlr->admin, POLLIN | POLLOUT, 0);
@@ -428,14 +442,20 @@ static int fabrics_setup(struct nvmeof_ctrlr *ctrlr)
 }
 
 /* ---- I/O queue pairs ------------------------------------------------------------------------ */
+/* Identify Controller OFCS bit 0: the controller supports the Disconnect command. */
+#define OFCS_DISCONNECT 0x1
+
 static void qpair_destroy(struct nvmeof_qpair *qp)
 {
-	if (qp->state == QP_READY && qp->nr_outstanding == 0 && qp->qid != 0) {
-		/* Ask the controller to drop the queue; a controller without Disconnect
-		 * support answers with an error, which changes nothing. */
+	const struct nvme_id_ctrl *id = qp->ctrlr ? qp->ctrlr->id : NULL;
+
+	if (qp->state == QP_READY && qp->nr_outstanding == 0 && qp->qid != 0 && id &&
+	    (get_le16(&id->ofcs) & OFCS_DISCONNECT)) {
+		/* Ask the controller to delete the queue before the connection goes. Without
+		 * OFCS support (Linux nvmet, for one) closing the connection does it. */
 		qp->timeout_ms = DISCONNECT_TIMEOUT_MS;
-		if (fabrics_disconnect(qp) > 0)
-			nlog_debug("queue %u: Disconnect not supported by the controller", qp->qid);
+		if (fabrics_disconnect(qp))
+			nlog_debug("queue %u: Disconnect failed", qp->qid);
 	}
 	qpair_close(qp);
 	qpair_poll(qp, 0, 0); /* run the -ECANCELED callbacks */

@@ -67,6 +67,14 @@ static int read_line(const char *path, char *buf, size_t len)
 	n = strlen(buf);
 	while (n && isspace((unsigned char)buf[n - 1]))
 		buf[--n] = '\0';
+	{
+		size_t skip = 0;
+
+		while (skip < n && isspace((unsigned char)buf[skip]))
+			skip++;
+		memmove(buf, buf + skip, n - skip + 1);
+		n -= skip;
+	}
 	return n ? 0 : -ENODATA;
 }
 

@@ -50,7 +50,7 @@ void clear_error(void);
 /* Milliseconds on the monotonic clock. */
 uint64_t now_ms(void);
 
-/* Status helpers (errors.c): status from a CQE, and a name with Fabrics context. */
+/* Status (errors.c): status from a CQE, and a name with Fabrics context. */
 uint16_t cqe_status(const struct nvme_cpl *cqe);
 const char *connect_status_name(uint16_t status);
 
@@ -140,7 +140,30 @@ struct nvmeof_qpair {
 	uint32_t max_xfer;	    /* bytes per command (MDTS), 0 = no limit */
 	bool in_callbacks;
 	TAILQ_ENTRY(nvmeof_qpair) link; /* ctrlr->io_qpairs */
+	/* Translation timing (qpair_xlate_begin/end): calls, how many were timed, their ticks. */
+	uint64_t xlate_calls, xlate_sampled, xlate_ticks;
 };
+
+/*
+ * Time a translation step (NVMe command -> SCSI CDB, SCSI status -> NVMe status) on @qp:
+ *     uint64_t t = qpair_xlate_begin(qp); scsi_encap_build(...); qpair_xlate_end(qp, t);
+ * Every call is counted; one in QPAIR_XLATE_SAMPLE reads the time-stamp counter (x86) or
+ * CLOCK_MONOTONIC, and nvmeof_qpair_get_stats() (qpair_stats.c) scales the timed share up.
+ */
+#define QPAIR_XLATE_SAMPLE 8
+uint64_t qpair_ticks(void);
+static inline uint64_t qpair_xlate_begin(struct nvmeof_qpair *qp)
+{
+	return ++qp->xlate_calls % QPAIR_XLATE_SAMPLE ? 0 : qpair_ticks() | 1;
+}
+
+static inline void qpair_xlate_end(struct nvmeof_qpair *qp, uint64_t t0)
+{
+	if (!t0)
+		return;
+	qp->xlate_ticks += qpair_ticks() - t0;
+	qp->xlate_sampled++;
+}
 
 /* Allocate pools for @nreqs wire commands (and as many user requests). */
 int qpair_init(struct nvmeof_qpair *qp, struct nvmeof_ctrlr *ctrlr, uint16_t qid,
@@ -255,7 +278,7 @@ int host_identity(const char *nqn_opt, const char *id_opt, const char *etc_dir,
 int uuid_parse(const char *s, uint8_t out[16]);
 void uuid_format(const uint8_t id[16], char out[37]);
 
-/* Discovery-log helpers (discovery.c) for tests. */
+/* Discovery-log entry decoding (discovery.c), exposed for tests. */
 void disc_entry_from_wire(const struct nvmf_disc_log_entry *w, struct nvmeof_disc_entry *e);
 
 /* NVM command building (io.c), exposed for unit tests. */

@@ -132,9 +132,9 @@ void nvmeof_opts_init(struct nvmeof_opts *opts);
  */
 int nvmeof_ctrlr_connect(const char *uri, const struct nvmeof_opts *opts,
 			 struct nvmeof_ctrlr **ctrlr);
-/* Disconnect I/O queues, shut the controller down (CC.SHN) and free everything,
- * including queue pairs and namespaces. Outstanding commands complete with -ECANCELED
- * before it returns. */
+/* Delete the I/O queues (Fabrics Disconnect where the controller supports it, OFCS),
+ * shut the controller down (CC.SHN) and free everything, including queue pairs and
+ * namespaces. Outstanding commands complete with -ECANCELED before it returns. */
 void nvmeof_ctrlr_disconnect(struct nvmeof_ctrlr *ctrlr);
 
 /* The admin queue in an event loop: keep-alive and asynchronous admin commands. */
@@ -315,6 +315,31 @@ int nvmeof_deallocate_sync(struct nvmeof_qpair *qp, struct nvmeof_ns *ns, uint64
 int nvmeof_flush_sync(struct nvmeof_qpair *qp, struct nvmeof_ns *ns);
 /* Block until every outstanding command on @qp has completed (callbacks run). */
 int nvmeof_qpair_drain(struct nvmeof_qpair *qp);
+
+/* ---- Statistics and transport settings ----------------------------------------------- */
+/* Counters of a queue pair since it was connected. */
+struct nvmeof_qpair_stats {
+	uint64_t xlate_calls;	/* NVMe <-> SCSI translation steps (iSCSI queue pairs) */
+	uint64_t xlate_ns;	/* time spent in them (one call in 8 is timed, then scaled) */
+};
+/* Fill @st; call from the thread that uses @qp. The first call may take about 20 ms
+ * (the time-stamp counter is calibrated once per process). */
+int nvmeof_qpair_get_stats(const struct nvmeof_qpair *qp, struct nvmeof_qpair_stats *st);
+
+/* iSCSI operational parameters negotiated at login (RFC 7143 section 13). */
+struct nvmeof_iscsi_params {
+	bool header_digest, data_digest;	/* CRC32C */
+	bool immediate_data, initial_r2t;
+	uint32_t first_burst_length, max_burst_length;
+	uint32_t max_recv_dsl;		/* MaxRecvDataSegmentLength we declared */
+	uint32_t max_xmit_dsl;		/* the target's MaxRecvDataSegmentLength */
+	uint32_t max_outstanding_r2t;
+};
+/* The parameters of @ctrlr's first I/O session (else its admin session); -ENOTSUP for a
+ * controller that is not reached over iSCSI. */
+int nvmeof_ctrlr_get_iscsi_params(struct nvmeof_ctrlr *ctrlr, struct nvmeof_iscsi_params *p);
+#define NVMEOF_HAVE_ISCSI_PARAMS 1
+#define NVMEOF_HAVE_QPAIR_STATS 1
 
 #ifdef __cplusplus
 }

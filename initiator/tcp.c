@@ -67,7 +67,7 @@ struct tcp_send {
 struct tcp_slot {
 	struct nvmeof_req *req;
 	enum tcp_req_state state;
-	uint8_t hdr[TCP_HDR_BUF];
+	uint8_t hdr[TCP_HDR_BUF] __attribute__((aligned(8))); /* read as PDU structs */
 	uint8_t ddgst[4];
 	struct tcp_send send;
 	uint32_t icdata;   /* in-capsule bytes */
@@ -82,7 +82,7 @@ struct tcp_slot {
 
 struct tcp_rx {
 	enum tcp_rx_state state;
-	uint8_t hdr[NVME_TCP_TERM_REQ_PLEN_MAX + 8];
+	uint8_t hdr[NVME_TCP_TERM_REQ_PLEN_MAX + 8] __attribute__((aligned(8)));
 	uint32_t psh_len;
 	uint32_t pad_left;
 	struct tcp_slot *slot; /* C2HData destination */
@@ -104,6 +104,7 @@ struct tcp_qpair {
 	struct tcp_rx rx;
 	uint8_t *rbuf;
 	uint32_t rpos, rlen;
+	uint64_t ddgst_errors;
 };
 
 static struct tcp_qpair *tcp_qp(const struct nvmeof_qpair *qp)
@@ -125,8 +126,26 @@ static void rx_set_state(struct tcp_qpair *tq, enum tcp_rx_state s)
 	tq->rx.state = s;
 }
 
+/* Legal transmit-machine transitions; anything else is a bug in this file. */
+static bool slot_transition_ok(enum tcp_req_state from, enum tcp_req_state to)
+{
+	switch (to) {
+	case TCP_REQ_SEND_CMD:
+		return from == TCP_REQ_IDLE;
+	case TCP_REQ_WAIT:
+		return from == TCP_REQ_SEND_CMD || from == TCP_REQ_SEND_H2C;
+	case TCP_REQ_SEND_H2C:
+		return from == TCP_REQ_WAIT;
+	case TCP_REQ_IDLE:
+		return from == TCP_REQ_WAIT;
+	}
+	return false;
+}
+
 static void slot_set_state(struct tcp_slot *slot, enum tcp_req_state s)
 {
+	if (!slot_transition_ok(slot->state, s))
+		nlog_err("internal error: request state %d -> %d", slot->state, s);
 	slot->state = s;
 }
 
@@ -140,7 +159,7 @@ static int tcp_fatal(struct tcp_qpair *tq, uint16_t fes, uint32_t fei, const voi
 		     size_t bad_len, const char *fmt, ...)
 {
 	struct tcp_slot *head = TAILQ_FIRST(&tq->sendq);
-	uint8_t term[NVME_TCP_TERM_REQ_PLEN_MAX];
+	uint8_t term[NVME_TCP_TERM_REQ_PLEN_MAX] __attribute__((aligned(8)));
 	char msg[200];
 	va_list ap;
 
@@ -505,8 +524,10 @@ static void c2h_done(struct tcp_qpair *tq)
 	struct tcp_slot *slot = tq->rx.slot;
 
 	if (tq->p.ddgst && get_le32(tq->rx.ddgst) != crc32c_final(tq->rx.crc)) {
-		nlog_warn("queue %u: C2HData data digest mismatch for CID %u", tq->qp.qid,
-			  slot->req->cid);
+		/* The controller decides how often this happens: keep the log bounded. */
+		if (++tq->ddgst_errors <= 10 || tq->ddgst_errors % 1000 == 0)
+			nlog_warn("queue %u: C2HData data digest mismatch for CID %u (%llu so far)",
+				  tq->qp.qid, slot->req->cid, (unsigned long long)tq->ddgst_errors);
 		slot->ddgst_err = true;
 	}
 	tq->rx.slot = NULL;
@@ -573,9 +594,12 @@ static int rx_parse(struct tcp_qpair *tq)
 		case TCP_RX_CH:
 			if (avail < sizeof(*ch))
 				return 0;
-			ch = (const void *)p;
+			/* PDUs start at any offset of the staging buffer: read the header
+			 * through an aligned copy. */
+			memcpy(tq->rx.hdr, p, sizeof(*ch));
+			ch = (const void *)tq->rx.hdr;
 			if (nvme_tcp_check_ch(ch, NVME_TCP_HOST, true, &tq->p, &perr))
-				return tcp_fatal(tq, perr.fes, perr.fei, p, sizeof(*ch),
+				return tcp_fatal(tq, perr.fes, perr.fei, ch, sizeof(*ch),
 						 "bad %s header (type %u, hlen %u, pdo %u, plen %u)",
 						 nvme_tcp_pdu_type_name(ch->pdu_type), ch->pdu_type,
 						 ch->hlen, ch->pdo, get_le32(&ch->plen));
@@ -797,7 +821,7 @@ static int xfer_all(int fd, void *buf, size_t len, bool out, uint64_t deadline)
 static int tcp_handshake(struct tcp_qpair *tq, uint64_t deadline)
 {
 	const struct nvmeof_opts *o = &tq->qp.ctrlr->opts;
-	uint8_t buf[NVME_TCP_TERM_REQ_PLEN_MAX + 8];
+	uint8_t buf[NVME_TCP_TERM_REQ_PLEN_MAX + 8] __attribute__((aligned(8)));
 	const struct nvme_tcp_icresp *ic = (const void *)buf;
 	const struct nvme_tcp_common_hdr *ch = (const void *)buf;
 	struct nvme_tcp_pdu_err perr;

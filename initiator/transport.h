@@ -54,6 +54,8 @@ struct nvmeof_transport_ops {
 };
 
 extern const struct nvmeof_transport_ops tcp_transport_ops;
+extern const struct nvmeof_transport_ops iscsi_transport_ops; /* iscsi.c */
+extern const struct nvmeof_transport_ops rdma_transport_ops;  /* rdma.c, with HAVE_RDMA */
 
 /* NVMe/TCP over an already connected stream socket (tests use a socketpair): takes
  * ownership of @fd and runs ICReq/ICResp. */

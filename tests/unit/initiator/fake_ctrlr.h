@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A small NVMe/TCP controller on 127.0.0.1 for the initiator's unit tests: Connect,
+ * Property Get/Set, Identify (controller, namespaces, active list, descriptors), Set
+ * Features (Number of Queues), Keep Alive, discovery log, and Read/Write/Flush on RAM.
+ * Every command is recorded as a line in an event log so tests can check the host's
+ * sequence. One thread per connection.
+ */
+#ifndef NVMEOF_TESTS_FAKE_CTRLR_H
+#define NVMEOF_TESTS_FAKE_CTRLR_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FC_MAX_EVENTS 256
+#define FC_NS_BLOCKS1 2048 /* NSID 1: 512-byte blocks */
+#define FC_NS_BLOCKS3 256  /* NSID 3: 4096-byte blocks */
+
+struct fake_ctrlr {
+	/* configuration, set before fc_start() */
+	const char *subnqn;
+	uint8_t mdts;		/* Identify MDTS (units of 4 KiB pages, 0 = none) */
+	uint16_t mqes;		/* CAP.MQES (0's based) */
+	uint32_t ioccsz;	/* Identify IOCCSZ (16-byte units) */
+	uint16_t max_queues;	/* granted by Set Features Number of Queues */
+	bool never_ready;	/* CSTS.RDY stays 0 */
+	bool no_disconnect;	/* OFCS bit 0 clear: Disconnect not supported */
+	int disc_records;	/* discovery log entries */
+	int disc_bump_once;	/* bump GENCTR after this many discovery log reads (0: never) */
+
+	/* state */
+	int lfd;
+	uint16_t port;
+	pthread_t acceptor;
+	pthread_mutex_t lock;
+	char events[FC_MAX_EVENTS][224];
+	int nevents;
+	uint32_t cc;
+	uint64_t genctr;
+	int disc_reads;
+	int keep_alives;
+	int writes, reads;
+	uint8_t *ns1, *ns3;
+	int nconns;
+	pthread_t conns[32];
+	int conn_fds[32];
+	bool stop;
+};
+
+int fc_start(struct fake_ctrlr *fc);
+void fc_stop(struct fake_ctrlr *fc);
+/* Index of the first event starting with @prefix at or after @from, or -1. */
+int fc_find(struct fake_ctrlr *fc, const char *prefix, int from);
+int fc_count(struct fake_ctrlr *fc, const char *prefix);
+void fc_dump(struct fake_ctrlr *fc);
+
+#endif
