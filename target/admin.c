@@ -12,6 +12,7 @@
 #include "ctrlr.h"
 #include "endian.h"
 #include "log.h"
+#include "reservation.h"
 
 #define NVMF_IEEE_OUI_NONE 0
 
@@ -49,7 +50,7 @@ bool nvmf_subsys_has_volatile_cache(struct nvmf_subsys *s)
 	return false;
 }
 
-/* ---- Identify --------------------------------------------------------------------------- */
+/* ---- Identify ------------------------------------------------------------------------------- */
 
 static void id_ctrl_common(struct nvmf_ctrlr *c, struct nvme_id_ctrl *id)
 {
@@ -111,8 +112,9 @@ static void identify_ctrl(struct nvmf_req *req, struct nvme_id_ctrl *id)
 	put_le16(&id->cctemp, NVMF_TEMP_CRIT);
 	put_le32(&id->nn, NVMF_MAX_NAMESPACES);
 	put_le16(&id->oncs, NVME_CTRL_ONCS_COMPARE | NVME_CTRL_ONCS_DSM |
-				    NVME_CTRL_ONCS_WRITE_ZEROES | NVME_CTRL_ONCS_VERIFY);
-	put_le16(&id->fuses, 0);
+				    NVME_CTRL_ONCS_WRITE_ZEROES | NVME_CTRL_ONCS_VERIFY |
+				    NVME_CTRL_ONCS_RESERVATIONS);
+	put_le16(&id->fuses, NVME_CTRL_FUSES_COMPARE_WRITE);
 	if (nvmf_subsys_has_volatile_cache(c->subsys)) {
 		id->vwc = NVME_CTRL_VWC_PRESENT | NVME_CTRL_VWC_FLUSH_ALL_NSID;
 		__atomic_store_n(&c->vwc_present, true, __ATOMIC_RELAXED);
@@ -140,6 +142,7 @@ static void identify_ns(struct nvmf_req *req, struct nvme_id_ns *id)
 	id->flbas = 0;
 	id->nmic = NVME_NS_NMIC_SHARED;
 	id->dlfeat = NVME_NS_DLFEAT_READ_ZEROES | NVME_NS_DLFEAT_WZ_DEAC;
+	id->rescap = NVMF_RESV_RESCAP;
 	put_le64(&id->nvmcap[0], ns->nblocks << ns->block_shift);
 	memcpy(id->nguid, ns->nguid, sizeof(id->nguid));
 	memcpy(id->eui64, ns->eui64, sizeof(id->eui64));

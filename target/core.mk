@@ -19,7 +19,10 @@ libnvmeof_core_la_LIBADD = $(OPENSSL_LIBS)
 CORE_UT_SOURCES = tests/unit/target/fakes.c tests/unit/target/fakes.h
 CORE_UT_CFLAGS = $(UT_CFLAGS) $(OPENSSL_CFLAGS)
 CORE_UT_LIBS = libnvmeof_core.la libnvmeof_common.la $(OPENSSL_LIBS) $(EV_LIBS) $(UT_LIBS)
-CORE_UTS = tests/unit/target/subsystem_ut tests/unit/target/discovery_ut tests/unit/target/features_ut tests/unit/target/log_page_ut tests/unit/target/admin_ut tests/unit/target/io_ut tests/unit/target/fabrics_ut
+CORE_UTS = tests/unit/target/ctrlr_ut tests/unit/target/fabrics_ut \
+	tests/unit/target/admin_ut tests/unit/target/log_page_ut \
+	tests/unit/target/features_ut tests/unit/target/io_ut \
+	tests/unit/target/discovery_ut tests/unit/target/subsystem_ut
 check_PROGRAMS += $(CORE_UTS)
 TESTS += $(CORE_UTS)
 tests_unit_target_fabrics_ut_SOURCES = tests/unit/target/fabrics_ut.c $(CORE_UT_SOURCES)
@@ -43,3 +46,6 @@ tests_unit_target_discovery_ut_LDADD = $(CORE_UT_LIBS)
 tests_unit_target_subsystem_ut_SOURCES = tests/unit/target/subsystem_ut.c $(CORE_UT_SOURCES)
 tests_unit_target_subsystem_ut_CFLAGS = $(CORE_UT_CFLAGS)
 tests_unit_target_subsystem_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_ctrlr_ut_SOURCES = tests/unit/target/ctrlr_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_ctrlr_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_ctrlr_ut_LDADD = $(CORE_UT_LIBS)

@@ -18,6 +18,7 @@
 
 #define NVMF_ERRLOG_ENTRIES 64	     /* ELPE + 1 */
 #define NVMF_KAS_MS 100		     /* Keep Alive granularity (KAS = 1) */
+#define NVMF_DISC_KATO_MS 120000     /* discovery controller connected with KATO 0 */
 #define NVMF_CAP_TO 15		     /* CAP.TO in 500 ms units: 7.5 s */
 #define NVMF_TEMP_KELVIN 0x0141	     /* reported composite temperature, 48 C */
 #define NVMF_TEMP_WARN 0x0157	     /* WCTEMP / default over-temperature threshold, 70 C */
@@ -128,6 +129,9 @@ struct nvmf_ctrlr *nvmf_ctrlr_lookup(struct nvmf_subsys *subsys, uint16_t cntlid
 /* Attach @qp as I/O queue @qid. Returns a status (0 on success). */
 uint16_t nvmf_ctrlr_add_io_qpair(struct nvmf_ctrlr *c, struct nvmf_qpair *qp, uint16_t qid,
 				 uint32_t *dw0);
+/* Remove I/O queue @qp from the queue table (its statistics fold into the totals); the
+ * queue keeps its controller reference until nvmf_qpair_fini(). */
+void nvmf_ctrlr_detach_io_qpair(struct nvmf_ctrlr *c, struct nvmf_qpair *qp);
 /* Tear the controller down (admin reactor): stops KATO, aborts AERs when @abort_aers,
  * disconnects every I/O queue. Idempotent. */
 void nvmf_ctrlr_teardown(struct nvmf_ctrlr *c, bool abort_aers, const char *why);
@@ -190,10 +194,10 @@ uint16_t nvmf_log_page_parse(struct nvmf_req *req);
 bool nvmf_subsys_has_volatile_cache(struct nvmf_subsys *subsys);
 
 /* ---- discovery.c ----------------------------------------------------------------------- */
-/* Build the discovery log as seen by @hostnqn connected on @port (may be NULL); returns a
- * malloc'd buffer of *len bytes, or NULL. */
-void *nvmf_disc_log_build(struct nvmf_tgt *tgt, const char *hostnqn, struct nvmf_port *port,
-			  const struct nvmf_qpair *qp, size_t *len);
+/* Build the discovery log as seen by @hostnqn connected through @qp (may be NULL); returns
+ * a malloc'd buffer of *len bytes, or NULL. */
+void *nvmf_disc_log_build(struct nvmf_tgt *tgt, const char *hostnqn, const struct nvmf_qpair *qp,
+			  size_t *len);
 /* Bump GENCTR with the change it covers (caller holds tgt->lock); after unlocking, tell
  * discovery controllers with nvmf_disc_notify(). nvmf_tgt_changed() does both. */
 void nvmf_tgt_changed_locked(struct nvmf_tgt *tgt);
@@ -209,7 +213,12 @@ uint64_t nvmf_now_ns(void);
 bool nvmf_subsys_wait_ctrlrs(struct nvmf_subsys *subsys, unsigned int timeout_ms);
 void nvmf_subsys_kill_ctrlrs(struct nvmf_subsys *subsys);
 
+/* Every reactor has run a message posted after the call (main thread; no-op on a reactor). */
+void nvmf_reactors_quiesce(void);
+
 /* ---- port.c ------------------------------------------------------------------------------ */
+/* Ask every connection of @port to close (through its reactor). */
+void nvmf_port_disconnect_all(struct nvmf_port *port);
 bool nvmf_port_exports(const struct nvmf_port *port, const struct nvmf_subsys *subsys);
 void nvmf_port_unexport_all(struct nvmf_tgt *tgt, struct nvmf_subsys *subsys);
 uint32_t nvmf_port_icsz(const struct nvmf_tgt *tgt, const struct nvmf_port *port);

@@ -126,14 +126,13 @@ static uint64_t build_entries(struct nvmf_tgt *tgt, const char *hostnqn,
 	return n;
 }
 
-void *nvmf_disc_log_build(struct nvmf_tgt *tgt, const char *hostnqn, struct nvmf_port *port,
-			  const struct nvmf_qpair *qp, size_t *len)
+void *nvmf_disc_log_build(struct nvmf_tgt *tgt, const char *hostnqn, const struct nvmf_qpair *qp,
+			  size_t *len)
 {
 	struct nvmf_disc_log_hdr *hdr;
 	uint64_t n;
 	size_t size;
 
-	(void)port;
 	pthread_mutex_lock(&tgt->lock);
 	n = build_entries(tgt, hostnqn, qp, NULL);
 	size = sizeof(*hdr) + n * sizeof(struct nvmf_disc_log_entry);

@@ -12,8 +12,11 @@
 
 #include "ctrlr.h"
 #include "endian.h"
+#include "fused.h"
+#include "lba_status.h"
 #include "log.h"
 #include "reactor.h"
+#include "reservation.h"
 
 #define ST_COMPARE_FAILURE NVMF_ST_DNR(NVME_SCT_MEDIA, NVME_SC_COMPARE_FAILURE)
 #define ST_INTERRUPTED NVMF_ST(NVME_SCT_GENERIC, NVME_SC_COMMAND_INTERRUPTED)
@@ -94,7 +97,7 @@ static void next_step(struct nvmf_req *req, void (*step)(struct nvmf_req *))
 		run_steps(req, step);
 }
 
-/* ---- Read / Write ------------------------------------------------------------------------ */
+/* ---- Read / Write --------------------------------------------------------------------------- */
 
 static void rw_done(struct bdev_io *bio, int rc)
 {
@@ -153,7 +156,7 @@ static uint16_t rw_parse(struct nvmf_req *req, bool write)
 	return ST_OK;
 }
 
-/* ---- Write Zeroes ------------------------------------------------------------------------- */
+/* ---- Write Zeroes --------------------------------------------------------------------------- */
 
 static void wz_done(struct bdev_io *bio, int rc)
 {
@@ -239,7 +242,7 @@ static void flush_all_exec(struct nvmf_req *req)
 	run_steps(req, flush_all_step);
 }
 
-/* ---- Dataset Management ----------------------------------------------------------------------- */
+/* ---- Dataset Management --------------------------------------------------------------------- */
 
 static void dsm_range(struct nvmf_req *req, uint32_t i, uint64_t *slba, uint32_t *nlb)
 {
@@ -437,9 +440,16 @@ uint16_t nvmf_io_parse(struct nvmf_req *req)
 	struct nvmf_ctrlr *c = qp->ctrlr;
 	uint32_t nsid = get_le32(&req->cmd.nsid);
 	uint8_t opc = req->cmd.opc;
+	uint16_t status;
 
 	if (!nvmf_ctrlr_ready(c))
 		return ST_CMD_SEQ;
+	/* The second command of a fused pair must follow the first immediately. */
+	if (req->cmd.flags & NVME_CMD_FUSE_MASK)
+		return nvmf_fused_parse(req);
+	if (qp->fused_first)
+		nvmf_fused_abort(qp);
+
 	switch (opc) {
 	case NVME_OPC_FLUSH:
 		if (nsid == NVMF_NSID_ALL) {
@@ -453,6 +463,11 @@ uint16_t nvmf_io_parse(struct nvmf_req *req)
 	case NVME_OPC_WRITE_ZEROES:
 	case NVME_OPC_DATASET_MANAGEMENT:
 	case NVME_OPC_VERIFY:
+	case NVME_OPC_RESERVATION_REGISTER:
+	case NVME_OPC_RESERVATION_REPORT:
+	case NVME_OPC_RESERVATION_ACQUIRE:
+	case NVME_OPC_RESERVATION_RELEASE:
+	case NVMF_OPC_VS_LBA_STATUS:
 		break;
 	default:
 		return ST_INVALID_OPCODE;
@@ -463,6 +478,19 @@ uint16_t nvmf_io_parse(struct nvmf_req *req)
 		return ST_INVALID_NS;
 
 	switch (opc) {
+	case NVME_OPC_RESERVATION_REGISTER:
+	case NVME_OPC_RESERVATION_REPORT:
+	case NVME_OPC_RESERVATION_ACQUIRE:
+	case NVME_OPC_RESERVATION_RELEASE:
+		return nvmf_resv_parse(req);
+	}
+	status = nvmf_resv_check(req);
+	if (status)
+		return status;
+
+	switch (opc) {
+	case NVMF_OPC_VS_LBA_STATUS:
+		return nvmf_lba_status_parse(req);
 	case NVME_OPC_READ:
 		return rw_parse(req, false);
 	case NVME_OPC_WRITE:

@@ -11,6 +11,7 @@
 
 #include "ctrlr.h"
 #include "endian.h"
+#include "lba_status.h"
 #include "log.h"
 
 #define LOG_CDW10_LID(v) ((v) & 0xff)
@@ -140,6 +141,11 @@ static void *log_cmd_effects(size_t *len)
 		{ NVME_OPC_WRITE_ZEROES, NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC },
 		{ NVME_OPC_DATASET_MANAGEMENT, NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC },
 		{ NVME_OPC_VERIFY, NVME_CMD_EFFECTS_CSUPP },
+		{ NVME_OPC_RESERVATION_REGISTER, NVME_CMD_EFFECTS_CSUPP },
+		{ NVME_OPC_RESERVATION_REPORT, NVME_CMD_EFFECTS_CSUPP },
+		{ NVME_OPC_RESERVATION_ACQUIRE, NVME_CMD_EFFECTS_CSUPP },
+		{ NVME_OPC_RESERVATION_RELEASE, NVME_CMD_EFFECTS_CSUPP },
+		{ NVMF_OPC_VS_LBA_STATUS, NVME_CMD_EFFECTS_CSUPP },
 	};
 
 	if (!l)
@@ -152,7 +158,7 @@ static void *log_cmd_effects(size_t *len)
 	return l;
 }
 
-/* ---- Get Log Page ------------------------------------------------------------------------ */
+/* ---- Get Log Page --------------------------------------------------------------------------- */
 
 static void log_page_exec(struct nvmf_req *req)
 {
@@ -183,7 +189,7 @@ static void log_page_exec(struct nvmf_req *req)
 		page = log_cmd_effects(&size);
 		break;
 	case NVME_LOG_DISCOVERY:
-		page = nvmf_disc_log_build(c->tgt, c->hostnqn, c->port, req->qpair, &size);
+		page = nvmf_disc_log_build(c->tgt, c->hostnqn, req->qpair, &size);
 		break;
 	}
 	if (!page) {

@@ -52,7 +52,9 @@ struct nvmf_req {
 
 	/* Data buffer, prepared by the transport before nvmf_req_exec(). */
 	enum nvme_data_xfer xfer;
-	uint32_t length;	   /* bytes the command moves (from the SGL) */
+	uint32_t length;	   /* bytes the command moves (from the SGL); for data to the
+				    * host the core writes exactly this many (zero-filled past
+				    * what the command returns) */
 	struct iovec iov[NVMF_REQ_MAX_IOV];
 	int iovcnt;
 
@@ -76,7 +78,9 @@ enum nvme_data_xfer nvmf_req_xfer(const struct nvme_cmd *cmd, bool admin);
 uint32_t nvmf_req_sgl_length(const struct nvme_cmd *cmd);
 
 /* Parse and execute @req (on its qpair's reactor). Always ends in nvmf_req_complete(),
- * possibly before returning. */
+ * possibly before returning; Asynchronous Event Requests and the first command of a fused
+ * pair stay with the core until an event / the second command (or
+ * nvmf_qpair_disconnected()). */
 void nvmf_req_exec(struct nvmf_req *req);
 /* Fill cid/sqid/sqhd and hand @req to the transport for transmission. */
 void nvmf_req_complete(struct nvmf_req *req);
@@ -102,7 +106,7 @@ struct nvmf_qpair {
 	bool connected;
 	char peer[64];		   /* "ADDR:PORT" for logs */
 	struct nvmf_qpair_stats stats;
-	TAILQ_ENTRY(nvmf_qpair) link;
+	TAILQ_ENTRY(nvmf_qpair) link; /* port->qpairs (core) */
 	struct nvmf_req *fused_first; /* FUSE_FIRST command waiting for its second (fused.c) */
 };
 
@@ -183,7 +187,7 @@ struct nvmf_ns {
 	 * queues on different reactors do not share a cache line. See nvmf_ns_get(). */
 	struct nvmf_ns_inflight inflight[NVMF_NS_REF_SLOTS];
 	TAILQ_ENTRY(nvmf_ns) link; /* subsystem's list of removed namespaces */
-	struct nvmf_resv *resv;	   /* reservation state (reservation.c), created on first use */
+	struct nvmf_resv *resv;	   /* reservations (reservation.c), created on first use */
 };
 
 /*
@@ -193,7 +197,7 @@ struct nvmf_ns {
 struct nvmf_ns *nvmf_ns_get(struct nvmf_subsys *subsys, uint32_t nsid, struct reactor *r);
 void nvmf_ns_put(struct nvmf_ns *ns, struct reactor *r);
 
-/* ---- Subsystems, hosts, ports ----------------------------------------------------------------- */
+/* ---- Subsystems, hosts, ports ------------------------------------------------------------ */
 enum nvmf_subsys_type { NVMF_SUBSYS_NVME, NVMF_SUBSYS_DISCOVERY };
 
 struct nvmf_host {
@@ -245,6 +249,7 @@ struct nvmf_port {
 	void *listener;		   /* transport private */
 	TAILQ_ENTRY(nvmf_port) link;
 	bool listening;
+	TAILQ_HEAD(, nvmf_qpair) qpairs; /* connections through this port (under tgt->lock) */
 };
 
 struct nvmf_referral {

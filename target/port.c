@@ -14,10 +14,11 @@
 
 #include "ctrlr.h"
 #include "log.h"
+#include "reactor.h"
 
 #define PORT_WAIT_CTRLRS_MS 10000
 
-/* ---- Ports -------------------------------------------------------------------------------- */
+/* ---- Ports ---------------------------------------------------------------------------------- */
 
 static int parse_adrfam(const char *s, const char *traddr, uint8_t *out)
 {
@@ -95,6 +96,7 @@ struct nvmf_port *nvmf_port_create(struct nvmf_tgt *tgt, const struct nvmf_port_
 	snprintf(port->advertise, sizeof(port->advertise), "%s", o->advertise ? o->advertise : "");
 	port->in_capsule_size = o->in_capsule_size;
 	port->discovery_only = o->discovery_only;
+	TAILQ_INIT(&port->qpairs);
 
 	pthread_mutex_lock(&tgt->lock);
 	if (!portid) {
@@ -215,47 +217,85 @@ int nvmf_port_listen(struct nvmf_port *port)
 	return 0;
 }
 
-/* Kill controllers whose admin queue came in through @port and wait for them to go. */
-static void port_kill_ctrlrs(struct nvmf_tgt *tgt, struct nvmf_port *port)
+struct qp_disc_msg {
+	struct nvmf_tgt *tgt;
+	struct nvmf_port *port;
+	struct nvmf_qpair *qp;
+};
+
+/* On the queue pair's reactor: still on the port's list means not yet released. */
+static void qp_disconnect_msg(void *arg)
 {
-	struct nvmf_subsys *subs[1 + 256];
-	struct nvmf_subsys *s;
-	unsigned int n = 0;
-	bool busy = true;
+	struct qp_disc_msg *m = arg;
+	struct nvmf_qpair *qp;
+
+	pthread_mutex_lock(&m->tgt->lock);
+	TAILQ_FOREACH (qp, &m->port->qpairs, link)
+		if (qp == m->qp)
+			break;
+	pthread_mutex_unlock(&m->tgt->lock);
+	if (qp)
+		qp->ops->qpair_disconnect(qp);
+	free(m);
+}
+
+void nvmf_port_disconnect_all(struct nvmf_port *port)
+{
+	struct nvmf_tgt *tgt = port->tgt;
+	struct qp_disc_msg *m, *list = NULL;
+	struct nvmf_qpair *qp;
+	unsigned int n = 0, i = 0;
 
 	pthread_mutex_lock(&tgt->lock);
-	subs[n++] = tgt->discovery;
-	TAILQ_FOREACH (s, &tgt->subsystems, link)
-		if (n < sizeof(subs) / sizeof(subs[0]))
-			subs[n++] = s;
-	pthread_mutex_unlock(&tgt->lock);
-
-	for (unsigned int t = 0; busy && t < PORT_WAIT_CTRLRS_MS; t++) {
-		busy = false;
-		for (unsigned int i = 0; i < n; i++) {
-			struct nvmf_ctrlr *c, *v[64];
-			unsigned int nv = 0;
-
-			pthread_mutex_lock(&subs[i]->lock);
-			TAILQ_FOREACH (c, &subs[i]->ctrlrs, link) {
-				if (c->port != port)
-					continue;
-				busy = true;
-				if (t == 0 && nv < 64 && nvmf_ctrlr_get_unless_zero(c))
-					v[nv++] = c;
-			}
-			pthread_mutex_unlock(&subs[i]->lock);
-			for (unsigned int j = 0; j < nv; j++) {
-				nvmf_ctrlr_kill_async(v[j]);
-				nvmf_ctrlr_put(v[j]);
-			}
-		}
-		if (busy) {
-			struct timespec ts = { 0, 1000000 };
-
-			nanosleep(&ts, NULL);
-		}
+	TAILQ_FOREACH (qp, &port->qpairs, link)
+		n++;
+	if (n)
+		list = calloc(n, sizeof(*list));
+	TAILQ_FOREACH (qp, &port->qpairs, link) {
+		if (!list)
+			break;
+		list[i].tgt = tgt;
+		list[i].port = port;
+		list[i].qp = qp;
+		i++;
 	}
+	pthread_mutex_unlock(&tgt->lock);
+	for (unsigned int j = 0; j < i; j++) {
+		m = malloc(sizeof(*m));
+		if (!m)
+			break;
+		*m = list[j];
+		if (reactor_send_msg(m->qp->reactor, qp_disconnect_msg, m))
+			free(m);
+	}
+	free(list);
+}
+
+static bool ctrlrs_on_port(struct nvmf_subsys *s, const struct nvmf_port *port)
+{
+	struct nvmf_ctrlr *c;
+	bool found = false;
+
+	pthread_mutex_lock(&s->lock);
+	TAILQ_FOREACH (c, &s->ctrlrs, link)
+		if (c->port == port)
+			found = true;
+	pthread_mutex_unlock(&s->lock);
+	return found;
+}
+
+/* Connections through @port, or controllers whose admin queue came through it, remain. */
+static bool port_busy(struct nvmf_tgt *tgt, const struct nvmf_port *port)
+{
+	struct nvmf_subsys *s;
+	bool busy;
+
+	pthread_mutex_lock(&tgt->lock);
+	busy = !TAILQ_EMPTY(&port->qpairs) || ctrlrs_on_port(tgt->discovery, port);
+	TAILQ_FOREACH (s, &tgt->subsystems, link)
+		busy = busy || ctrlrs_on_port(s, port);
+	pthread_mutex_unlock(&tgt->lock);
+	return busy;
 }
 
 void nvmf_port_destroy(struct nvmf_port *port)
@@ -270,12 +310,27 @@ void nvmf_port_destroy(struct nvmf_port *port)
 	nvmf_tgt_changed_locked(tgt);
 	pthread_mutex_unlock(&tgt->lock);
 	nvmf_disc_notify(tgt);
-	port_kill_ctrlrs(tgt, port);
+
+	/* Close every connection that came in through the port (their controllers go with
+	 * their admin queues); ask again now and then for connections still starting up. */
+	for (unsigned int t = 0; port_busy(tgt, port); t++) {
+		struct timespec ts = { 0, 1000000 };
+
+		if (t % 500 == 0)
+			nvmf_port_disconnect_all(port);
+		if (t >= PORT_WAIT_CTRLRS_MS) {
+			log_err("port %u: connections did not close; keeping it allocated",
+				port->portid);
+			return;
+		}
+		nanosleep(&ts, NULL);
+	}
+	nvmf_reactors_quiesce();
 	log_info("port %u removed", port->portid);
 	free(port);
 }
 
-/* ---- Referrals ------------------------------------------------------------------------------- */
+/* ---- Referrals ------------------------------------------------------------------------------ */
 
 int nvmf_referral_add(struct nvmf_tgt *tgt, uint16_t portid, const char *trtype,
 		      const char *adrfam, const char *traddr, const char *trsvcid)

@@ -18,6 +18,7 @@
 #include "endian.h"
 #include "log.h"
 #include "reactor.h"
+#include "reservation.h"
 
 #define WAIT_CTRLRS_MS 10000
 #define WAIT_CONNECTIONS_MS 5000
@@ -40,27 +41,27 @@ static void sleep_ms(unsigned int ms)
 
 /* Every reactor has run a message posted after now: no reactor still uses a pointer it
  * loaded before (a Connect runs to completion within one reactor callback). */
-static unsigned int quiesce_left;
-
 static void quiesce_msg(void *arg)
 {
-	(void)arg;
-	__atomic_sub_fetch(&quiesce_left, 1, __ATOMIC_RELEASE);
+	__atomic_sub_fetch((unsigned int *)arg, 1, __ATOMIC_RELEASE);
 }
 
-static void reactors_quiesce(void)
+void nvmf_reactors_quiesce(void)
 {
-	unsigned int n = reactor_count();
+	unsigned int n = reactor_count(), *left;
 
-	if (!n || reactor_self())
+	if (!n || reactor_self() || !(left = malloc(sizeof(*left))))
 		return;
-	__atomic_store_n(&quiesce_left, n, __ATOMIC_RELAXED);
+	*left = n;
 	for (unsigned int i = 0; i < n; i++)
-		if (reactor_send_msg(reactor_get(i), quiesce_msg, NULL))
-			__atomic_sub_fetch(&quiesce_left, 1, __ATOMIC_RELAXED);
-	for (unsigned int t = 0; t < 2000 && __atomic_load_n(&quiesce_left, __ATOMIC_ACQUIRE);
-	     t++)
+		if (reactor_send_msg(reactor_get(i), quiesce_msg, left))
+			__atomic_sub_fetch(left, 1, __ATOMIC_RELAXED);
+	for (unsigned int t = 0; t < 2000 && __atomic_load_n(left, __ATOMIC_ACQUIRE); t++)
 		sleep_ms(1);
+	if (!__atomic_load_n(left, __ATOMIC_ACQUIRE))
+		free(left);
+	else
+		log_warn("a reactor did not answer within 2 s"); /* @left stays theirs */
 }
 
 static void sha256(const void *data, size_t len, uint8_t md[32])
@@ -71,7 +72,7 @@ static void sha256(const void *data, size_t len, uint8_t md[32])
 		memset(md, 0, 32);
 }
 
-/* ---- Target ---------------------------------------------------------------------------- */
+/* ---- Target --------------------------------------------------------------------------------- */
 
 void nvmf_tgt_opts_default(struct nvmf_tgt_opts *o)
 {
@@ -148,7 +149,7 @@ struct nvmf_tgt *nvmf_tgt_create(const struct nvmf_tgt_opts *opts)
 	return tgt;
 }
 
-/* ---- Namespaces -------------------------------------------------------------------------- */
+/* ---- Namespaces ----------------------------------------------------------------------------- */
 
 static unsigned int ns_slot(const struct reactor *r)
 {
@@ -374,13 +375,20 @@ int nvmf_subsys_remove_ns(struct nvmf_subsys *s, uint32_t nsid)
 	return 0;
 }
 
-/* ---- Subsystems ------------------------------------------------------------------------- */
+/* ---- Subsystems ----------------------------------------------------------------------------- */
 
+/* Linux nvmet and hosts accept any printable name (saved nvmetcli configs use names
+ * like "testnqn"), so only the length and the characters are checked. */
 static bool nqn_valid(const char *nqn)
 {
 	size_t n = nqn ? strnlen(nqn, NVME_NQN_FIELD) : 0;
 
-	return n > 4 && n <= NVME_NQN_MAX && !strncmp(nqn, "nqn.", 4);
+	if (n == 0 || n > NVME_NQN_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)nqn[i] <= ' ' || nqn[i] == 0x7f || nqn[i] == '/')
+			return false;
+	return true;
 }
 
 struct nvmf_subsys *nvmf_subsys_find_locked(struct nvmf_tgt *tgt, const char *nqn)
@@ -569,6 +577,7 @@ static void subsys_free(struct nvmf_subsys *s)
 		TAILQ_REMOVE(&s->removed_ns, ns, link);
 		if (ns->bdev) /* still busy when retired: cannot be freed safely */
 			continue;
+		nvmf_resv_free(ns);
 		free(ns);
 	}
 	while ((h = TAILQ_FIRST(&s->hosts))) {
@@ -598,12 +607,12 @@ void nvmf_subsys_destroy(struct nvmf_subsys *s)
 			s->nqn);
 		return;
 	}
-	reactors_quiesce();
+	nvmf_reactors_quiesce();
 	log_info("subsystem %s destroyed", s->nqn);
 	subsys_free(s);
 }
 
-/* ---- Target teardown ---------------------------------------------------------------------- */
+/* ---- Target teardown ------------------------------------------------------------------------ */
 
 void nvmf_tgt_destroy(struct nvmf_tgt *tgt)
 {
@@ -619,6 +628,7 @@ void nvmf_tgt_destroy(struct nvmf_tgt *tgt)
 		if (port->listening && port->ops->stop_listen)
 			port->ops->stop_listen(port);
 		port->listening = false;
+		nvmf_port_disconnect_all(port);
 	}
 	nvmf_subsys_kill_ctrlrs(tgt->discovery);
 	TAILQ_FOREACH (s, &tgt->subsystems, link)
@@ -637,7 +647,7 @@ void nvmf_tgt_destroy(struct nvmf_tgt *tgt)
 		log_err("target stop: %u connection(s) still open", tgt->nconnections);
 		clean = false;
 	}
-	reactors_quiesce();
+	nvmf_reactors_quiesce();
 
 	while ((s = TAILQ_FIRST(&tgt->subsystems))) {
 		TAILQ_REMOVE(&tgt->subsystems, s, link);
