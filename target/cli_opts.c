@@ -27,6 +27,8 @@ enum {
 	OPT_LOG_LEVEL,
 	OPT_PIDFILE,
 	OPT_SYSLOG,
+	OPT_STATS_SOCKET,
+	OPT_MAX_CONN,
 };
 
 static const struct option long_opts[] = {
@@ -43,11 +45,13 @@ static const struct option long_opts[] = {
 	{ "in-capsule", required_argument, NULL, OPT_IN_CAPSULE },
 	{ "max-queue-depth", required_argument, NULL, OPT_MAX_QD },
 	{ "max-io-size", required_argument, NULL, OPT_MAX_IO },
+	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "daemon", no_argument, NULL, 'd' },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "syslog", no_argument, NULL, OPT_SYSLOG },
+	{ "stats-socket", required_argument, NULL, OPT_STATS_SOCKET },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -65,7 +69,7 @@ void cli_usage(FILE *f)
 	      "                        (repeatable; default " CLI_DEFAULT_NS ")\n"
 	      "  --block-size N        logical block size of the namespaces: 512 or 4096\n"
 	      "  --nqn NQN             subsystem NQN (default " NVMF_DEFAULT_NQN ")\n"
-	      "  --listen URI          tcp://ADDR[:PORT], IPv6 as tcp://[ADDR]:PORT\n"
+	      "  --listen URI          tcp://ADDR[:PORT] or rdma://ADDR[:PORT], IPv6 as [ADDR]\n"
 	      "                        (repeatable; default " CLI_DEFAULT_LISTEN ")\n"
 	      "  --discovery-port N    discovery-only port on each TCP listen address\n"
 	      "                        (default 8009, 0 = none)\n"
@@ -79,6 +83,8 @@ void cli_usage(FILE *f)
 	      "  --in-capsule BYTES    in-capsule data size of I/O queues (default 8192)\n"
 	      "  --max-queue-depth N   entries per I/O queue (default 128)\n"
 	      "  --max-io-size BYTES   largest transfer (MDTS; power of 2, default 128K)\n"
+	      "  --max-connections N   connections at once, all ports (default 4096); more\n"
+	      "                        are closed right after accept\n"
 	      "\n"
 	      "Running:\n"
 	      "  --log-level LEVEL     err, warn, notice (default), info or debug\n"
@@ -86,6 +92,7 @@ void cli_usage(FILE *f)
 	      "  -d, --daemon          detach; the start command exits once serving\n"
 	      "  --pidfile FILE        write the daemon's PID to FILE\n"
 	      "  --syslog              log to syslog instead of stderr\n"
+	      "  --stats-socket PATH   serve counters (JSON lines) on a UNIX socket\n"
 	      "  -h, --help            this text\n"
 	      "  -V, --version         print the version\n"
 	      "\n"
@@ -258,6 +265,12 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 			return fail(err, errlen, "--max-queue-depth: expected 2-4096, got '%s'", arg);
 		o->max_queue_depth = (uint32_t)v;
 		return 0;
+	case OPT_MAX_CONN:
+		if (parse_uint(arg, 1, 1000000, &v))
+			return fail(err, errlen, "--max-connections: expected 1-1000000, got '%s'",
+				    arg);
+		o->max_connections = (uint32_t)v;
+		return 0;
 	case OPT_MAX_IO:
 		if (parse_bytes(arg, &bytes) || bytes < 4096 || bytes > 4 * 1024 * 1024 ||
 		    (bytes & (bytes - 1)))
@@ -286,6 +299,11 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 		return 0;
 	case OPT_SYSLOG:
 		o->syslog = true;
+		return 0;
+	case OPT_STATS_SOCKET:
+		if (!*arg)
+			return fail(err, errlen, "--stats-socket: empty path");
+		o->stats_socket = arg;
 		return 0;
 	case 'h':
 		o->help = true;

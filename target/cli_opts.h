@@ -41,6 +41,8 @@ struct cli_opts {
 	const char *pidfile;
 	bool syslog;
 	bool help, version;
+	const char *stats_socket;	/* --stats-socket PATH: statistics server (stats.h) */
+	uint32_t max_connections;	/* --max-connections; 0 = default (4096) */
 };
 
 /*

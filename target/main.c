@@ -16,21 +16,37 @@
 
 #include "cli_opts.h"
 #include "config_file.h"
+#include "iscsi.h"
 #include "log.h"
 #include "nvmf.h"
 #include "reactor.h"
 #include "service.h"
+#include "stats.h"
 #include "tcp_transport.h"
+#ifdef HAVE_RDMA
+#include "rdma_transport.h"
+#endif
 
 #define PROG "nvmeof-target"
 #define SHUTDOWN_CONN_WAIT_MS 10000
 
+/* An iSCSI portal started from --listen iscsi://, for the ready line. */
+struct iscsi_listen {
+	char addr[URI_HOST_MAX];
+	char port[16];
+	bool ipv6;
+};
+
 struct daemon_ctx {
 	struct cli_opts *o;
+	struct iscsi_listen iscsi[CLI_MAX_LISTEN];
+	unsigned int niscsi;
+	bool iscsi_on;
 	struct nvmf_tgt *tgt;
 	struct tgt_config *cfg;
 	ev_signal sigint, sigterm, sighup;
 	int stop_signal;
+	struct stats_server *stats; /* --stats-socket */
 };
 
 static const char *adrfam_name(const struct uri_listen *u)
@@ -103,9 +119,84 @@ static int add_discovery_ports(struct nvmf_tgt *tgt, const struct cli_opts *o)
 	return 0;
 }
 
-/* One subsystem from the quick flags. */
-static int quick_setup(struct nvmf_tgt *tgt, const struct cli_opts *o, char *err, size_t errlen)
+/* An NVMe port (tcp://, rdma://) exporting @subsys. */
+static int nvme_listen(struct nvmf_tgt *tgt, struct nvmf_subsys *subsys, const struct cli_opts *o,
+		       const struct uri_listen *u, char *err, size_t errlen)
 {
+	char svc[16], perr[256] = "";
+	struct nvmf_port_opts po = {
+		.trtype = uri_transport_name(u->transport),
+		.adrfam = adrfam_name(u),
+		.traddr = u->addr,
+		.trsvcid = svc,
+		.in_capsule_size = o->in_capsule_set ? o->in_capsule : 0,
+	};
+	struct nvmf_port *port;
+	int rc;
+
+	snprintf(svc, sizeof(svc), "%u", u->port);
+	port = nvmf_port_create(tgt, &po, perr, sizeof(perr));
+	if (!port) {
+		rc = -errno;
+		snprintf(err, errlen, "--listen %s:%u: %s", u->addr, u->port, perr);
+		return rc;
+	}
+	rc = nvmf_port_add_subsys(port, subsys);
+	if (rc == 0)
+		rc = nvmf_port_listen(port);
+	if (rc < 0)
+		snprintf(err, errlen, "--listen %s://%s%s%s:%u: %s", po.trtype, u->ipv6 ? "[" : "",
+			 u->addr, u->ipv6 ? "]" : "", u->port, strerror(-rc));
+	return rc;
+}
+
+/*
+ * iscsi://ADDR:PORT from the quick flags: target ISCSI_DEFAULT_IQN with every namespace of
+ * @subsys as LUN NSID-1 (the same mapping as iscsi_quick_setup()), and a portal.
+ */
+static int iscsi_quick_portal(struct daemon_ctx *d, struct nvmf_subsys *subsys,
+			      const struct uri_listen *u, char *err, size_t errlen)
+{
+	struct iscsi_listen *il = &d->iscsi[d->niscsi];
+	char port[16], perr[256] = "";
+	int rc;
+
+	iscsi_init(d->tgt);
+	d->iscsi_on = true;
+	rc = iscsi_target_add(ISCSI_DEFAULT_IQN, NULL);
+	if (rc == 0) {
+		for (uint32_t nsid = 1; nsid <= NVMF_MAX_NAMESPACES; nsid++) {
+			if (!__atomic_load_n(&subsys->ns[nsid], __ATOMIC_ACQUIRE))
+				continue;
+			rc = iscsi_target_add_lun(ISCSI_DEFAULT_IQN, nsid - 1, subsys->nqn, nsid);
+			if (rc) {
+				snprintf(err, errlen, "iSCSI LUN %u: %s", nsid - 1, strerror(-rc));
+				return rc;
+			}
+		}
+	} else if (rc != -EEXIST) {
+		snprintf(err, errlen, "iSCSI target %s: %s", ISCSI_DEFAULT_IQN, strerror(-rc));
+		return rc;
+	}
+	snprintf(port, sizeof(port), "%u", u->port);
+	rc = iscsi_portal_start(d->tgt, u->addr, port, il->port, sizeof(il->port), perr,
+				sizeof(perr));
+	if (rc) {
+		snprintf(err, errlen, "--listen iscsi://%s%s%s:%u: %s", u->ipv6 ? "[" : "", u->addr,
+			 u->ipv6 ? "]" : "", u->port, perr[0] ? perr : strerror(-rc));
+		return rc;
+	}
+	snprintf(il->addr, sizeof(il->addr), "%s", u->addr);
+	il->ipv6 = u->ipv6;
+	d->niscsi++;
+	return 0;
+}
+
+/* One subsystem from the quick flags. */
+static int quick_setup(struct daemon_ctx *d, char *err, size_t errlen)
+{
+	struct nvmf_tgt *tgt = d->tgt;
+	const struct cli_opts *o = d->o;
 	struct nvmf_subsys *subsys;
 	int rc;
 
@@ -139,31 +230,12 @@ static int quick_setup(struct nvmf_tgt *tgt, const struct cli_opts *o, char *err
 	}
 	for (unsigned int i = 0; i < o->nlisten; i++) {
 		const struct uri_listen *u = &o->listen[i];
-		char svc[16], perr[256] = "";
-		struct nvmf_port_opts po = {
-			.trtype = uri_transport_name(u->transport),
-			.adrfam = adrfam_name(u),
-			.traddr = u->addr,
-			.trsvcid = svc,
-			.in_capsule_size = o->in_capsule_set ? o->in_capsule : 0,
-		};
-		struct nvmf_port *port;
 
-		snprintf(svc, sizeof(svc), "%u", u->port);
-		port = nvmf_port_create(tgt, &po, perr, sizeof(perr));
-		if (!port) {
-			snprintf(err, errlen, "--listen %s:%u: %s", u->addr, u->port, perr);
-			return -errno;
-		}
-		rc = nvmf_port_add_subsys(port, subsys);
-		if (rc == 0)
-			rc = nvmf_port_listen(port);
-		if (rc < 0) {
-			snprintf(err, errlen, "--listen %s://%s%s%s:%u: %s", po.trtype,
-				 u->ipv6 ? "[" : "", u->addr, u->ipv6 ? "]" : "", u->port,
-				 strerror(-rc));
+		rc = u->transport == URI_TRANSPORT_ISCSI
+			     ? iscsi_quick_portal(d, subsys, u, err, errlen)
+			     : nvme_listen(tgt, subsys, o, u, err, errlen);
+		if (rc < 0)
 			return rc;
-		}
 	}
 	if (o->discovery_port == 8009) {
 		rc = config_add_default_discovery_ports(tgt, err, errlen);
@@ -176,8 +248,9 @@ static int quick_setup(struct nvmf_tgt *tgt, const struct cli_opts *o, char *err
 }
 
 /* The "ready" lines scripts wait for: one per listening port. */
-static void announce(struct nvmf_tgt *tgt)
+static void announce(struct daemon_ctx *d)
 {
+	struct nvmf_tgt *tgt = d->tgt;
 	struct nvmf_port *p;
 
 	pthread_mutex_lock(&tgt->lock);
@@ -204,6 +277,15 @@ static void announce(struct nvmf_tgt *tgt)
 				   p->trsvcid, p->nsubsys, nns, nns == 1 ? "" : "s");
 	}
 	pthread_mutex_unlock(&tgt->lock);
+	for (unsigned int i = 0; i < d->niscsi; i++) {
+		const struct iscsi_listen *il = &d->iscsi[i];
+		struct nvmf_subsys *s = nvmf_subsys_find(tgt, d->o->nqn);
+		unsigned int nns = s ? subsys_ns_count(s) : 0;
+
+		log_notice("listening on iscsi://%s%s%s:%s (%s, %u LUN%s)", il->ipv6 ? "[" : "",
+			   il->addr, il->ipv6 ? "]" : "", il->port, ISCSI_DEFAULT_IQN, nns,
+			   nns == 1 ? "" : "s");
+	}
 }
 
 static void stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
@@ -228,7 +310,7 @@ static void hup_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	if (config_reload_file(d->tgt, &d->cfg, err, sizeof(err)) != 0)
 		log_err("reload failed, keeping the running configuration: %s", err);
 	else
-		announce(d->tgt);
+		announce(d);
 	service_reloaded();
 }
 
@@ -241,6 +323,8 @@ static void apply_tgt_opts(const struct cli_opts *o, struct nvmf_tgt_opts *t)
 		t->max_queue_depth = o->max_queue_depth;
 	if (o->max_io_size)
 		t->max_io_size = o->max_io_size;
+	if (o->max_connections)
+		t->max_connections = o->max_connections;
 }
 
 static void shutdown_target(struct daemon_ctx *d)
@@ -248,12 +332,19 @@ static void shutdown_target(struct daemon_ctx *d)
 	struct nvmf_port *p;
 
 	service_stopping();
+	stats_server_stop(d->stats);
+	d->stats = NULL;
 	if (d->tgt) {
 		/* No new connections, then end the open ones (in-flight I/O finishes first). */
 		TAILQ_FOREACH (p, &d->tgt->ports, link)
 			if (p->listening && p->ops->stop_listen)
 				p->ops->stop_listen(p);
+		if (d->iscsi_on)
+			iscsi_fini(); /* portals and sessions */
 		nvmf_tcp_close_all(SHUTDOWN_CONN_WAIT_MS);
+#ifdef HAVE_RDMA
+		nvmf_rdma_close_all(SHUTDOWN_CONN_WAIT_MS);
+#endif
 		nvmf_tgt_destroy(d->tgt); /* flushes and closes the namespaces */
 		d->tgt = NULL;
 	}
@@ -280,6 +371,11 @@ int main(int argc, char **argv)
 	char err[1024];
 	int rc;
 
+#ifdef HAVE_RDMA
+	nvmf_transport_register(&nvmf_rdma_transport_ops);
+#endif
+	/* Transports beyond the built-in NVMe/TCP, so that --listen can name them. */
+	iscsi_transport_register();
 	if (cli_parse(argc, argv, &o, err, sizeof(err)) != 0 ||
 	    check_transports(&o, err, sizeof(err)) != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
@@ -322,8 +418,14 @@ int main(int argc, char **argv)
 		return fail_start(&d, "cannot create the target");
 
 	err[0] = '\0';
-	rc = d.cfg ? config_apply(d.tgt, d.cfg, err, sizeof(err))
-		   : quick_setup(d.tgt, &o, err, sizeof(err));
+	/* iscsi:// listeners and a config file's "iscsi" section go to the iSCSI front end. */
+	err[0] = '\0';
+	rc = d.cfg ? config_apply(d.tgt, d.cfg, err, sizeof(err)) : quick_setup(&d, err, sizeof(err));
+	if (rc == 0 && d.cfg && d.cfg->iscsi_json) {
+		iscsi_init(d.tgt);
+		d.iscsi_on = true;
+		rc = iscsi_config_apply(d.tgt, d.cfg->iscsi_json, true, err, sizeof(err));
+	}
 	if (rc != 0)
 		return fail_start(&d, err[0] ? err : strerror(-rc));
 
@@ -336,7 +438,12 @@ int main(int argc, char **argv)
 	ev_signal_start(loop, &d.sigterm);
 	ev_signal_start(loop, &d.sighup);
 
-	announce(d.tgt);
+	if (o.stats_socket) {
+		d.stats = stats_server_start(loop, d.tgt, o.stats_socket, err, sizeof(err));
+		if (!d.stats)
+			return fail_start(&d, err);
+	}
+	announce(&d);
 	service_ready();
 	ev_run(loop, 0);
 

@@ -37,11 +37,6 @@ struct reactor_exit_hook {
 	void *arg;
 };
 
-/* A free chunk stores the free-list link in its first bytes. */
-struct buf_free {
-	struct buf_free *next;
-};
-
 struct reactor_priv {
 	struct reactor *r;
 	ev_async wake;
@@ -57,8 +52,9 @@ struct reactor_priv {
 	struct reactor_exit_hook *exit_hooks;
 	TAILQ_HEAD(, reactor_work) deferred;
 
-	/* buffer pool (owner thread only) */
-	struct buf_free *free_bufs;
+	/* buffer pool (owner thread only); the free list is a stack of pointers, so taking
+	 * a chunk does not touch (cold) chunk memory */
+	void **free_stack;
 	void **chunks;		/* every chunk obtained, to release at exit */
 	unsigned int allocated, nfree, limit;
 	uint64_t exhausted;
@@ -74,6 +70,12 @@ static _Thread_local struct reactor *tls_self;
 static size_t g_buf_size = REACTOR_DEFAULT_BUF_SIZE;
 static unsigned int g_buf_limit;
 static enum reactor_pin g_pin = REACTOR_PIN_AUTO;
+
+/* Counters only this thread writes: a relaxed load and store (no locked instruction). */
+static inline void stat_inc(uint64_t *c)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
 
 static inline struct reactor_priv *priv_of(const struct reactor *r)
 {
@@ -161,8 +163,7 @@ static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
 	struct reactor_priv *p = w->data;
 
-	atomic_fetch_add_explicit((_Atomic uint64_t *)&p->r->stats.loops, 1,
-				  memory_order_relaxed);
+	stat_inc(&p->r->stats.loops);
 	if (!TAILQ_EMPTY(&p->deferred))
 		run_deferred(p);
 }
@@ -224,8 +225,7 @@ static void wake_cb(struct ev_loop *loop, ev_async *w, int revents)
 
 	for (; m; m = next) {
 		next = m->next;
-		atomic_fetch_add_explicit((_Atomic uint64_t *)&p->r->stats.msgs, 1,
-					  memory_order_relaxed);
+		stat_inc(&p->r->stats.msgs);
 		m->fn(m->arg);
 		free(m);
 	}
@@ -265,14 +265,10 @@ uint64_t reactor_cpu_ns(const struct reactor *r)
 void *reactor_buf_get(struct reactor *r)
 {
 	struct reactor_priv *p = priv_of(r);
-	struct buf_free *b = p->free_bufs;
 	void *chunk;
 
-	if (b) {
-		p->free_bufs = b->next;
-		p->nfree--;
-		return b;
-	}
+	if (p->nfree)
+		return p->free_stack[--p->nfree];
 	if (p->allocated >= p->limit) {
 		p->exhausted++;
 		return NULL;
@@ -303,13 +299,14 @@ static void wake_buf_waiters(struct reactor_priv *p)
 void reactor_buf_put(struct reactor *r, void *buf)
 {
 	struct reactor_priv *p = priv_of(r);
-	struct buf_free *b = buf;
 
 	if (!buf)
 		return;
-	b->next = p->free_bufs;
-	p->free_bufs = b;
-	p->nfree++;
+	if (p->nfree >= p->allocated) {
+		log_err("reactor %u: buffer returned twice", r->id);
+		return;
+	}
+	p->free_stack[p->nfree++] = buf;
 	if (p->nwaiters)
 		wake_buf_waiters(p);
 }
@@ -409,6 +406,7 @@ static void reactor_free(struct reactor *r)
 	for (unsigned int i = 0; i < p->allocated; i++)
 		free(p->chunks[i]);
 	free(p->chunks);
+	free(p->free_stack);
 	if (r->loop)
 		ev_loop_destroy(r->loop);
 	pthread_mutex_destroy(&p->lock);
@@ -438,7 +436,8 @@ static int reactor_init(struct reactor *r, unsigned int id, unsigned int ncpu, b
 		limit = 64;
 	p->limit = (unsigned int)limit;
 	p->chunks = calloc(p->limit, sizeof(*p->chunks));
-	if (!p->chunks)
+	p->free_stack = calloc(p->limit, sizeof(*p->free_stack));
+	if (!p->chunks || !p->free_stack)
 		return -ENOMEM;
 
 	r->loop = ev_loop_new(EVFLAG_AUTO | EVFLAG_NOSIGMASK);

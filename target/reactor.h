@@ -21,6 +21,9 @@ typedef void (*reactor_msg_fn)(void *arg);
 struct reactor_stats {
 	uint64_t loops;
 	uint64_t msgs;
+	uint64_t xlate_calls;	/* SCSI translation calls (stats.h) */
+	uint64_t xlate_sampled;	/* of which timed */
+	uint64_t xlate_ticks;	/* their time, stats_ticks() units */
 };
 
 struct reactor {

@@ -89,11 +89,12 @@ struct tcp_req {
 	uint8_t pdu_hdr[NVME_TCP_PSH_MAX];
 };
 
-/* Per-reactor transport state: the reactor's connections. */
+/* Per-reactor transport state: the reactor's connections and their summed counters. */
 struct tcp_reactor {
 	struct reactor *r;
 	TAILQ_HEAD(, tcp_qpair) conns;
 	unsigned int nconns;
+	struct nvmf_tcp_conn_stats stats; /* written by this reactor only, read anywhere */
 };
 
 struct tcp_qpair {
@@ -163,6 +164,15 @@ struct tcp_qpair {
 	struct nvmf_tcp_conn_stats stats;
 	TAILQ_ENTRY(tcp_qpair) link;	/* tcp_reactor.conns */
 };
+
+/* Count on the connection and on its reactor (plain stores: one writer per counter). */
+#define TCP_STAT_ADD(tq, field, n)                                                         \
+	do {                                                                               \
+		uint64_t n__ = (n);                                                        \
+		(tq)->stats.field += n__;                                                  \
+		__atomic_store_n(&(tq)->tr->stats.field, (tq)->tr->stats.field + n__,      \
+				 __ATOMIC_RELAXED);                                        \
+	} while (0)
 
 static inline struct tcp_qpair *tcp_qpair_of(struct nvmf_qpair *qp)
 {

@@ -239,12 +239,12 @@ static void tcp_qpair_free(void *arg)
 	if (tq->freed)
 		return;
 	tq->freed = true;
-	nvmf_qpair_fini(&tq->qp);
 	if (trr) {
 		TAILQ_REMOVE(&trr->conns, tq, link);
 		trr->nconns--;
 	}
-	tcp_conn_gone_stats(&tq->stats, tq->rx_state == TCP_RX_QUIESCING || tq->stats.term_reqs_tx);
+	tcp_conn_gone_stats(&tq->stats, tq->stats.term_reqs_tx != 0);
+	nvmf_qpair_fini(&tq->qp);
 	free(tq->reqs);
 	free(tq->rbuf);
 	free(tq->cid_bits);

@@ -83,7 +83,7 @@ void tcp_fatal(struct tcp_qpair *tq, uint16_t fes, uint32_t fei)
 	log_peer("%s: %s in %s PDU (field offset %u): terminating the connection",
 		 tq->qp.peer, nvme_tcp_fes_name(fes), nvme_tcp_pdu_type_name(tq->hdr.ch.pdu_type),
 		 fei);
-	tq->stats.term_reqs_tx++;
+	TCP_STAT_ADD(tq, term_reqs_tx, 1);
 	tcp_rx_set_state(tq, TCP_RX_QUIESCING);
 	if (tq->rio_on) {
 		ev_io_stop(tq->loop, &tq->rio);
@@ -343,10 +343,10 @@ static enum rx_rc rx_header(struct tcp_qpair *tq)
 {
 	const struct nvme_tcp_common_hdr *ch = &tq->hdr.ch;
 
-	tq->stats.pdus_rx++;
+	TCP_STAT_ADD(tq, pdus_rx, 1);
 	if (tq->p.hdgst && ch->pdu_type != NVME_TCP_PDU_ICREQ &&
 	    ch->pdu_type != NVME_TCP_PDU_H2C_TERM_REQ && !nvme_tcp_hdgst_ok(ch, ch->hlen)) {
-		tq->stats.hdgst_errors++;
+		TCP_STAT_ADD(tq, hdgst_errors, 1);
 		tcp_fatal(tq, NVME_TCP_FES_HDR_DIGEST_ERR, 0);
 		return RX_STOP;
 	}
@@ -383,7 +383,7 @@ static void rx_payload_done(struct tcp_qpair *tq)
 	if (tq->p.ddgst && !tq->rx_discard &&
 	    tcp_iov_crc(tr->req.iov, tr->req.iovcnt, tq->rx_datao, tq->rx_datal) !=
 		    get_le32(tq->rx_ddgst)) {
-		tq->stats.ddgst_errors++;
+		TCP_STAT_ADD(tq, ddgst_errors, 1);
 		tr->ddgst_err = true;
 		log_peer("%s: data digest error (cid %u, offset %u, %u bytes)", tq->qp.peer,
 			 tr->cid, tq->rx_datao, tq->rx_datal);
@@ -467,7 +467,9 @@ static enum rx_rc rx_process(struct tcp_qpair *tq)
 		case TCP_RX_AWAIT_CH:
 			if (avail < sizeof(struct nvme_tcp_common_hdr))
 				return RX_MORE;
-			ch = (const struct nvme_tcp_common_hdr *)(tq->rbuf + tq->rpos);
+			/* PDUs sit at any byte offset in the buffer: check an aligned copy. */
+			memcpy(tq->hdr.raw, tq->rbuf + tq->rpos, sizeof(*ch));
+			ch = &tq->hdr.ch;
 			if (nvme_tcp_check_ch(ch, NVME_TCP_CTRLR, tq->ic_done, &tq->p, &err) != 0) {
 				uint32_t keep = ch->hlen > sizeof(*ch) ? ch->hlen : sizeof(*ch);
 
@@ -502,9 +504,10 @@ static enum rx_rc rx_process(struct tcp_qpair *tq)
 
 /* Read more: into the receive buffer, or straight into a request's data when a large
  * payload is next. Returns bytes read, 0 when the socket is drained, -1 when closed. */
-static ssize_t rx_fill(struct tcp_qpair *tq)
+static ssize_t rx_fill(struct tcp_qpair *tq, bool *drained)
 {
 	struct iovec v[NVMF_REQ_MAX_IOV + 1];
+	size_t asked;
 	bool direct;
 	ssize_t n;
 	int cnt;
@@ -516,6 +519,8 @@ static ssize_t rx_fill(struct tcp_qpair *tq)
 		tq->rend -= tq->rpos;
 		tq->rpos = 0;
 	}
+	if (tq->rend == TCP_RBUF_SIZE)
+		return 0; /* cannot happen: no header is that long and payload is consumed */
 	direct = tq->rx_state == TCP_RX_AWAIT_PAYLOAD && tq->pad_left == 0 &&
 		 tq->data_left >= TCP_DIRECT_READ_MIN && !tq->rx_discard && tq->rx_req &&
 		 tq->rpos == tq->rend;
@@ -528,14 +533,16 @@ static ssize_t rx_fill(struct tcp_qpair *tq)
 					    tq->data_left);
 			v[cnt].iov_base = tq->rbuf;
 			v[cnt].iov_len = TCP_RBUF_SIZE;
+			asked = tq->data_left + TCP_RBUF_SIZE;
 			n = readv(tq->fd, v, cnt + 1);
 		} else {
-			n = recv(tq->fd, tq->rbuf + tq->rend, TCP_RBUF_SIZE - tq->rend, 0);
+			asked = TCP_RBUF_SIZE - tq->rend;
+			n = recv(tq->fd, tq->rbuf + tq->rend, asked, 0);
 		}
 		if (n >= 0 || errno != EINTR)
 			break;
 	}
-	tq->stats.recv_calls++;
+	TCP_STAT_ADD(tq, recv_calls, 1);
 	if (n == 0) {
 		tcp_qpair_close(tq, "peer closed");
 		return -1;
@@ -546,7 +553,10 @@ static ssize_t rx_fill(struct tcp_qpair *tq)
 		tcp_qpair_close(tq, strerror(errno));
 		return -1;
 	}
-	tq->stats.bytes_rx += (uint64_t)n;
+	TCP_STAT_ADD(tq, bytes_rx, (uint64_t)n);
+	/* Less than asked for: the socket is (very likely) empty, so the next recv() would
+	 * only say EAGAIN; the loop will report new data. */
+	*drained = (size_t)n < asked;
 	if (!direct) {
 		tq->rend += (uint32_t)n;
 		return n;
@@ -575,14 +585,16 @@ static void rx_pause(struct tcp_qpair *tq)
 
 static void rx_run(struct tcp_qpair *tq)
 {
+	bool drained = false;
+
 	for (unsigned int n = 0;; n++) {
 		enum rx_rc rc = rx_process(tq);
 
 		if (rc == RX_PAUSE)
 			rx_pause(tq);
-		if (rc != RX_MORE || n == TCP_RECV_BUDGET)
+		if (rc != RX_MORE || n == TCP_RECV_BUDGET || drained)
 			return;
-		if (rx_fill(tq) <= 0)
+		if (rx_fill(tq, &drained) <= 0)
 			return;
 	}
 }

@@ -76,7 +76,7 @@ void tcp_tx_queue(struct tcp_qpair *tq, struct tcp_tx *tx)
 		len += (uint32_t)tx->iov[i].iov_len;
 	tx->len = len;
 	TAILQ_INSERT_TAIL(&tq->txq, tx, link);
-	tq->stats.pdus_tx++;
+	TCP_STAT_ADD(tq, pdus_tx, 1);
 	if (!tq->wio_on)
 		reactor_defer(tq->r, &tq->flush_work);
 }
@@ -165,7 +165,7 @@ void tcp_flush(void *arg)
 		do {
 			n = sendmsg(tq->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 		} while (n < 0 && errno == EINTR);
-		tq->stats.send_calls++;
+		TCP_STAT_ADD(tq, send_calls, 1);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
 				wio_set(tq, true);
@@ -174,7 +174,7 @@ void tcp_flush(void *arg)
 			tcp_qpair_close(tq, strerror(errno));
 			return;
 		}
-		tq->stats.bytes_tx += (uint64_t)n;
+		TCP_STAT_ADD(tq, bytes_tx, (uint64_t)n);
 		tx_consume(tq, (size_t)n);
 		if ((size_t)n < total) {
 			/* Socket buffer full: wait until it drains. */
@@ -315,7 +315,8 @@ void tcp_req_complete(struct nvmf_req *req)
 			tx->iov[n++].iov_len = NVME_TCP_DIGEST_LEN;
 		}
 		tr->c2h_len = len;
-		tq->stats.pdus_tx += rsp; /* the C2HData is one more PDU when a response follows */
+		if (rsp) /* C2HData and CapsuleResp: two PDUs in this item */
+			TCP_STAT_ADD(tq, pdus_tx, 1);
 	}
 	if (rsp) {
 		tx->iov[n].iov_base = tr->rsp_hdr;

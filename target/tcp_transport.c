@@ -41,8 +41,6 @@ static struct tcp_reactor *g_tr[TCP_MAX_REACTORS];
 static struct {
 	atomic_uint_least64_t accepted, rejected, closed, fatal;
 	atomic_uint live;
-	atomic_uint_least64_t pdus_rx, pdus_tx, bytes_rx, bytes_tx, recv_calls, send_calls;
-	atomic_uint_least64_t hdgst_errors, ddgst_errors, term_reqs_tx;
 } g_stats;
 
 /* ---- per-reactor state -------------------------------------------------------------------- */
@@ -51,7 +49,7 @@ static void tcp_reactor_free(void *arg)
 {
 	struct tcp_reactor *trr = arg;
 
-	g_tr[trr->r->id] = NULL;
+	__atomic_store_n(&g_tr[trr->r->id], NULL, __ATOMIC_RELEASE);
 	free(trr);
 }
 
@@ -74,45 +72,48 @@ struct tcp_reactor *tcp_reactor_get(struct reactor *r)
 		free(trr);
 		return NULL;
 	}
-	g_tr[r->id] = trr;
+	__atomic_store_n(&g_tr[r->id], trr, __ATOMIC_RELEASE);
 	return trr;
 }
 
 void tcp_conn_gone_stats(const struct nvmf_tcp_conn_stats *st, bool fatal)
 {
-	atomic_fetch_add_explicit(&g_stats.pdus_rx, st->pdus_rx, memory_order_relaxed);
-	atomic_fetch_add_explicit(&g_stats.pdus_tx, st->pdus_tx, memory_order_relaxed);
-	atomic_fetch_add_explicit(&g_stats.bytes_rx, st->bytes_rx, memory_order_relaxed);
-	atomic_fetch_add_explicit(&g_stats.bytes_tx, st->bytes_tx, memory_order_relaxed);
-	atomic_fetch_add_explicit(&g_stats.recv_calls, st->recv_calls, memory_order_relaxed);
-	atomic_fetch_add_explicit(&g_stats.send_calls, st->send_calls, memory_order_relaxed);
-	atomic_fetch_add_explicit(&g_stats.hdgst_errors, st->hdgst_errors, memory_order_relaxed);
-	atomic_fetch_add_explicit(&g_stats.ddgst_errors, st->ddgst_errors, memory_order_relaxed);
-	atomic_fetch_add_explicit(&g_stats.term_reqs_tx, st->term_reqs_tx, memory_order_relaxed);
 	if (fatal)
 		atomic_fetch_add_explicit(&g_stats.fatal, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&g_stats.closed, 1, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&g_stats.live, 1, memory_order_release);
 }
 
+#define SUM(f) (st->totals.f += __atomic_load_n(&trr->stats.f, __ATOMIC_RELAXED))
+
 void nvmf_tcp_get_stats(struct nvmf_tcp_stats *st)
 {
+	unsigned int n = reactor_count();
+
 	memset(st, 0, sizeof(*st));
 	st->accepted = atomic_load_explicit(&g_stats.accepted, memory_order_relaxed);
 	st->rejected = atomic_load_explicit(&g_stats.rejected, memory_order_relaxed);
 	st->closed = atomic_load_explicit(&g_stats.closed, memory_order_relaxed);
 	st->fatal = atomic_load_explicit(&g_stats.fatal, memory_order_relaxed);
 	st->live = atomic_load_explicit(&g_stats.live, memory_order_relaxed);
-	st->totals.pdus_rx = atomic_load_explicit(&g_stats.pdus_rx, memory_order_relaxed);
-	st->totals.pdus_tx = atomic_load_explicit(&g_stats.pdus_tx, memory_order_relaxed);
-	st->totals.bytes_rx = atomic_load_explicit(&g_stats.bytes_rx, memory_order_relaxed);
-	st->totals.bytes_tx = atomic_load_explicit(&g_stats.bytes_tx, memory_order_relaxed);
-	st->totals.recv_calls = atomic_load_explicit(&g_stats.recv_calls, memory_order_relaxed);
-	st->totals.send_calls = atomic_load_explicit(&g_stats.send_calls, memory_order_relaxed);
-	st->totals.hdgst_errors = atomic_load_explicit(&g_stats.hdgst_errors, memory_order_relaxed);
-	st->totals.ddgst_errors = atomic_load_explicit(&g_stats.ddgst_errors, memory_order_relaxed);
-	st->totals.term_reqs_tx = atomic_load_explicit(&g_stats.term_reqs_tx, memory_order_relaxed);
+	for (unsigned int i = 0; i < n && i < TCP_MAX_REACTORS; i++) {
+		const struct tcp_reactor *trr = __atomic_load_n(&g_tr[i], __ATOMIC_ACQUIRE);
+
+		if (!trr)
+			continue;
+		SUM(pdus_rx);
+		SUM(pdus_tx);
+		SUM(bytes_rx);
+		SUM(bytes_tx);
+		SUM(recv_calls);
+		SUM(send_calls);
+		SUM(hdgst_errors);
+		SUM(ddgst_errors);
+		SUM(term_reqs_tx);
+	}
 }
+
+#undef SUM
 
 static void close_all_msg(void *arg)
 {
@@ -287,7 +288,7 @@ static int tcp_listen(struct nvmf_tgt *tgt, struct nvmf_port *port)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 1024) != 0) {
 		rc = -errno;
-		log_err("tcp://%s%s%s:%s: cannot listen: %s", v6 ? "[" : "", port->traddr,
+		log_debug("tcp://%s%s%s:%s: cannot listen: %s", v6 ? "[" : "", port->traddr,
 			v6 ? "]" : "", port->trsvcid, strerror(errno));
 		close(fd);
 		freeaddrinfo(ai);
@@ -320,7 +321,7 @@ static int tcp_listen(struct nvmf_tgt *tgt, struct nvmf_port *port)
 	l->retry.data = l;
 	ev_io_start(l->loop, &l->io);
 	port->listener = l;
-	log_info("%s: listening%s", l->name, port->discovery_only ? " (discovery)" : "");
+	log_debug("%s: listening%s", l->name, port->discovery_only ? " (discovery)" : "");
 	return 0;
 }
 
@@ -334,7 +335,7 @@ static void tcp_stop_listen(struct nvmf_port *port)
 	ev_timer_stop(l->loop, &l->retry);
 	close(l->fd);
 	port->listener = NULL;
-	log_info("%s: stopped listening", l->name);
+	log_debug("%s: stopped listening", l->name);
 	free(l);
 }
 

@@ -24,7 +24,7 @@ struct nvmf_tcp_stats {
 	uint64_t closed;	/* connections fully torn down */
 	uint64_t fatal;		/* connections ended by a C2HTermReq */
 	unsigned int live;	/* connections not yet torn down */
-	struct nvmf_tcp_conn_stats totals; /* of connections already torn down */
+	struct nvmf_tcp_conn_stats totals; /* every connection since start, live and gone */
 };
 
 void nvmf_tcp_get_stats(struct nvmf_tcp_stats *st);
