@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "nvme_spec.h"
+#include "iscsi.h"
 #include "nvmf.h"
 
 enum {
@@ -60,17 +61,19 @@ static const struct option long_opts[] = {
 void cli_usage(FILE *f)
 {
 	fputs("Usage: nvmeof-target [OPTIONS]\n"
-	      "Serve NVMe namespaces over NVMe/TCP. With no options: a 1 GiB RAM namespace\n"
-	      "as " NVMF_DEFAULT_NQN " on " CLI_DEFAULT_LISTEN ",\n"
-	      "plus the discovery service on port 8009 of each listen address.\n"
+	      "Serve NVMe namespaces over NVMe/TCP and iSCSI. With no options: a 1 GiB RAM\n"
+	      "namespace as " NVMF_DEFAULT_NQN " on " CLI_DEFAULT_LISTEN ",\n"
+	      "the same namespace as LUN 0 of " ISCSI_DEFAULT_IQN " on\n"
+	      CLI_DEFAULT_ISCSI_LISTEN ", and the discovery service on port 8009.\n"
 	      "\n"
 	      "Quick setup (one subsystem):\n"
 	      "  --ns SPEC             namespace: ram:SIZE, null:SIZE or a file/block device\n"
 	      "                        (repeatable; default " CLI_DEFAULT_NS ")\n"
 	      "  --block-size N        logical block size of the namespaces: 512 or 4096\n"
 	      "  --nqn NQN             subsystem NQN (default " NVMF_DEFAULT_NQN ")\n"
-	      "  --listen URI          tcp://ADDR[:PORT] or rdma://ADDR[:PORT], IPv6 as [ADDR]\n"
-	      "                        (repeatable; default " CLI_DEFAULT_LISTEN ")\n"
+	      "  --listen URI          tcp://, rdma:// or iscsi://ADDR[:PORT], IPv6 as [ADDR]\n"
+	      "                        (repeatable; default " CLI_DEFAULT_LISTEN "\n"
+	      "                        and " CLI_DEFAULT_ISCSI_LISTEN ")\n"
 	      "  --discovery-port N    discovery-only port on each TCP listen address\n"
 	      "                        (default 8009, 0 = none)\n"
 	      "  --allow-host NQN      accept only these host NQNs (repeatable; default any)\n"
@@ -368,7 +371,9 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t errle
 		o->ns[o->nns++] = CLI_DEFAULT_NS;
 	if (!o->nqn)
 		o->nqn = NVMF_DEFAULT_NQN;
-	if (!o->nlisten)
+	if (!o->nlisten) {
 		uri_parse_listen(CLI_DEFAULT_LISTEN, &o->listen[o->nlisten++], NULL, 0);
+		uri_parse_listen(CLI_DEFAULT_ISCSI_LISTEN, &o->listen[o->nlisten++], NULL, 0);
+	}
 	return 0;
 }

@@ -15,6 +15,7 @@
 #define CLI_MAX_LISTEN 16
 #define CLI_MAX_HOSTS 64
 #define CLI_DEFAULT_LISTEN "tcp://127.0.0.1:4420"
+#define CLI_DEFAULT_ISCSI_LISTEN "iscsi://127.0.0.1:3260"
 #define CLI_DEFAULT_NS "ram:1G"
 
 struct cli_opts {

@@ -429,7 +429,7 @@ static int check_live(struct apply_ctx *a)
 		    !nvmf_port_find(a->tgt, cfg->ports[i].portid))
 			return aerr(a, -ENOENT, "ports[%u]: portid %u is not running", i,
 				    cfg->ports[i].portid);
-	if (strcmp(oi, ni))
+	if (a->old != &empty_config && strcmp(oi, ni))
 		return aerr(a, -EBUSY, "iscsi: changes to the iscsi section need a restart");
 	return 0;
 }

@@ -32,10 +32,13 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(o.nns, 1);
 	CU_ASSERT_STRING_EQUAL(o.ns[0], "ram:1G");
 	CU_ASSERT_STRING_EQUAL(o.nqn, NVMF_DEFAULT_NQN);
-	CU_ASSERT_EQUAL(o.nlisten, 1);
+	CU_ASSERT_EQUAL(o.nlisten, 2);
 	CU_ASSERT_STRING_EQUAL(o.listen[0].addr, "127.0.0.1");
 	CU_ASSERT_EQUAL(o.listen[0].port, 4420);
 	CU_ASSERT_EQUAL(o.listen[0].transport, URI_TRANSPORT_TCP);
+	CU_ASSERT_STRING_EQUAL(o.listen[1].addr, "127.0.0.1");
+	CU_ASSERT_EQUAL(o.listen[1].port, 3260);
+	CU_ASSERT_EQUAL(o.listen[1].transport, URI_TRANSPORT_ISCSI);
 	CU_ASSERT_EQUAL(o.discovery_port, 8009);
 	CU_ASSERT_EQUAL(o.nhosts, 0);
 	CU_ASSERT_EQUAL(o.reactors, 0);
