@@ -107,7 +107,8 @@ static void test_cm_status_names(void)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		CU_ASSERT_PTR_NOT_NULL(strstr(nvme_rdma_cm_status_name(cases[i].sts), cases[i].has));
+		CU_ASSERT_PTR_NOT_NULL(
+			strstr(nvme_rdma_cm_status_name(cases[i].sts), cases[i].has));
 }
 
 /* Keyed SGL data block: ADDR LE64, LENGTH LE24, KEY LE32, type 4 subtype 0/Fh. */

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NVMe reservations (NVM Express Base 2.0, 8.19): Reservation Register/Acquire/Release/
+ * Report, and the conflict rules every other NVM command is checked against. A host is a
+ * Host Identifier (per NVMe host, and per iSCSI I_T nexus through the front end's local
+ * controllers). State lives per namespace (ns->resv, created on first use).
+ *
+ * Also the SPC-2 RESERVE(6)/RELEASE(6) reservation of the iSCSI front end, which has no
+ * NVMe command: it is kept beside the NVMe state so that both are enforced on the same
+ * I/O path (SPC-4 5.9.3, compatible reservation handling).
+ *
+ * Core hooks (io.c / admin.c / namespace teardown):
+ *   nvmf_io_parse(): opcodes 0Dh/0Eh/11h/15h -> return nvmf_resv_parse(req);
+ *                    any other command, once req->ns is held ->
+ *                        status = nvmf_resv_check(req); if (status) return status;
+ *   Identify Controller: ONCS |= NVME_CTRL_ONCS_RESERVATIONS;
+ *   Identify Namespace:  id->rescap = NVMF_RESV_RESCAP;
+ *   namespace freed:     nvmf_resv_free(ns);
+ */
+#ifndef NVMEOF_TARGET_RESERVATION_H
+#define NVMEOF_TARGET_RESERVATION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct nvmf_req;
+struct nvmf_ns;
+
+#define NVMF_RESV_MAX_REGS 128	/* registrants per namespace */
+/* RESCAP: every reservation type, Ignore Existing Key; no Persist Through Power Loss. */
+#define NVMF_RESV_RESCAP 0x7e
+#define NVMF_RESV_RESCAP_IEKEY 0x80
+
+/* Parse a reservation command (sets req->execute) or return its error status. */
+uint16_t nvmf_resv_parse(struct nvmf_req *req);
+/* Status to fail @req with because of a reservation (0: go ahead). req->ns is held. */
+uint16_t nvmf_resv_check(struct nvmf_req *req);
+/* Release the reservation state of a namespace that is being freed. */
+void nvmf_resv_free(struct nvmf_ns *ns);
+
+/* SPC-2 RESERVE(6)/RELEASE(6) for @hostid. reserve: 0 or -EBUSY (conflict), -ENOMEM. */
+int nvmf_resv_legacy_reserve(struct nvmf_ns *ns, const uint8_t hostid[16]);
+void nvmf_resv_legacy_release(struct nvmf_ns *ns, const uint8_t hostid[16]);
+/* Whether a RESERVE(6) of another host stands in the way of @hostid. */
+bool nvmf_resv_legacy_conflict(struct nvmf_ns *ns, const uint8_t hostid[16]);
+/* LOGICAL UNIT RESET / TARGET RESET: drop the RESERVE(6) reservation. */
+void nvmf_resv_legacy_clear(struct nvmf_ns *ns);
+
+#endif
