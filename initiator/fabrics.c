@@ -73,7 +73,7 @@ int fabrics_connect(struct nvmeof_qpair *qp, uint16_t sqsize, uint32_t kato, uin
 		if (NVMEOF_SCT(st) == NVME_SCT_COMMAND_SPECIFIC &&
 		    NVMEOF_SC(st) == NVME_SC_CONNECT_INVALID_PARAMETERS)
 			return set_error(-ECONNREFUSED, "Connect rejected: invalid %s (sct 1 sc 0x82)",
-					 connect_param_name(cpl.dw0 >> 16 & NVME_CONNECT_IATTR_DATA,
+					 connect_param_name((cpl.dw0 & NVME_CONNECT_IATTR_DATA) != 0,
 							    (uint16_t)cpl.dw0));
 		if (NVMEOF_SCT(st) == NVME_SCT_COMMAND_SPECIFIC &&
 		    NVMEOF_SC(st) == NVME_SC_CONNECT_INVALID_HOST)

@@ -255,6 +255,11 @@ static int send_login_rsp(struct ft_conn *c, const uint8_t *req, struct login_rs
 	const struct iscsi_login_req *q = (const void *)req;
 	enum ft_login_fault f = cfg->login_fault;
 
+	if (f == FT_L_CSG_NEXT && (r->flags & ISCSI_LOGIN_TRANSIT))
+		r->flags = (uint8_t)((r->flags & ~ISCSI_LOGIN_CSG_MASK) |
+				     (r->flags & ISCSI_LOGIN_NSG_MASK) << ISCSI_LOGIN_CSG_SHIFT);
+	if (f == FT_L_CSG_WRONG)
+		r->flags = (uint8_t)(ISCSI_STAGE_FULL_FEATURE << ISCSI_LOGIN_CSG_SHIFT);
 	iscsi_bhs_init(bhs, f == FT_L_BAD_OPCODE ? ISCSI_OP_NOP_IN : ISCSI_OP_LOGIN_RSP, r->flags);
 	if (f == FT_L_REJECT) {
 		bhs[0] = ISCSI_OP_REJECT;
@@ -558,6 +563,7 @@ static int ft_login(struct ft_conn *c)
 		free(data);
 		/* Faults in the first answer, or in the round they belong to. */
 		if (f == FT_L_REJECT || f == FT_L_BAD_OPCODE || f == FT_L_HUGE_DLEN ||
+		    f == FT_L_CSG_WRONG ||
 		    f == FT_L_BAD_TEXT || f == FT_L_UNTERMINATED || f == FT_L_ITT ||
 		    f == FT_L_ISID || f == FT_L_VERSION ||
 		    (f == FT_L_BOTH_TC && csg == ISCSI_STAGE_OPERATIONAL) ||

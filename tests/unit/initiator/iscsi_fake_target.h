@@ -43,6 +43,8 @@ enum ft_login_fault {
 	FT_L_CHAP_ALG,	      /* CHAP_A=99 */
 	FT_L_CHAP_NO_CHALLENGE, /* CHAP_A without CHAP_I/CHAP_C */
 	FT_L_REJECT,	      /* a Reject PDU */
+	FT_L_CSG_NEXT,	      /* CSG = the next stage when transiting (tolerated) */
+	FT_L_CSG_WRONG,	      /* CSG = full feature phase in the security stage */
 };
 
 enum ft_ffp_fault {
@@ -65,7 +67,7 @@ struct ft_config {
 	/* Login */
 	bool chap;
 	const char *chap_user, *chap_secret;
-	int chap_alg;		  /* CHAP_A to choose (must be offered), 0: the first offered */
+	int chap_alg;		  /* CHAP_A to pick (offered), 0: the first offered */
 	bool allow_digests;	  /* accept CRC32C when offered */
 	bool initial_r2t;	  /* insist on InitialR2T=Yes */
 	bool no_immediate_data;	  /* insist on ImmediateData=No */
@@ -81,10 +83,10 @@ struct ft_config {
 	uint32_t data_in_seg;	  /* largest Data-In segment (default: initiator's MRDSL) */
 	uint32_t r2t_len;	  /* largest R2T (default: MaxBurstLength) */
 	bool phase_collapse;	  /* status in the last Data-In */
-	bool ua_first;		  /* the first media command of a session gets a UNIT ATTENTION */
+	bool ua_first;		  /* first media command of a session: UNIT ATTENTION */
 	bool no_rsoc;		  /* REPORT SUPPORTED OPERATION CODES unsupported */
 	bool descriptor_sense;
-	bool nop_ping;		  /* ping the initiator (NOP-In with a TTT) on every command */
+	bool nop_ping;		  /* NOP-In ping (with a TTT) before every answer */
 	uint32_t caw_max;	  /* MAXIMUM COMPARE AND WRITE LENGTH (default 16) */
 	bool no_caw;		  /* Block Limits reports COMPARE AND WRITE length 0 */
 	enum ft_ffp_fault ffp_fault;
