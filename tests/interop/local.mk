@@ -1,1 +1,14 @@
-# (fragment: filled in as the component lands)
+# tests/interop/: the Linux kernel host in the qemu lab against nvmeof-target (lib.sh).
+# They skip (exit 77) where the lab cannot run, except under CI=true, and take a lock so
+# only one lab guest runs at a time.
+interop_tests = \
+	tests/interop/kernel-host-tcp.sh \
+	tests/interop/kernel-host-digest.sh
+TESTS += $(interop_tests)
+dist_check_SCRIPTS += $(interop_tests)
+EXTRA_DIST += tests/interop/lib.sh tests/interop/guest-kernel-host.sh
+# NVMe/RDMA over soft-RoCE, everything inside the guest (skipped when built without RDMA).
+rdma_interop_tests = tests/interop/rdma-kernel-host.sh tests/interop/rdma-initiator.sh
+TESTS += $(rdma_interop_tests)
+dist_check_SCRIPTS += $(rdma_interop_tests)
+EXTRA_DIST += tests/interop/rdma-lib.sh tests/interop/rdma-guest.sh

@@ -1,0 +1,119 @@
+# shellcheck shell=bash
+# scripts/lib.sh - sourced by scripts/test.sh and scripts/demo.sh: dependencies, build,
+# and timing of each step.
+
+set -u
+NV_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Debian 12 packages the build, the tests and the demo need.
+NV_DEPS=(build-essential autoconf automake libtool pkg-config
+	libev-dev libssl-dev libisal-dev liburing-dev libjson-c-dev libcunit1-dev
+	libibverbs-dev librdmacm-dev
+	nvme-cli fio libiscsi-bin tgt open-iscsi e2fsprogs iproute2 util-linux
+	clang libclang-rt-14-dev)
+
+NV_STEPS=()
+nv_log() { echo "== $(basename "$0"): $*"; }
+nv_die() {
+	echo "$(basename "$0"): ERROR: $*" >&2
+	exit 1
+}
+
+# nv_step NAME CMD...: run CMD, record its wall time under NAME; returns CMD's status
+nv_step() {
+	local name=$1 t0 rc
+	shift
+	nv_log "$name"
+	t0=$(date +%s.%N)
+	"$@"
+	rc=$?
+	NV_STEPS+=("$(awk -v s="$t0" -v e="$(date +%s.%N)" -v n="$name" -v r="$rc" \
+		'BEGIN {printf "%-28s %7.1f s%s", n, e - s, r ? "  (failed, status " r ")" : ""}')")
+	return $rc
+}
+
+nv_times() {
+	local s
+	echo "== wall time per step"
+	for s in "${NV_STEPS[@]}"; do echo "   $s"; done
+}
+
+nv_as_root() {
+	if [ "$(id -u)" = 0 ]; then
+		"$@"
+	elif command -v sudo > /dev/null; then
+		sudo "$@"
+	else
+		nv_die "need root for: $*"
+	fi
+}
+
+# nv_deps [EXTRA_PACKAGES...]: apt-get install whatever is not installed yet (a dpkg
+# query per package; apt is not touched when everything is there)
+nv_deps() {
+	local p st missing=()
+	for p in "${NV_DEPS[@]}" "$@"; do
+		st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2> /dev/null)
+		[ "${st:0:2}" = ii ] || missing+=("$p")
+	done
+	if [ ${#missing[@]} = 0 ]; then
+		echo "all ${#NV_DEPS[@]} packages installed"
+		return 0
+	fi
+	echo "installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	nv_as_root apt-get -o DPkg::Lock::Timeout=600 update -qq &&
+		nv_as_root apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+			--no-install-recommends "${missing[@]}"
+}
+
+# nv_lab: the qemu lab directory (NVMEOF_LAB, or shared/lab beside the source tree)
+nv_lab() {
+	local d=${NVMEOF_LAB:-$NV_TOP/../shared/lab}
+	[ -x "$d/build-guest.sh" ] || return 1
+	(cd "$d" && pwd)
+}
+
+# nv_autoreconf: generate configure when it is missing or older than its inputs
+nv_autoreconf() {
+	local f
+	if [ -x "$NV_TOP/configure" ] && [ -f "$NV_TOP/Makefile.in" ]; then
+		for f in "$NV_TOP/configure.ac" "$NV_TOP/Makefile.am" "$NV_TOP"/*/*.mk "$NV_TOP"/tests/*/*.mk; do
+			[ "$f" -nt "$NV_TOP/Makefile.in" ] && break
+			f=
+		done
+		[ -z "$f" ] && { echo "configure is up to date"; return 0; }
+	fi
+	(cd "$NV_TOP" && autoreconf -fi)
+}
+
+# nv_configure BUILDDIR [CONFIGURE_ARGS...]: configure out of tree; again only when the
+# arguments changed (make reruns configure by itself when configure.ac changes)
+nv_configure() {
+	local dir=$1
+	shift
+	[ -f "$NV_TOP/config.status" ] &&
+		nv_die "$NV_TOP is configured in-tree; run 'make distclean' there first"
+	mkdir -p "$dir" || return 1
+	if [ -f "$dir/Makefile" ] && [ "$(cat "$dir/.configure-args" 2> /dev/null)" = "$*" ]; then
+		echo "$dir is configured ($*)"
+		return 0
+	fi
+	(cd "$dir" && "$NV_TOP/configure" "$@") || return 1
+	echo "$*" > "$dir/.configure-args"
+}
+
+nv_make() {
+	local dir=$1
+	shift
+	make -C "$dir" -j2 "$@"
+}
+
+# nv_build BUILDDIR [CONFIGURE_ARGS...]: the three build steps, each timed
+nv_build() {
+	local dir=$1
+	shift
+	nv_step autoreconf nv_autoreconf &&
+		nv_step "configure ($(basename "$dir"))" nv_configure "$dir" "$@" &&
+		nv_step "make ($(basename "$dir"))" nv_make "$dir"
+}
