@@ -87,6 +87,7 @@ struct tcp_req {
 	uint8_t rsp_hdr[sizeof(struct nvme_tcp_rsp) + NVME_TCP_DIGEST_LEN];
 	/* C2HData or R2T header; up to 128 bytes with the alignment the host asked for */
 	uint8_t pdu_hdr[NVME_TCP_PSH_MAX];
+	bool r2t_queued;		/* its R2T (in tx) is queued and not yet sent */
 };
 
 /* Per-reactor transport state: the reactor's connections and their summed counters. */
@@ -163,6 +164,9 @@ struct tcp_qpair {
 
 	struct nvmf_tcp_conn_stats stats;
 	TAILQ_ENTRY(tcp_qpair) link;	/* tcp_reactor.conns */
+	/* Slots [0, nreqs_ready) are set up: an admin queue's worth until Connect names an
+	 * I/O queue, so idle and admin connections touch only that much memory. */
+	uint32_t nreqs_ready;
 };
 
 /* Count on the connection and on its reactor (plain stores: one writer per counter). */
@@ -199,6 +203,7 @@ void tcp_qpair_linger(struct tcp_qpair *tq);
 void tcp_qpair_disconnect(struct nvmf_qpair *qp);
 void tcp_qpair_check_done(struct tcp_qpair *tq);
 void tcp_req_set_state(struct tcp_req *tr, enum tcp_req_state s);
+void tcp_req_slots_add(struct tcp_qpair *tq, uint32_t upto);
 struct tcp_req *tcp_req_get(struct tcp_qpair *tq);
 void tcp_req_release(struct tcp_req *tr);
 int tcp_req_get_buffers(struct tcp_req *tr);

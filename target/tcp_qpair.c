@@ -81,6 +81,7 @@ struct tcp_req *tcp_req_get(struct tcp_qpair *tq)
 	tr->h2c_next = 0;
 	tr->r2t_end = 0;
 	tr->c2h_len = 0;
+	tr->r2t_queued = false;
 	tr->req.xfer = NVME_XFER_NONE;
 	tr->req.length = 0;
 	tr->req.iovcnt = 0;
@@ -208,6 +209,24 @@ void tcp_req_execute(struct tcp_req *tr)
 	nvmf_req_exec(&tr->req);
 }
 
+/* Put slots [nreqs_ready, @upto) on the free list (calloc'd: untouched until now). */
+void tcp_req_slots_add(struct tcp_qpair *tq, uint32_t upto)
+{
+	if (upto > tq->nreqs)
+		upto = tq->nreqs;
+	for (uint32_t i = tq->nreqs_ready; i < upto; i++) {
+		struct tcp_req *tr = &tq->reqs[i];
+
+		tr->tq = tq;
+		tr->ttag = (uint16_t)i;
+		tr->req.qpair = &tq->qp;
+		tr->state = TCP_REQ_FREE;
+		TAILQ_INSERT_TAIL(&tq->free_reqs, tr, link);
+	}
+	if (upto > tq->nreqs_ready)
+		tq->nreqs_ready = upto;
+}
+
 /* ---- connection lifetime ---------------------------------------------------------------- */
 
 struct tcp_qpair *tcp_qpair_create(int fd, struct nvmf_tgt *tgt, struct nvmf_port *port,
@@ -309,15 +328,7 @@ void tcp_qpair_start(void *arg)
 		tcp_qpair_check_done(tq);
 		return;
 	}
-	for (uint32_t i = n; i-- > 0;) {
-		struct tcp_req *tr = &tq->reqs[i];
-
-		tr->tq = tq;
-		tr->ttag = (uint16_t)i;
-		tr->req.qpair = &tq->qp;
-		tr->state = TCP_REQ_FREE;
-		TAILQ_INSERT_HEAD(&tq->free_reqs, tr, link);
-	}
+	tcp_req_slots_add(tq, tgt->opts.max_admin_depth < n ? tgt->opts.max_admin_depth : n);
 
 	/* Until Connect says which queue this is, accept the larger in-capsule size. */
 	icsz = tcp_io_icdata(&tq->qp);

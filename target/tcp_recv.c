@@ -190,8 +190,9 @@ static enum rx_rc rx_icreq(struct tcp_qpair *tq)
 	tq->ic_done = true;
 	tcp_rx_set_state(tq, TCP_RX_AWAIT_CH);
 	tcp_send_icresp(tq);
-	log_debug("%s: ICReq hpda %u maxr2t %u digests %s%s", tq->qp.peer, ic->hpda, maxr2t,
-		  tq->p.hdgst ? "header " : "", tq->p.ddgst ? "data" : "");
+	log_info("%s: ICReq hpda %u maxr2t %u digests %s%s%s", tq->qp.peer, ic->hpda, maxr2t,
+		 tq->p.hdgst ? "header " : "", tq->p.ddgst ? "data" : "",
+		 tq->p.hdgst || tq->p.ddgst ? "" : "none");
 	return RX_NEXT;
 }
 
@@ -321,6 +322,12 @@ static enum rx_rc rx_h2c_data(struct tcp_qpair *tq)
 		return RX_STOP;
 	}
 	tr = &tq->reqs[ttag];
+	if (tr->r2t_queued) {
+		/* Data for an R2T the host cannot have seen yet: its tx is still queued, and
+		 * completing the command now would queue that tx a second time. */
+		tcp_fatal(tq, NVME_TCP_FES_PDU_SEQ_ERR, 0);
+		return RX_STOP;
+	}
 	if (get_le16(&h->cccid) != tr->cid) {
 		tcp_fatal(tq, NVME_TCP_FES_INVALID_PDU_HDR,
 			  offsetof(struct nvme_tcp_data_hdr, cccid));

@@ -237,6 +237,7 @@ void tcp_send_term_req(struct tcp_qpair *tq, uint16_t fes, uint32_t fei, const v
 static void r2t_done(struct tcp_qpair *tq, struct tcp_tx *tx)
 {
 	/* The request stays in TRANSFERRING_H2C until its data has arrived. */
+	container_of(tx, struct tcp_req, tx)->r2t_queued = false;
 }
 
 /* Ask for the next window of write data: at most MAXH2CDATA, one R2T at a time (within
@@ -256,6 +257,7 @@ void tcp_send_r2t(struct tcp_req *tr)
 						tq->p.hdgst);
 	tx->iovcnt = 1;
 	tx->done = r2t_done;
+	tr->r2t_queued = true;
 	tcp_tx_queue(tq, tx);
 }
 
@@ -272,6 +274,8 @@ static void tcp_connected(struct tcp_qpair *tq)
 {
 	tq->connected_seen = true;
 	tq->p.max_icdata = tq->qp.qid == 0 ? TCP_ADMIN_ICDATA : tcp_io_icdata(&tq->qp);
+	if (tq->qp.qid != 0)
+		tcp_req_slots_add(tq, tq->nreqs);
 }
 
 /* ops->req_complete: send read data (if any) and the response, then recycle. */
