@@ -1082,7 +1082,48 @@ static int parse_subsys(struct pctx *c, json_object *obj, const char *kp, struct
 /* ---- Hosts and the whole document ------------------------------------------------------------ */
 
 static const char *const host_keys[] = {"nqn", "dhchap", NULL};
-static const char *const top_keys[] = {"hosts", "ports", "subsystems", "iscsi", NULL};
+static const char *const top_keys[] = {"hosts", "ports", "subsystems", "iscsi", "limits", NULL};
+static const char *const limit_keys[] = {"max_connections", "max_queue_depth", "in_capsule_size",
+					 "max_io_size", NULL};
+
+/* The "limits" extension (struct config_limits). */
+static int parse_limits(struct pctx *c, json_object *lim)
+{
+	struct config_limits *l = &c->cfg->limits;
+	int64_t v;
+	int rc;
+
+	rc = check_keys(c, lim, "limits", limit_keys);
+	if (rc)
+		return rc;
+	rc = get_int(c, lim, "limits", "max_connections", 1, 1000000, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->max_connections = (uint32_t)v;
+	rc = get_int(c, lim, "limits", "max_queue_depth", 2, 4096, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->max_queue_depth = (uint32_t)v;
+	rc = get_int(c, lim, "limits", "in_capsule_size", 0, 1 << 20, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc && v % 16)
+		return perr(c, -EINVAL, "limits.in_capsule_size", "expected a multiple of 16");
+	if (rc) {
+		l->in_capsule_size = (uint32_t)v;
+		l->in_capsule_set = true;
+	}
+	rc = get_int(c, lim, "limits", "max_io_size", 4096, 4 << 20, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc && (v & (v - 1)))
+		return perr(c, -EINVAL, "limits.max_io_size", "expected a power of 2");
+	if (rc)
+		l->max_io_size = (uint32_t)v;
+	return 0;
+}
 
 static int parse_host(struct pctx *c, json_object *obj, const char *kp, char *nqn)
 {
@@ -1265,7 +1306,7 @@ static int port_item(struct pctx *c, json_object *o, const char *kp, void *item)
 static int parse_root(struct pctx *c, json_object *root)
 {
 	struct tgt_config *cfg = c->cfg;
-	json_object *iscsi;
+	json_object *iscsi, *lim;
 	int rc;
 
 	if (!json_object_is_type(root, json_type_object))
@@ -1294,6 +1335,14 @@ static int parse_root(struct pctx *c, json_object *root)
 									JSON_C_TO_STRING_PLAIN));
 		if (!cfg->iscsi_json)
 			return perr(c, -ENOMEM, NULL, "out of memory");
+	}
+	rc = get_typed(c, root, "", "limits", json_type_object, OPT, &lim);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		rc = parse_limits(c, lim);
+		if (rc)
+			return rc;
 	}
 	return validate(c);
 }

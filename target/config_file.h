@@ -102,6 +102,16 @@ struct tgt_config {
 	char *iscsi_json;		/* the "iscsi" object as JSON text, NULL if absent */
 	char **warnings;		/* "NAME: key.path: message" lines */
 	unsigned int nwarnings;
+	/* Our extension: a top-level "limits" object (read at start; 0 = not given, the
+	 * target default or the command line applies): max_connections, max_queue_depth,
+	 * in_capsule_size, max_io_size. */
+	struct config_limits {
+		uint32_t max_connections;	/* 1..1000000 */
+		uint32_t max_queue_depth;	/* I/O queue entries, 2..4096 */
+		uint32_t in_capsule_size;	/* I/O queues, multiple of 16 up to 1 MiB */
+		bool in_capsule_set;
+		uint32_t max_io_size;		/* MDTS bytes, power of 2, 4 KiB..4 MiB */
+	} limits;
 };
 
 /*

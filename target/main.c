@@ -407,6 +407,18 @@ int main(int argc, char **argv)
 		return fail_start(&d, err);
 
 	apply_tgt_opts(&o, &topts);
+	if (d.cfg) { /* the file's "limits", unless the command line set them */
+		const struct config_limits *l = &d.cfg->limits;
+
+		if (l->max_connections && !o.max_connections)
+			topts.max_connections = l->max_connections;
+		if (l->max_queue_depth && !o.max_queue_depth)
+			topts.max_queue_depth = l->max_queue_depth;
+		if (l->in_capsule_set && !o.in_capsule_set)
+			topts.in_capsule_size = l->in_capsule_size;
+		if (l->max_io_size && !o.max_io_size)
+			topts.max_io_size = l->max_io_size;
+	}
 	reactors_configure(topts.max_io_size, 0, o.pin);
 	rc = reactors_start(o.reactors);
 	if (rc != 0) {

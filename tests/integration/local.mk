@@ -1,1 +1,35 @@
-# (fragment: filled in as the component lands)
+# tests/integration/: the real daemon on 127.0.0.1 driven by the real initiator.
+# Scripts find binaries through $top_builddir (AM_TESTS_ENVIRONMENT).
+check_PROGRAMS += tests/integration/initiator_io
+tests_integration_initiator_io_SOURCES = tests/integration/initiator_io.c
+tests_integration_initiator_io_LDADD = libnvmeof.la
+
+# Raw NVMe/TCP PDU client for tcp_raw_test.sh (common PDU codec only).
+check_PROGRAMS += tests/integration/tcp_raw_client
+tests_integration_tcp_raw_client_SOURCES = tests/integration/tcp_raw_client.c
+tests_integration_tcp_raw_client_LDADD = libnvmeof_common.la $(ISAL_LIBS)
+
+# Fault injection (fault-tcp.sh): hostile hosts, reusing tcp_raw_client.c's PDU routines.
+check_PROGRAMS += tests/integration/fault_client
+tests_integration_fault_client_SOURCES = tests/integration/fault_client.c
+tests_integration_fault_client_LDADD = libnvmeof_common.la $(ISAL_LIBS)
+EXTRA_DIST += tests/integration/tcp_raw_client.c
+TESTS += tests/integration/fault-tcp.sh
+dist_check_SCRIPTS += tests/integration/fault-tcp.sh
+
+# libnvmeof's SCSI path (iscsi://) against Debian's tgt and nvmeof-target's iSCSI.
+check_PROGRAMS += tests/integration/iscsi_init_rw
+tests_integration_iscsi_init_rw_SOURCES = tests/integration/iscsi_init_rw.c
+tests_integration_iscsi_init_rw_LDADD = libnvmeof.la
+
+integration_tests = \
+	tests/integration/initiator-cli.sh \
+	tests/integration/initiator-lib.sh \
+	tests/integration/initiator-pkgconfig.sh \
+	tests/integration/tcp_raw_test.sh \
+	tests/integration/iscsi-tgt-rw.sh \
+	tests/integration/iscsi-tgt-nvmeof.sh \
+	tests/integration/bench-quick.sh
+TESTS += $(integration_tests)
+dist_check_SCRIPTS += $(integration_tests)
+EXTRA_DIST += tests/integration/lib.sh
