@@ -150,7 +150,7 @@ struct nvmeof_qpair {
  * Every call is counted; one in QPAIR_XLATE_SAMPLE reads the time-stamp counter (x86) or
  * CLOCK_MONOTONIC, and nvmeof_qpair_get_stats() (qpair_stats.c) scales the timed share up.
  */
-#define QPAIR_XLATE_SAMPLE 8
+#define QPAIR_XLATE_SAMPLE 16
 uint64_t qpair_ticks(void);
 static inline uint64_t qpair_xlate_begin(struct nvmeof_qpair *qp)
 {
@@ -159,9 +159,14 @@ static inline uint64_t qpair_xlate_begin(struct nvmeof_qpair *qp)
 
 static inline void qpair_xlate_end(struct nvmeof_qpair *qp, uint64_t t0)
 {
+	uint64_t d;
+
 	if (!t0)
 		return;
-	qp->xlate_ticks += qpair_ticks() - t0;
+	d = qpair_ticks() - t0;
+	if (d > (1ull << 22)) /* preempted inside: not a translation time */
+		return;
+	qp->xlate_ticks += d;
 	qp->xlate_sampled++;
 }
 

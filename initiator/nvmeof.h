@@ -320,7 +320,7 @@ int nvmeof_qpair_drain(struct nvmeof_qpair *qp);
 /* Counters of a queue pair since it was connected. */
 struct nvmeof_qpair_stats {
 	uint64_t xlate_calls;	/* NVMe <-> SCSI translation steps (iSCSI queue pairs) */
-	uint64_t xlate_ns;	/* time spent in them (one call in 8 is timed, then scaled) */
+	uint64_t xlate_ns;	/* time spent in them (one call in 16 is timed, then scaled) */
 };
 /* Fill @st; call from the thread that uses @qp. The first call may take about 20 ms
  * (the time-stamp counter is calibrated once per process). */

@@ -5,8 +5,9 @@
  * Counters:
  *   - per reactor: CPU time of its thread, loop iterations, messages, and the time spent in
  *     SCSI translation (stats_xlate_begin()/stats_xlate_end() around the scsi_xlate_*()
- *     calls of the iSCSI front end: two time-stamp-counter reads and two plain stores in
- *     the calling reactor's own counters, no atomic read-modify-write, no shared line);
+ *     calls of the iSCSI front end: a plain store per call in the calling reactor's own
+ *     counters, two time-stamp-counter reads on one call in 16; no atomic
+ *     read-modify-write, no shared cache line);
  *   - per path (native NVMe over Fabrics, and SCSI through iSCSI): controllers, I/O queues,
  *     commands and bytes of the live controllers (from the core's queue pair counters);
  *   - the NVMe/TCP transport's connection counters and the process CPU time.

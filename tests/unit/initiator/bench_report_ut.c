@@ -72,6 +72,7 @@ static struct bench_report *make_report(void)
 	c->path[BENCH_SCSI].nsamples = 2;
 	c->ceiling.ran = true;
 	c->ceiling.iops[0] = c->ceiling.iops[1] = 200000;
+	c->ceiling.srv_cpu_us[0] = c->ceiling.srv_cpu_us[1] = 2.0;
 	c->ceiling.n = 2;
 
 	c = &r->cells[1];
@@ -97,14 +98,17 @@ static void test_formats(void)
 		double v;
 		const char *s;
 	} counts[] = {
-		{ 0, "0" },	     { 987, "987" },	     { 9999, "9999" },
-		{ 10000, "10.0k" },  { 123456, "123.5k" },   { 12345678, "12.35M" },
+		{ 0, "0" },	    { 987, "987" },	  { 9999, "9999" },
+		{ 10000, "10.0k" }, { 123456, "123.5k" }, { 12345678, "12.35M" },
 	};
 	static const struct {
 		double v;
 		const char *s;
 	} pcts[] = {
-		{ -20, "-20.0%" }, { 3.14159, "+3.1%" }, { 0, "+0.0%" }, { 150, "+150.0%" },
+		{ -20, "-20.0%" },
+		{ 3.14159, "+3.1%" },
+		{ 0, "+0.0%" },
+		{ 150, "+150.0%" },
 	};
 	char buf[32];
 
@@ -178,9 +182,13 @@ static void test_table(void)
 	CU_ASSERT(in_line(l, "200.0k"));
 	CU_ASSERT(in_line(l, "0.50x"));
 	CU_ASSERT(in_line(l, "0.40x"));
+	/* target CPU per I/O (4 and 5 us) over the ceiling server's 2 us per request */
+	CU_ASSERT(in_line(l, "2.00x"));
+	CU_ASSERT(in_line(l, "2.50x"));
 	free(out);
 	out = render(bench_report_settings, r);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "ImmediateData=Yes, InitialR2T=No, FirstBurstLength=262144"));
+	CU_ASSERT_PTR_NOT_NULL(
+		strstr(out, "ImmediateData=Yes, InitialR2T=No, FirstBurstLength=262144"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "in-capsule data 8192 B"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "2 repeats (median, min-max)"));
 	free(out);
@@ -243,9 +251,9 @@ static void test_json(void)
 		}
 	}
 	/* a metric that was not measured is null; a path that did not run has no stats */
-	CU_ASSERT_EQUAL(bench_json_number(out, "cells.0.native.median.initiator_xlate_us_per_io",
-					  &v),
-			-EINVAL);
+	CU_ASSERT_EQUAL(
+		bench_json_number(out, "cells.0.native.median.initiator_xlate_us_per_io", &v),
+		-EINVAL);
 	CU_ASSERT_EQUAL(bench_json_number(out, "cells.1.scsi.median.iops", &v), -ENOENT);
 	CU_ASSERT_EQUAL(bench_json_number(out, "cells.1.diff_pct.iops", &v), -EINVAL);
 	/* the error string with quotes and a backslash is escaped */

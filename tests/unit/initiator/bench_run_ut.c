@@ -26,8 +26,8 @@ static void test_random_offsets(void)
 		uint32_t bs;
 		uint64_t size;
 	} cases[] = {
-		{ 4096, 1ull << 30 }, { 65536, 1ull << 30 }, { 4096, 8192 }, { 512, 1000 * 512 },
-		{ 131072, (1ull << 20) + 4096 }, /* a partial last slot is never used */
+		{ 4096, 1ull << 30 }, { 65536, 1ull << 30 },	       { 4096, 8192 },
+		{ 512, 1000 * 512 },  { 131072, (1ull << 20) + 4096 }, /* a partial last slot is never used */
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -35,8 +35,8 @@ static void test_random_offsets(void)
 		uint64_t lo = UINT64_MAX, hi = 0;
 
 		for (int k = 0; k < 20000; k++) {
-			uint64_t off = bench_next_offset(BENCH_RANDREAD, cases[i].bs, cases[i].size, 0,
-							 0, &cur, &rng);
+			uint64_t off = bench_next_offset(BENCH_RANDREAD, cases[i].bs, cases[i].size,
+							 0, 0, &cur, &rng);
 
 			CU_ASSERT_FATAL(off % cases[i].bs == 0);
 			CU_ASSERT_FATAL(off + cases[i].bs <= cases[i].size);
@@ -60,13 +60,14 @@ static void test_sequential_offsets(void)
 	static const uint64_t want[] = { 1048576, 1114112, 1179648, 1245184, 1048576, 1114112 };
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-		CU_ASSERT_EQUAL(bench_next_offset(BENCH_SEQWRITE, 65536, 1ull << 30, 1048576, 262144,
-						  &cur, &rng),
+		CU_ASSERT_EQUAL(bench_next_offset(BENCH_SEQWRITE, 65536, 1ull << 30, 1048576,
+						  262144, &cur, &rng),
 				want[i]);
 	/* a region that is not a multiple of the I/O size: the tail is skipped */
 	cur = 0;
 	CU_ASSERT_EQUAL(bench_next_offset(BENCH_SEQREAD, 4096, 1 << 20, 0, 10000, &cur, &rng), 0);
-	CU_ASSERT_EQUAL(bench_next_offset(BENCH_SEQREAD, 4096, 1 << 20, 0, 10000, &cur, &rng), 4096);
+	CU_ASSERT_EQUAL(bench_next_offset(BENCH_SEQREAD, 4096, 1 << 20, 0, 10000, &cur, &rng),
+			4096);
 	CU_ASSERT_EQUAL(bench_next_offset(BENCH_SEQREAD, 4096, 1 << 20, 0, 10000, &cur, &rng), 0);
 }
 

@@ -56,7 +56,7 @@ static struct bench_sample sample(double secs, uint64_t ios)
 	s.lat_p50_ns = 200000;
 	s.lat_p99_ns = 900000;
 	s.lat_p999_ns = 1500000;
-	s.init_cpu_ns = (double)ios * 3000;	/* 3 us per I/O */
+	s.init_cpu_ns = (double)ios * 3000; /* 3 us per I/O */
 	return s;
 }
 
@@ -65,7 +65,8 @@ static void test_sample_metrics(void)
 	struct bench_sample s = sample(2.0, 200000);
 
 	CU_ASSERT_DOUBLE_EQUAL(bench_sample_metric(&s, BM_IOPS, 0), 100000, 1e-6);
-	CU_ASSERT_DOUBLE_EQUAL(bench_sample_metric(&s, BM_MIBS, 0), 100000.0 * 4096 / 1048576, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(bench_sample_metric(&s, BM_MIBS, 0), 100000.0 * 4096 / 1048576,
+			       1e-9);
 	CU_ASSERT_DOUBLE_EQUAL(bench_sample_metric(&s, BM_LAT_AVG, 0), 250, 1e-9);
 	CU_ASSERT_DOUBLE_EQUAL(bench_sample_metric(&s, BM_LAT_P50, 0), 200, 1e-9);
 	CU_ASSERT_DOUBLE_EQUAL(bench_sample_metric(&s, BM_LAT_P99, 0), 900, 1e-9);
@@ -80,10 +81,10 @@ static void test_sample_metrics(void)
 	CU_ASSERT_DOUBLE_EQUAL(bench_sample_metric(&s, BM_CEIL_FRAC, 125000), 0.8, 1e-12);
 
 	s.have_target = true;
-	s.tgt_cpu_ns = 200000.0 * 5000;		/* 5 us per I/O */
-	s.tgt_xlate_ns = 200000.0 * 250;	/* 0.25 us per I/O */
-	s.tgt_xlate_calls = 600000;		/* 3 per I/O */
-	s.tgt_probe_ns = 20;			/* 60 ns per I/O: 1.2% of 5 us */
+	s.tgt_cpu_ns = 200000.0 * 5000;	 /* 5 us per I/O */
+	s.tgt_xlate_ns = 200000.0 * 250; /* 0.25 us per I/O */
+	s.tgt_xlate_calls = 600000;	 /* 3 per I/O */
+	s.tgt_probe_ns = 20;		 /* 60 ns per I/O: 1.2% of 5 us */
 	CU_ASSERT_DOUBLE_EQUAL(bench_sample_metric(&s, BM_TGT_CPU, 0), 5, 1e-9);
 	CU_ASSERT_DOUBLE_EQUAL(bench_sample_metric(&s, BM_TGT_XLATE, 0), 0.25, 1e-9);
 	CU_ASSERT_DOUBLE_EQUAL(bench_sample_metric(&s, BM_PROBE_PCT, 0), 1.2, 1e-9);
@@ -133,12 +134,15 @@ static void test_diff(void)
 	static const struct {
 		double native, scsi, want;
 	} cases[] = {
-		{ 100, 80, -20 }, { 100, 125, 25 }, { 50, 50, 0 }, { 2.5, 3.0, 20 },
+		{ 100, 80, -20 },
+		{ 100, 125, 25 },
+		{ 50, 50, 0 },
+		{ 2.5, 3.0, 20 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		CU_ASSERT_DOUBLE_EQUAL(bench_diff_pct(cases[i].native, cases[i].scsi), cases[i].want,
-				       1e-9);
+		CU_ASSERT_DOUBLE_EQUAL(bench_diff_pct(cases[i].native, cases[i].scsi),
+				       cases[i].want, 1e-9);
 	CU_ASSERT(isnan(bench_diff_pct(0, 5)));
 	CU_ASSERT(isnan(bench_diff_pct(NAN, 5)));
 	CU_ASSERT(isnan(bench_diff_pct(5, NAN)));

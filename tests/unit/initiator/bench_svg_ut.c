@@ -25,8 +25,10 @@ static unsigned int count(const char *hay, const char *needle)
 static struct bench_report *make_report(unsigned int ncells, bool with_target)
 {
 	static const struct bench_workload loads[] = {
-		{ BENCH_RANDREAD, 4096, 32 }, { BENCH_RANDWRITE, 4096, 32 },
-		{ BENCH_SEQREAD, 65536, 32 }, { BENCH_SEQWRITE, 131072, 1 },
+		{ BENCH_RANDREAD, 4096, 32 },
+		{ BENCH_RANDWRITE, 4096, 32 },
+		{ BENCH_SEQREAD, 65536, 32 },
+		{ BENCH_SEQWRITE, 131072, 1 },
 	};
 	struct bench_report *r = calloc(1, sizeof(*r));
 

@@ -38,7 +38,7 @@ static void test_json_number(void)
 		{ "o.b.0", 0, 10 },
 		{ "o.b.1.c", 0, -2500 },
 		{ "o.b.2.1", 0, 8 },
-		{ "last", 0, 42 },	/* after a string holding brackets and quotes */
+		{ "last", 0, 42 }, /* after a string holding brackets and quotes */
 		{ "o.t", -EINVAL, 0 },
 		{ "o.n", -EINVAL, 0 },
 		{ "s", -EINVAL, 0 },

@@ -1,0 +1,746 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nvmeof-bench: connections and measured runs.
+ *
+ * A run starts one thread per job, each owning one queue pair of the connection. A job
+ * keeps its queue depth full: it submits into every free slot, pushes the commands out,
+ * then sleeps in poll() on the queue pair's descriptor and services it; completion
+ * callbacks record the latency and free the slot. The controlling thread moves every job
+ * through warm-up, measurement and stop by one shared phase variable and services the
+ * admin queues (keep-alive) meanwhile.
+ */
+#include "config.h"
+
+#include "bench.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TICK_MS 200
+#define JOB_POLL_MS 50
+#define PREFILL_BS (128u * 1024)
+#define PREFILL_QD 16u
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- pure helpers --------------------------------------------------------------------------- */
+uint64_t bench_xorshift(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
+
+uint64_t bench_next_offset(enum bench_rw rw, uint32_t bs, uint64_t size, uint64_t region_off,
+			   uint64_t region_len, uint64_t *cursor, uint64_t *rng)
+{
+	uint64_t off;
+
+	if (rw == BENCH_RANDREAD || rw == BENCH_RANDWRITE)
+		return bench_xorshift(rng) % (size / bs) * bs;
+	if (*cursor + bs > region_len)
+		*cursor = 0;
+	off = region_off + *cursor;
+	*cursor += bs;
+	return off;
+}
+
+static uint64_t pattern_word(uint64_t lba, uint32_t i)
+{
+	return (lba * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)i * 0xD1B54A32D192ED03ull) ^
+	       0x6e766d656f662d62ull;
+}
+
+void bench_pattern_fill(void *buf, uint64_t lba, uint32_t nblocks, uint32_t block_size)
+{
+	uint64_t *w = buf;
+
+	for (uint32_t b = 0; b < nblocks; b++, lba++) {
+		w[0] = lba;
+		for (uint32_t i = 1; i < block_size / 8; i++)
+			w[i] = pattern_word(lba, i);
+		w += block_size / 8;
+	}
+}
+
+int64_t bench_pattern_check(const void *buf, uint64_t lba, uint32_t nblocks, uint32_t block_size)
+{
+	const uint64_t *w = buf;
+
+	for (uint32_t b = 0; b < nblocks; b++, lba++) {
+		if (w[0] != lba)
+			return b;
+		for (uint32_t i = 1; i < block_size / 8; i++)
+			if (w[i] != pattern_word(lba, i))
+				return b;
+		w += block_size / 8;
+	}
+	return -1;
+}
+
+/* ---- connections ------------------------------------------------------------------------- */
+int bench_conn_open(struct bench_conn *c, enum bench_path path, const char *uri,
+		    const struct bench_opts *o, unsigned int depth, struct bench_settings *set,
+		    char *err, size_t errlen)
+{
+	struct nvmeof_ctrlr_info info;
+	struct nvmeof_opts opts;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->path = path;
+	nvmeof_opts_init(&opts);
+	opts.io_queues = o->jobs;
+	opts.queue_depth = depth;
+	opts.hdgst = o->hdgst;
+	opts.ddgst = o->ddgst;
+	rc = nvmeof_ctrlr_connect(uri, &opts, &c->ctrlr);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot connect to %s: %s", uri,
+			 *nvmeof_last_error() ? nvmeof_last_error() : nvmeof_strerror(rc));
+		c->ctrlr = NULL;
+		return rc;
+	}
+	c->ns = nvmeof_ctrlr_get_ns(c->ctrlr, 0);
+	if (!c->ns) {
+		snprintf(err, errlen, "%s: no namespace: %s", uri, nvmeof_last_error());
+		bench_conn_close(c);
+		return -ENOENT;
+	}
+	c->block_size = nvmeof_ns_get_block_size(c->ns);
+	c->nblocks = nvmeof_ns_get_num_blocks(c->ns);
+	c->nqp = nvmeof_ctrlr_num_qpairs(c->ctrlr);
+	if (c->nqp < o->jobs || c->block_size == 0 || c->block_size % 8) {
+		snprintf(err, errlen, "%s: %u I/O queue pairs for %u jobs, block size %u", uri,
+			 c->nqp, o->jobs, c->block_size);
+		bench_conn_close(c);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < o->jobs; i++)
+		c->qp[i] = nvmeof_ctrlr_get_qpair(c->ctrlr, i);
+	c->nqp = o->jobs;
+
+	memset(set, 0, sizeof(*set));
+	if (nvmeof_ctrlr_get_info(c->ctrlr, &info) == 0) {
+		snprintf(set->uri, sizeof(set->uri), "%s", info.uri);
+		snprintf(set->transport, sizeof(set->transport), "%s", info.transport);
+		set->hdgst = info.hdgst;
+		set->ddgst = info.ddgst;
+		set->queue_depth = info.queue_depth;
+		set->mdts = info.mdts_bytes;
+		if (strcmp(info.transport, "tcp") == 0 && info.ioccsz_bytes > 64)
+			set->in_capsule = info.ioccsz_bytes - 64;
+		set->max_xmit_dsl = info.maxh2cdata;
+	}
+#ifdef NVMEOF_HAVE_ISCSI_PARAMS
+	{
+		struct nvmeof_iscsi_params ip;
+
+		if (nvmeof_ctrlr_get_iscsi_params(c->ctrlr, &ip) == 0) {
+			set->have_iscsi = true;
+			set->immediate_data = ip.immediate_data;
+			set->initial_r2t = ip.initial_r2t;
+			set->first_burst = ip.first_burst_length;
+			set->max_burst = ip.max_burst_length;
+			set->max_xmit_dsl = ip.max_xmit_dsl;
+		}
+	}
+#endif
+	set->connected = true;
+	set->block_size = c->block_size;
+	set->ns_bytes = c->nblocks * c->block_size;
+	return 0;
+}
+
+void bench_conn_close(struct bench_conn *c)
+{
+	if (c->ctrlr)
+		nvmeof_ctrlr_disconnect(c->ctrlr);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Poll the admin queues of @cs for up to @max_ms and service them. */
+static void conns_service(struct bench_conn *const *cs, unsigned int n, int max_ms)
+{
+	struct pollfd pfd[2];
+	unsigned int k = 0;
+	int t = max_ms;
+
+	for (unsigned int i = 0; i < n && k < 2; i++) {
+		int to;
+
+		if (!cs[i] || !cs[i]->ctrlr)
+			continue;
+		pfd[k].fd = nvmeof_ctrlr_get_fd(cs[i]->ctrlr);
+		pfd[k].events = nvmeof_ctrlr_which_events(cs[i]->ctrlr);
+		pfd[k].revents = 0;
+		to = nvmeof_ctrlr_timeout_ms(cs[i]->ctrlr);
+		if (to >= 0 && to < t)
+			t = to;
+		if (pfd[k].fd >= 0)
+			k++;
+	}
+	if (k == 0) {
+		struct timespec ts = { max_ms / 1000, (long)(max_ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+		return;
+	}
+	if (poll(pfd, k, t) < 0)
+		return;
+	k = 0;
+	for (unsigned int i = 0; i < n && k < 2; i++) {
+		if (!cs[i] || !cs[i]->ctrlr || pfd[k].fd != nvmeof_ctrlr_get_fd(cs[i]->ctrlr))
+			continue;
+		nvmeof_ctrlr_service(cs[i]->ctrlr, pfd[k].revents);
+		k++;
+	}
+}
+
+void bench_conn_service(struct bench_conn *c, int max_ms)
+{
+	struct bench_conn *cs[1] = { c };
+
+	conns_service(cs, 1, max_ms);
+}
+
+/* ---- jobs -------------------------------------------------------------------------------------- */
+struct bench_job;
+
+struct bench_slot {
+	struct bench_job *job;
+	uint64_t t0;
+	uint64_t lba;
+	uint32_t nblocks;
+	struct iovec iov;
+};
+
+struct bench_shared {
+	struct bench_conn *c;
+	struct bench_workload w;
+	bool verify;
+	uint64_t size;
+	int cpu;	  /* first CPU to pin jobs to, -1: none */
+	atomic_int phase; /* enum bench_phase */
+	atomic_bool go;
+	atomic_bool failed;
+};
+
+struct bench_job {
+	struct bench_shared *sh;
+	unsigned int idx;
+	struct nvmeof_qpair *qp;
+	pthread_t thread;
+	bool started;
+	struct bench_slot *slots;
+	unsigned int *free_stack;
+	unsigned int nfree;
+	void *bufs;
+	uint64_t rng, cursor, region_off, region_len;
+	struct bench_hist *hist;
+	bool measuring;
+	uint64_t ios, bytes, errors, verify_errors;
+	uint64_t cpu0, cpu_ns;
+	bool have_xlate;
+	struct nvmeof_qpair_stats xlate0, xlate; /* at the start; the difference */
+	atomic_uint_fast64_t live;		 /* completions, for the progress line */
+	char errmsg[200];
+};
+
+static bool is_read(enum bench_rw rw)
+{
+	return rw == BENCH_RANDREAD || rw == BENCH_SEQREAD;
+}
+
+static void job_fail(struct bench_job *j, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void job_fail(struct bench_job *j, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!j->errmsg[0]) {
+		va_start(ap, fmt);
+		vsnprintf(j->errmsg, sizeof(j->errmsg), fmt, ap);
+		va_end(ap);
+	}
+	atomic_store(&j->sh->failed, true);
+}
+
+static void io_done(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct bench_slot *s = arg;
+	struct bench_job *j = s->job;
+	uint64_t now = mono_ns();
+
+	if (!nvmeof_cpl_ok(cpl)) {
+		char buf[96];
+
+		j->errors++;
+		if (cpl->err)
+			job_fail(j, "I/O failed: %s", nvmeof_strerror(cpl->err));
+		else
+			job_fail(j, "I/O failed: %s",
+				 nvmeof_status_str(cpl->status, buf, sizeof(buf)));
+	} else if (j->sh->verify && is_read(j->sh->w.rw) &&
+		   bench_pattern_check(s->iov.iov_base, s->lba, s->nblocks, j->sh->c->block_size) >=
+			   0) {
+		char where[48];
+
+		j->verify_errors++;
+		snprintf(where, sizeof(where), "LBA %llu", (unsigned long long)s->lba);
+		job_fail(j, "data read back differs from the pattern at %s", where);
+	}
+	if (j->measuring) {
+		bench_hist_add(j->hist, now - s->t0);
+		j->ios++;
+		j->bytes += s->iov.iov_len;
+	}
+	atomic_store_explicit(&j->live, atomic_load_explicit(&j->live, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	j->free_stack[j->nfree++] = (unsigned int)(s - j->slots);
+}
+
+/* Fill every free slot. 0, or -errno when the queue pair refuses commands. */
+static int job_submit(struct bench_job *j)
+{
+	const struct bench_shared *sh = j->sh;
+	uint32_t bsz = sh->c->block_size;
+
+	while (j->nfree) {
+		struct bench_slot *s = &j->slots[j->free_stack[j->nfree - 1]];
+		uint64_t off = bench_next_offset(sh->w.rw, sh->w.bs, sh->size, j->region_off,
+						 j->region_len, &j->cursor, &j->rng);
+		int rc;
+
+		s->lba = off / bsz;
+		s->nblocks = sh->w.bs / bsz;
+		if (sh->verify && !is_read(sh->w.rw))
+			bench_pattern_fill(s->iov.iov_base, s->lba, s->nblocks, bsz);
+		s->t0 = mono_ns();
+		if (is_read(sh->w.rw))
+			rc = nvmeof_read(j->qp, sh->c->ns, s->lba, s->nblocks, &s->iov, 1, 0,
+					 io_done, s);
+		else
+			rc = nvmeof_write(j->qp, sh->c->ns, s->lba, s->nblocks, &s->iov, 1, 0,
+					  io_done, s);
+		if (rc == -EAGAIN)
+			return 0;
+		if (rc < 0)
+			return rc;
+		j->nfree--;
+	}
+	return 0;
+}
+
+static void job_phase(struct bench_job *j, enum bench_phase ph)
+{
+	if (ph == BENCH_PHASE_MEASURE) {
+		bench_hist_reset(j->hist);
+		/* the first call calibrates the counter's rate: not inside the measurement */
+		j->ios = j->bytes = 0;
+		j->have_xlate = nvmeof_qpair_get_stats(j->qp, &j->xlate0) == 0;
+		j->cpu0 = thread_cpu_ns();
+		j->measuring = true;
+	} else if (ph == BENCH_PHASE_STOP && j->measuring) {
+		j->cpu_ns = thread_cpu_ns() - j->cpu0;
+		j->measuring = false;
+		if (j->have_xlate && nvmeof_qpair_get_stats(j->qp, &j->xlate) == 0) {
+			j->xlate.xlate_calls -= j->xlate0.xlate_calls;
+			j->xlate.xlate_ns -= j->xlate0.xlate_ns;
+		} else {
+			j->have_xlate = false;
+		}
+	}
+}
+
+static void *job_main(void *arg)
+{
+	struct bench_job *j = arg;
+	struct bench_shared *sh = j->sh;
+	enum bench_phase cur = BENCH_PHASE_WARMUP;
+	unsigned int qd = sh->w.qd;
+
+	if (sh->cpu >= 0) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET((unsigned int)(sh->cpu + (int)j->idx) %
+				(ncpu > 0 ? (unsigned int)ncpu : 1u),
+			&set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	while (!atomic_load(&sh->go))
+		sched_yield();
+	for (;;) {
+		enum bench_phase ph =
+			(enum bench_phase)atomic_load_explicit(&sh->phase, memory_order_acquire);
+		struct pollfd pfd;
+		int rc, t;
+
+		if (ph != cur) {
+			job_phase(j, ph);
+			cur = ph;
+		}
+		if (atomic_load_explicit(&sh->failed, memory_order_relaxed) &&
+		    ph != BENCH_PHASE_STOP)
+			ph = BENCH_PHASE_STOP; /* another job failed: just drain */
+		if (ph != BENCH_PHASE_STOP) {
+			rc = job_submit(j);
+			if (rc < 0) {
+				job_fail(j, "submission failed: %s", nvmeof_qpair_error(j->qp));
+				break;
+			}
+		} else if (j->nfree == qd) {
+			break;
+		}
+		pfd.fd = nvmeof_qpair_get_fd(j->qp);
+		pfd.events = nvmeof_qpair_which_events(j->qp);
+		if (pfd.fd < 0 || !pfd.events) {
+			job_fail(j, "queue pair failed: %s", nvmeof_qpair_error(j->qp));
+			break;
+		}
+		if (pfd.events & POLLOUT) {
+			/* The socket is nearly always writable: send without asking poll(). */
+			rc = nvmeof_qpair_service(j->qp, POLLOUT);
+			if (rc < 0) {
+				job_fail(j, "queue pair failed: %s", nvmeof_qpair_error(j->qp));
+				break;
+			}
+			if (rc > 0 && j->nfree && ph != BENCH_PHASE_STOP)
+				continue;
+			pfd.events = nvmeof_qpair_which_events(j->qp);
+		}
+		t = nvmeof_qpair_timeout_ms(j->qp);
+		if (t < 0 || t > JOB_POLL_MS)
+			t = JOB_POLL_MS;
+		rc = poll(&pfd, 1, t);
+		if (rc < 0 && errno != EINTR) {
+			job_fail(j, "poll: %s", strerror(errno));
+			break;
+		}
+		rc = nvmeof_qpair_service(j->qp, rc > 0 ? pfd.revents : 0);
+		if (rc < 0) {
+			job_fail(j, "queue pair failed: %s", nvmeof_qpair_error(j->qp));
+			break;
+		}
+	}
+	if (cur != BENCH_PHASE_STOP)
+		job_phase(j, BENCH_PHASE_STOP);
+	return NULL;
+}
+
+static void job_free(struct bench_job *j)
+{
+	free(j->slots);
+	free(j->free_stack);
+	free(j->bufs);
+	free(j->hist);
+}
+
+static int job_init(struct bench_job *j, struct bench_shared *sh, unsigned int idx,
+		    unsigned int njobs)
+{
+	const struct bench_workload *w = &sh->w;
+	uint64_t per_job = sh->size / njobs / w->bs * w->bs;
+
+	memset(j, 0, sizeof(*j));
+	j->sh = sh;
+	j->idx = idx;
+	j->qp = sh->c->qp[idx];
+	j->rng = 0x9E3779B97F4A7C15ull * (idx + 1) ^ (uint64_t)mono_ns();
+	if (!j->rng)
+		j->rng = 1;
+	j->region_off = per_job * idx;
+	j->region_len = per_job;
+	j->slots = calloc(w->qd, sizeof(*j->slots));
+	j->free_stack = calloc(w->qd, sizeof(*j->free_stack));
+	j->hist = calloc(1, sizeof(*j->hist));
+	if (!j->slots || !j->free_stack || !j->hist ||
+	    posix_memalign(&j->bufs, 4096, (size_t)w->qd * w->bs) != 0) {
+		j->bufs = NULL;
+		job_free(j);
+		return -ENOMEM;
+	}
+	/* Non-zero data for writes; verified writes fill their buffer per I/O. */
+	for (size_t i = 0; i < (size_t)w->qd * w->bs; i += 8)
+		*(uint64_t *)((char *)j->bufs + i) = i * 0x9E3779B97F4A7C15ull + 1;
+	for (unsigned int i = 0; i < w->qd; i++) {
+		j->slots[i].job = j;
+		j->slots[i].iov.iov_base = (char *)j->bufs + (size_t)i * w->bs;
+		j->slots[i].iov.iov_len = w->bs;
+		j->free_stack[i] = w->qd - 1 - i;
+	}
+	j->nfree = w->qd;
+	return 0;
+}
+
+static uint64_t live_total(struct bench_job *jobs, unsigned int n)
+{
+	uint64_t t = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		t += atomic_load_explicit(&jobs[i].live, memory_order_relaxed);
+	return t;
+}
+
+/* Let @secs pass (ticking, servicing admin queues); false when a job failed. */
+static bool run_phase(struct bench_shared *sh, struct bench_job *jobs, unsigned int n,
+		      const struct bench_run_ctl *ctl, enum bench_phase ph, double secs)
+{
+	struct bench_conn *cs[2] = { sh->c, ctl ? ctl->other : NULL };
+	uint64_t t0 = mono_ns(), base = live_total(jobs, n);
+	uint64_t end = t0 + (uint64_t)(secs * 1e9);
+
+	for (;;) {
+		uint64_t now = mono_ns();
+		int ms;
+
+		if (atomic_load(&sh->failed))
+			return false;
+		if (ctl && ctl->tick)
+			ctl->tick(ctl->arg, ph, (double)(now - t0) / 1e9,
+				  live_total(jobs, n) - base);
+		if (now >= end)
+			return true;
+		ms = (int)((end - now + 999999) / 1000000);
+		conns_service(cs, 2, ms < TICK_MS ? ms : TICK_MS);
+	}
+}
+
+int bench_run_sample(struct bench_conn *c, const struct bench_workload *w,
+		     const struct bench_opts *o, uint64_t size, const struct bench_run_ctl *ctl,
+		     struct bench_sample *out, char *err, size_t errlen)
+{
+	struct bench_shared sh = {
+		.c = c, .w = *w, .verify = o->verify, .size = size, .cpu = o->client_cpu
+	};
+	struct bench_job *jobs;
+	struct bench_hist *merged;
+	unsigned int n = c->nqp, started = 0;
+	uint64_t t_meas, t_end;
+	bool ok;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (w->bs % c->block_size || w->bs > size || size / n < w->bs) {
+		snprintf(err, errlen,
+			 "I/O size %u does not fit blocks of %u in %llu bytes / %u jobs", w->bs,
+			 c->block_size, (unsigned long long)size, n);
+		return -EINVAL;
+	}
+	atomic_init(&sh.phase, BENCH_PHASE_WARMUP);
+	atomic_init(&sh.go, false);
+	atomic_init(&sh.failed, false);
+	jobs = calloc(n, sizeof(*jobs));
+	merged = calloc(1, sizeof(*merged));
+	if (!jobs || !merged) {
+		free(jobs);
+		free(merged);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (; started < n; started++) {
+		if (job_init(&jobs[started], &sh, started, n) != 0) {
+			snprintf(err, errlen, "out of memory for %u x %u-byte buffers", w->qd,
+				 w->bs);
+			rc = -ENOMEM;
+			break;
+		}
+		if (pthread_create(&jobs[started].thread, NULL, job_main, &jobs[started]) != 0) {
+			job_free(&jobs[started]);
+			snprintf(err, errlen, "cannot start a job thread");
+			rc = -EAGAIN;
+			break;
+		}
+	}
+	if (rc) {
+		atomic_store(&sh.phase, BENCH_PHASE_STOP);
+		atomic_store(&sh.go, true);
+		for (unsigned int i = 0; i < started; i++) {
+			pthread_join(jobs[i].thread, NULL);
+			job_free(&jobs[i]);
+		}
+		free(jobs);
+		free(merged);
+		return rc;
+	}
+
+	atomic_store(&sh.go, true);
+	ok = run_phase(&sh, jobs, n, ctl, BENCH_PHASE_WARMUP, o->warmup_s);
+	if (ok && ctl && ctl->mark)
+		ctl->mark(ctl->arg, BENCH_PHASE_MEASURE);
+	atomic_store_explicit(&sh.phase, BENCH_PHASE_MEASURE, memory_order_release);
+	t_meas = mono_ns();
+	if (ok)
+		ok = run_phase(&sh, jobs, n, ctl, BENCH_PHASE_MEASURE, o->time_s);
+	atomic_store_explicit(&sh.phase, BENCH_PHASE_STOP, memory_order_release);
+	t_end = mono_ns();
+	if (ok && ctl && ctl->mark)
+		ctl->mark(ctl->arg, BENCH_PHASE_STOP);
+	for (unsigned int i = 0; i < n; i++)
+		pthread_join(jobs[i].thread, NULL);
+
+	bench_hist_reset(merged);
+	for (unsigned int i = 0; i < n; i++) {
+		struct bench_job *j = &jobs[i];
+
+		bench_hist_merge(merged, j->hist);
+		out->ios += j->ios;
+		out->bytes += j->bytes;
+		out->errors += j->errors;
+		out->verify_errors += j->verify_errors;
+		out->init_cpu_ns += (double)j->cpu_ns;
+		if (j->have_xlate && (i == 0 || out->have_init_xlate)) {
+			out->have_init_xlate = true;
+			out->init_xlate_ns += (double)j->xlate.xlate_ns;
+			out->init_xlate_calls += j->xlate.xlate_calls;
+		} else {
+			out->have_init_xlate = false;
+		}
+		if (j->errmsg[0] && rc == 0) {
+			snprintf(err, errlen, "job %u: %s", i, j->errmsg);
+			rc = -EIO;
+		}
+		job_free(j);
+	}
+	out->secs = (double)(t_end - t_meas) / 1e9;
+	out->lat_avg_ns = bench_hist_mean(merged);
+	out->lat_min_ns = merged->min;
+	out->lat_max_ns = merged->max;
+	out->lat_p50_ns = bench_hist_percentile(merged, 50);
+	out->lat_p99_ns = bench_hist_percentile(merged, 99);
+	out->lat_p999_ns = bench_hist_percentile(merged, 99.9);
+	free(jobs);
+	free(merged);
+	if (rc == 0 && !ok) {
+		snprintf(err, errlen, "a job failed");
+		rc = -EIO;
+	}
+	if (rc == 0 && out->ios == 0) {
+		snprintf(err, errlen, "no I/O completed in %.1f s", o->time_s);
+		rc = -ETIMEDOUT;
+	}
+	return rc;
+}
+
+/* ---- pre-fill for --verify ------------------------------------------------------------------ */
+struct fill_slot {
+	bool busy;
+	int status; /* 0, -errno or an NVMe status */
+	struct iovec iov;
+};
+
+static void fill_done(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct fill_slot *s = arg;
+
+	s->busy = false;
+	if (cpl->err)
+		s->status = cpl->err;
+	else if (cpl->status)
+		s->status = cpl->status;
+}
+
+int bench_prefill(struct bench_conn *c, uint64_t size, char *err, size_t errlen)
+{
+	struct nvmeof_qpair *qp = c->qp[0];
+	struct fill_slot slots[PREFILL_QD];
+	uint32_t bsz = c->block_size, bs = PREFILL_BS;
+	uint64_t off = 0;
+	void *bufs;
+	int rc = 0;
+
+	if (posix_memalign(&bufs, 4096, (size_t)PREFILL_QD * bs) != 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	memset(slots, 0, sizeof(slots));
+	for (unsigned int i = 0; i < PREFILL_QD; i++) {
+		slots[i].iov.iov_base = (char *)bufs + (size_t)i * bs;
+		slots[i].iov.iov_len = bs;
+	}
+	for (;;) {
+		unsigned int busy = 0;
+
+		for (unsigned int i = 0; i < PREFILL_QD && rc == 0; i++) {
+			struct fill_slot *s = &slots[i];
+			uint32_t len;
+
+			if (s->status) {
+				rc = s->status < 0 ? s->status : -EIO;
+				break;
+			}
+			if (s->busy || off >= size)
+				continue;
+			len = size - off < bs ? (uint32_t)(size - off) / bsz * bsz : bs;
+			if (!len) {
+				off = size;
+				continue;
+			}
+			bench_pattern_fill(s->iov.iov_base, off / bsz, len / bsz, bsz);
+			s->iov.iov_len = len;
+			rc = nvmeof_write(qp, c->ns, off / bsz, len / bsz, &s->iov, 1, 0, fill_done,
+					  s);
+			if (rc == -EAGAIN) {
+				rc = 0;
+				break;
+			}
+			if (rc == 0) {
+				s->busy = true;
+				off += len;
+			}
+		}
+		for (unsigned int i = 0; i < PREFILL_QD; i++)
+			busy += slots[i].busy;
+		if (!busy && (off >= size || rc))
+			break;
+		if (busy) {
+			struct pollfd pfd = { nvmeof_qpair_get_fd(qp),
+					      nvmeof_qpair_which_events(qp), 0 };
+			int n;
+
+			if (pfd.fd < 0) {
+				rc = -ENOTCONN;
+				break;
+			}
+			n = poll(&pfd, 1, JOB_POLL_MS);
+			if (nvmeof_qpair_service(qp, n > 0 ? pfd.revents : 0) < 0) {
+				rc = -ENOTCONN;
+				break;
+			}
+		}
+	}
+	if (rc)
+		snprintf(err, errlen, "writing the verification pattern failed: %s",
+			 rc == -EIO ? "error status" : nvmeof_strerror(rc));
+	free(bufs);
+	return rc;
+}
