@@ -425,7 +425,9 @@ int iscsi_param_negotiate(struct iscsi_params *sess, const struct iscsi_params *
 		return -EPROTO;
 	sess->seen |= 1u << id;
 
-	if (discovery && d->leading_only) {
+	/* RFC 7143 marks the session-wide data transfer keys irrelevant to discovery
+	 * sessions, but not ErrorRecoveryLevel: initiators (open-iscsi) need a value. */
+	if (discovery && d->leading_only && id != ISCSI_KEY_ERROR_RECOVERY_LEVEL) {
 		snprintf(resp, resp_len, "Irrelevant");
 		return ISCSI_NEG_ANSWER;
 	}

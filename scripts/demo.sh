@@ -1,15 +1,19 @@
 #!/bin/bash
 # scripts/demo.sh - install the dependencies (Debian 12), build, then show nvmeof at work:
 # start nvmeof-target on 127.0.0.1 with its defaults (one subsystem with an embedded 1 GiB
-# RAM namespace, NVMe/TCP on port 4420) and use it over NVMe/TCP with the nvmeof CLI:
-# discover, identify, write a pattern, read it back and compare. The daemon is stopped at
-# the end.
+# RAM namespace, NVMe/TCP on port 4420 and the same namespace over iSCSI on port 3260),
+# use it over NVMe/TCP with the nvmeof CLI (discover, identify, write a pattern, read it
+# back and compare), then run nvmeof-bench --quick: the same workloads natively and as
+# SCSI commands over iSCSI, with the comparison table and a chart. The daemon is stopped
+# at the end.
 
 . "$(dirname "$0")/lib.sh"
 
 builddir=$NV_TOP/build
 TARGET=$builddir/target/nvmeof-target
 CLI=$builddir/initiator/nvmeof
+BENCH=$builddir/initiator/nvmeof-bench
+IQN=iqn.2026-11.io.nvmeof:default
 NQN=nqn.2026-11.io.nvmeof:default
 work=
 target_pid=
@@ -38,14 +42,20 @@ nv_build "$builddir" || nv_die "the build failed"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/nvmeof-demo.XXXXXX")
 port=4420
-args=()
+iport=3260
+args=(--stats-socket "$work/stats.sock")
+free_port() {
+	seq 20000 60000 | shuf | while read -r p; do listening "$p" || { echo "$p"; break; }; done
+}
 if listening 4420 || listening 8009 || listening 3260; then
 	# something already serves a default port (NVMe/TCP 4420, discovery 8009, iSCSI 3260):
-	# take a free one for NVMe/TCP alone rather than disturb it
-	port=$(seq 20000 60000 | shuf | while read -r p; do listening "$p" || { echo "$p"; break; }; done)
-	args=(--listen "tcp://127.0.0.1:$port" --discovery-port 0)
+	# take free ones rather than disturb it
+	port=$(free_port)
+	iport=$(free_port)
+	args+=(--listen "tcp://127.0.0.1:$port" --listen "iscsi://127.0.0.1:$iport"
+		--discovery-port 0)
 	echo "port 4420, 8009 or 3260 is in use here; the demo target listens on" \
-		"tcp://127.0.0.1:$port only"
+		"tcp://127.0.0.1:$port and iscsi://127.0.0.1:$iport"
 fi
 
 nv_log "starting the target: ${TARGET#"$NV_TOP"/} ${args[*]}"
@@ -93,6 +103,15 @@ else
 	cmp "$work/pattern" "$work/readback" | head -n 3
 	nv_die "the data read back differs from the data written"
 fi
+
+nv_log "native NVMe/TCP against SCSI over iSCSI: nvmeof-bench --quick"
+show "$BENCH" --quick \
+	--native "$URI/$NQN/1" \
+	--scsi "iscsi://127.0.0.1:$iport/$IQN/0" \
+	--target-stats "$work/stats.sock" \
+	--svg "$NV_TOP/nvmeof-bench.svg" --json "$NV_TOP/nvmeof-bench.json" ||
+	nv_die "nvmeof-bench failed"
+echo "   chart: $NV_TOP/nvmeof-bench.svg   raw numbers: $NV_TOP/nvmeof-bench.json"
 
 nv_log "stopping the target"
 kill -TERM "$target_pid"

@@ -733,6 +733,7 @@ static bool covers(const char *b, const char *a)
 struct disc_want {
 	uint8_t adrfam;
 	char traddr[256];
+	char advertise[256];	/* what the ports there advertise (hosts behind NAT) */
 	bool have;	/* a port already serves 8009 there */
 };
 
@@ -774,10 +775,14 @@ int config_add_default_discovery_ports(struct nvmf_tgt *tgt, char *err, size_t e
 		if (j < nwant) {
 			if (is_wildcard(p->traddr))
 				snprintf(want[j].traddr, sizeof(want[j].traddr), "%s", p->traddr);
+			if (!want[j].advertise[0])
+				snprintf(want[j].advertise, sizeof(want[j].advertise), "%s",
+					 p->advertise);
 			continue;
 		}
 		want[nwant].adrfam = p->adrfam;
 		snprintf(want[nwant].traddr, sizeof(want[nwant].traddr), "%s", p->traddr);
+		snprintf(want[nwant].advertise, sizeof(want[nwant].advertise), "%s", p->advertise);
 		nwant++;
 	}
 	/* Already served on 8009 by a configured port: nothing to add there. */
@@ -814,6 +819,7 @@ int config_add_default_discovery_ports(struct nvmf_tgt *tgt, char *err, size_t e
 			.adrfam = want[i].adrfam == NVMF_ADRFAM_IPV6 ? "ipv6" : "ipv4",
 			.traddr = want[i].traddr,
 			.trsvcid = CONFIG_DISCOVERY_TRSVCID,
+			.advertise = want[i].advertise[0] ? want[i].advertise : NULL,
 			.discovery_only = true,
 		};
 		char msg[256] = "";

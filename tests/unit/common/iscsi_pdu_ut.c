@@ -263,6 +263,7 @@ static void test_negotiate_table(void)
 		{ "CHAP_A", "5", false, ISCSI_NEG_NOT_OPERATIONAL, NULL },
 		{ "MaxBurstLength", "262144", true, ISCSI_NEG_ANSWER, "Irrelevant" },
 		{ "ImmediateData", "Yes", true, ISCSI_NEG_ANSWER, "Irrelevant" },
+		{ "ErrorRecoveryLevel", "0", true, ISCSI_NEG_ANSWER, "0" },
 		{ "HeaderDigest", "None", true, ISCSI_NEG_ANSWER, "None" },
 		{ "MaxRecvDataSegmentLength", "4096", true, ISCSI_NEG_NO_ANSWER, NULL },
 	};
