@@ -12,3 +12,13 @@ rdma_interop_tests = tests/interop/rdma-kernel-host.sh tests/interop/rdma-initia
 TESTS += $(rdma_interop_tests)
 dist_check_SCRIPTS += $(rdma_interop_tests)
 EXTRA_DIST += tests/interop/rdma-lib.sh tests/interop/rdma-guest.sh
+# Deployment scenarios: configuration file with access control, advertised address,
+# discovery on 8009 and SIGHUP reload; target restarts under a mounted filesystem; the
+# open-iscsi initiator (CHAP, digests) on the iSCSI portals.
+prod_interop_tests = tests/interop/prod-access-discovery.sh tests/interop/prod-restart.sh \
+	tests/interop/open-iscsi.sh
+TESTS += $(prod_interop_tests)
+dist_check_SCRIPTS += $(prod_interop_tests)
+EXTRA_DIST += tests/interop/prod-lib.sh tests/interop/guest-prod-lib.sh \
+	tests/interop/guest-prod-access-discovery.sh tests/interop/guest-prod-restart.sh \
+	tests/interop/guest-open-iscsi.sh
