@@ -55,6 +55,9 @@ int iscsi_target_allow_initiator(const char *iqn, const char *initiator);
  * @port_out when not NULL). Returns 0 or -errno with a message in @err. */
 int iscsi_portal_start(struct nvmf_tgt *tgt, const char *addr, const char *port,
 		       char *port_out, size_t port_out_len, char *err, size_t errlen);
+/* Name @advertise instead of the address the initiator dialled in SendTargets answers
+ * of the portal on @addr:@port (hosts behind NAT). 0, -ENOENT or -ENAMETOOLONG. */
+int iscsi_portal_advertise(const char *addr, const char *port, const char *advertise);
 
 /*
  * Quick flags: target ISCSI_DEFAULT_IQN exposing every active namespace N of @subsys as
@@ -84,7 +87,7 @@ void iscsi_opts_default(struct iscsi_opts *opts);
 /*
  * The configuration file's "iscsi" section (JSON text of that object), beside the
  * nvmetcli-schema sections:
- *   { "portals": [ { "addr": "0.0.0.0", "port": 3260 } ],
+ *   { "portals": [ { "addr": "0.0.0.0", "port": 3260, "advertise": "192.0.2.10" } ],
  *     "targets": [ { "iqn": "iqn....", "alias": "...",
  *                    "luns": [ { "lun": 0, "subsystem": "nqn....", "nsid": 1 } ],
  *                    "initiators": [ "iqn...." ],
@@ -93,7 +96,8 @@ void iscsi_opts_default(struct iscsi_opts *opts);
  *     "options": { "first_burst_length": 65536, "max_burst_length": 1048576,
  *                  "immediate_data": true, "initial_r2t": false, "queue_depth": 128,
  *                  "header_digest": "allowed", "data_digest": "allowed" } }
- * (digests: "none", "allowed" or "required")
+ * (digests: "none", "allowed" or "required"; a portal's optional "advertise" is the
+ * address SendTargets names, for initiators behind NAT)
  * Applies targets and options; portals are started when @start_portals. Returns 0 or
  * -errno with a message in @err.
  */

@@ -193,7 +193,7 @@ int iscsi_config_apply(struct nvmf_tgt *tgt, const char *json, bool start_portal
 	    json_object_is_type(v, json_type_array)) {
 		for (size_t i = 0; !rc && i < json_object_array_length(v); i++) {
 			json_object *p = json_object_array_get_idx(v, i);
-			const char *addr = jstr(p, "addr");
+			const char *addr = jstr(p, "addr"), *adv;
 			char port[16];
 			int64_t n = 3260;
 
@@ -204,7 +204,12 @@ int iscsi_config_apply(struct nvmf_tgt *tgt, const char *json, bool start_portal
 				break;
 			}
 			snprintf(port, sizeof(port), "%lld", (long long)n);
-			rc = iscsi_portal_start(tgt, addr, port, NULL, 0, err, errlen);
+			rc = iscsi_portal_start(tgt, addr, port, port, sizeof(port), err, errlen);
+			adv = jstr(p, "advertise");
+			if (!rc && adv && iscsi_portal_advertise(addr, port, adv) != 0) {
+				snprintf(err, errlen, "iscsi.portals[%zu].advertise: invalid", i);
+				rc = -EINVAL;
+			}
 		}
 	}
 	json_object_put(root);

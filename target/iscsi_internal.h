@@ -71,6 +71,7 @@ struct iscsi_target {
 struct iscsi_portal {
 	char addr[64];
 	char port[16];
+	char advertise[256];		/* address named in SendTargets ("" = the local one) */
 	int fd;
 	ev_io io;
 	struct nvmf_port *nvmf_port;	/* when started through the transport table */
@@ -215,6 +216,7 @@ struct iscsi_conn {
 	ev_io rio, wio;
 	char peer[64];
 	char local_addr[64], local_port[16];
+	char advertise[256];		/* the portal's advertised address, if any */
 	enum iscsi_conn_state state;
 	bool qp_initialized;		/* nvmf_qpair_init() done */
 	bool ctrl_connected;		/* nvmf_local_connect() succeeded */

@@ -588,19 +588,22 @@ respond:
 
 /* ---- Text requests (full feature phase) ------------------------------------------------------ */
 
-/* TargetAddress of this portal as the initiator reached it. */
+/* TargetAddress of this portal: its advertised address, else the one the initiator
+ * reached; the port is the one the initiator dialled. */
 static void portal_address(const struct iscsi_conn *c, char *buf, size_t len)
 {
-	if (strchr(c->local_addr, ':'))
-		snprintf(buf, len, "[%s]:%s,%u", c->local_addr, c->local_port, ISCSI_TPGT);
+	const char *addr = c->advertise[0] ? c->advertise : c->local_addr;
+
+	if (strchr(addr, ':'))
+		snprintf(buf, len, "[%s]:%s,%u", addr, c->local_port, ISCSI_TPGT);
 	else
-		snprintf(buf, len, "%s:%s,%u", c->local_addr, c->local_port, ISCSI_TPGT);
+		snprintf(buf, len, "%s:%s,%u", addr, c->local_port, ISCSI_TPGT);
 }
 
 static int send_targets(struct iscsi_conn *c, const char *which, size_t *len)
 {
 	struct iscsi_target *t;
-	char addr[128];
+	char addr[300];
 	int rc = 0;
 
 	portal_address(c, addr, sizeof(addr));

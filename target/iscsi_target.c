@@ -381,7 +381,7 @@ static void addr_str(const struct sockaddr_storage *ss, char *host, size_t hl, c
 	}
 }
 
-static void hand_off(int fd, const struct sockaddr_storage *ss)
+static void hand_off(const struct iscsi_portal *p, int fd, const struct sockaddr_storage *ss)
 {
 	struct sockaddr_storage local;
 	socklen_t ll = sizeof(local);
@@ -409,6 +409,7 @@ static void hand_off(int fd, const struct sockaddr_storage *ss)
 	if (getsockname(fd, (struct sockaddr *)&local, &ll) == 0)
 		addr_str(&local, c->local_addr, sizeof(c->local_addr), c->local_port,
 			 sizeof(c->local_port));
+	snprintf(c->advertise, sizeof(c->advertise), "%s", p->advertise);
 	pthread_mutex_lock(&g_iscsi.lock);
 	TAILQ_INSERT_TAIL(&g_iscsi.conns, c, link);
 	pthread_mutex_unlock(&g_iscsi.lock);
@@ -434,7 +435,7 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 		int fd = accept4(p->fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd >= 0) {
-			hand_off(fd, &ss);
+			hand_off(p, fd, &ss);
 			continue;
 		}
 		if (errno == EINTR || errno == ECONNABORTED)
@@ -529,6 +530,24 @@ int iscsi_portal_start(struct nvmf_tgt *tgt, const char *addr, const char *port,
 	return rc;
 }
 
+int iscsi_portal_advertise(const char *addr, const char *port, const char *advertise)
+{
+	struct iscsi_portal *p;
+	int rc = -ENOENT;
+
+	if (strlen(advertise) >= sizeof(p->advertise))
+		return -ENAMETOOLONG;
+	pthread_mutex_lock(&g_iscsi.lock);
+	TAILQ_FOREACH(p, &g_iscsi.portals, link) {
+		if (!strcmp(p->addr, addr) && !strcmp(p->port, port)) {
+			snprintf(p->advertise, sizeof(p->advertise), "%s", advertise);
+			rc = 0;
+		}
+	}
+	pthread_mutex_unlock(&g_iscsi.lock);
+	return rc;
+}
+
 int iscsi_quick_setup(struct nvmf_tgt *tgt, struct nvmf_subsys *subsys, const char *addr,
 		      const char *port, char *err, size_t errlen)
 {
@@ -571,6 +590,7 @@ static int iscsi_listen(struct nvmf_tgt *tgt, struct nvmf_port *port)
 		return rc;
 	}
 	p->nvmf_port = port;
+	snprintf(p->advertise, sizeof(p->advertise), "%s", port->advertise);
 	snprintf(port->trsvcid, sizeof(port->trsvcid), "%s", p->port);
 	port->listener = p;
 	return 0;
