@@ -119,4 +119,11 @@ int bdev_parse_size(const char *s, uint64_t *bytes);
  * (null); -ERANGE when @offset is not a block inside the namespace. */
 int bdev_lba_status(struct bdev *bdev, uint64_t offset, uint64_t *len_out, bool *deallocated_out);
 
+/*
+ * Testing durability checks only (nvmeof-target --unsafe-ignore-flush): when set before
+ * any namespace is opened, the file backend completes Flush without fdatasync and writes
+ * FUA data without RWF_DSYNC, so acknowledged data can be lost at a power cut.
+ */
+extern bool bdev_file_unsafe_ignore_flush;
+
 #endif

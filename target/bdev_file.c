@@ -76,6 +76,8 @@ struct step {
 	uint64_t len;		    /* fallocate length */
 };
 
+bool bdev_file_unsafe_ignore_flush;
+
 /* Never written: the source of zero-fill writes (in .bss, so it costs no memory). */
 static uint8_t zero_buf[ZERO_CHUNK];
 
@@ -110,7 +112,8 @@ static void step_build(const struct file_bdev *f, struct bdev_io *io, struct ste
 		break;
 	}
 	st->sys = io->op == BDEV_OP_READ ? SYS_READV : SYS_WRITEV;
-	st->rw_flags = io->op == BDEV_OP_WRITE && io->fua ? RWF_DSYNC : 0;
+	st->rw_flags = io->op == BDEV_OP_WRITE && io->fua && !bdev_file_unsafe_ignore_flush ?
+			       RWF_DSYNC : 0;
 	/* Skip empty iovecs; bdev_io_check() made sure enough bytes follow. */
 	while (io->be.iov_off == io->iov[io->be.iov_idx].iov_len) {
 		io->be.iov_idx++;
@@ -230,7 +233,7 @@ static bool io_start(struct bdev *bdev, struct bdev_io *io)
 		return io->len != 0;
 	case BDEV_OP_FLUSH:
 		io->be.mode = STEP_FSYNC;
-		return true;
+		return !bdev_file_unsafe_ignore_flush;
 	case BDEV_OP_DISCARD:
 		io->be.mode = __atomic_load_n(&f->no_punch, __ATOMIC_RELAXED) ? STEP_ZERO_FILL :
 										  STEP_PUNCH;

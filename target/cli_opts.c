@@ -30,6 +30,7 @@ enum {
 	OPT_SYSLOG,
 	OPT_STATS_SOCKET,
 	OPT_MAX_CONN,
+	OPT_UNSAFE_IGNORE_FLUSH,
 };
 
 static const struct option long_opts[] = {
@@ -53,6 +54,8 @@ static const struct option long_opts[] = {
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "syslog", no_argument, NULL, OPT_SYSLOG },
 	{ "stats-socket", required_argument, NULL, OPT_STATS_SOCKET },
+	/* not in --help: for testing durability checks only */
+	{ "unsafe-ignore-flush", no_argument, NULL, OPT_UNSAFE_IGNORE_FLUSH },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -307,6 +310,9 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 		if (!*arg)
 			return fail(err, errlen, "--stats-socket: empty path");
 		o->stats_socket = arg;
+		return 0;
+	case OPT_UNSAFE_IGNORE_FLUSH:
+		o->unsafe_ignore_flush = true;
 		return 0;
 	case 'h':
 		o->help = true;

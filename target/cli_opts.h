@@ -44,6 +44,7 @@ struct cli_opts {
 	bool help, version;
 	const char *stats_socket;	/* --stats-socket PATH: statistics server (stats.h) */
 	uint32_t max_connections;	/* --max-connections; 0 = default (4096) */
+	bool unsafe_ignore_flush;	/* --unsafe-ignore-flush (hidden): bdev_file_unsafe_ignore_flush */
 };
 
 /*

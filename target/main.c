@@ -391,6 +391,10 @@ int main(int argc, char **argv)
 	}
 	if (o.log_level >= 0)
 		log_set_level((enum log_level)o.log_level);
+	if (o.unsafe_ignore_flush) {
+		bdev_file_unsafe_ignore_flush = true;
+		log_warn("--unsafe-ignore-flush: Flush and FUA are ignored, data can be lost");
+	}
 	if (o.syslog)
 		log_use_syslog(true, PROG);
 	signal(SIGPIPE, SIG_IGN);

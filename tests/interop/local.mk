@@ -22,3 +22,12 @@ dist_check_SCRIPTS += $(prod_interop_tests)
 EXTRA_DIST += tests/interop/prod-lib.sh tests/interop/guest-prod-lib.sh \
 	tests/interop/guest-prod-access-discovery.sh tests/interop/guest-prod-restart.sh \
 	tests/interop/guest-open-iscsi.sh
+# Power cut: the target in the guest on a virtio disk, qemu killed under a FUA/Flush
+# workload from the host, then every acknowledged durable write read back (NVMe/TCP and
+# iSCSI); a target run with --unsafe-ignore-flush must be caught losing writes.
+check_PROGRAMS += tests/interop/durability_writer
+tests_interop_durability_writer_SOURCES = tests/interop/durability_writer.c
+tests_interop_durability_writer_LDADD = libnvmeof.la
+TESTS += tests/interop/durability.sh
+dist_check_SCRIPTS += tests/interop/durability.sh
+EXTRA_DIST += tests/interop/guest-durability.sh
