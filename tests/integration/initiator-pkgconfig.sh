@@ -40,8 +40,11 @@ fi
 
 sed -n '/^```c$/,/^```$/p' "$top_srcdir/initiator/README.md" | sed '1d;$d' > "$IT_DIR/hello.c"
 it_check example-extracted grep -q 'nvmeof_ctrlr_connect' "$IT_DIR/hello.c"
-# shellcheck disable=SC2086
-if cc -Wall -Wextra -Werror -o "$IT_DIR/hello" "$IT_DIR/hello.c" $FLAGS 2> "$IT_DIR/cc.log"; then
+# A sanitizer build of the library needs its runtime linked into the program too.
+SAN_CFLAGS=$(sed -n 's/^SAN_CFLAGS = //p' "$top_builddir/Makefile")
+# shellcheck disable=SC2086 # word splitting of the flag lists is intended
+if cc -Wall -Wextra -Werror $SAN_CFLAGS -o "$IT_DIR/hello" "$IT_DIR/hello.c" $FLAGS \
+	2> "$IT_DIR/cc.log"; then
 	it_ok example-builds
 else
 	it_not_ok example-builds "cc failed:"

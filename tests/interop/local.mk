@@ -3,10 +3,12 @@
 # only one lab guest runs at a time.
 interop_tests = \
 	tests/interop/kernel-host-tcp.sh \
-	tests/interop/kernel-host-digest.sh
+	tests/interop/kernel-host-digest.sh \
+	tests/interop/initiator-nvmet.sh
 TESTS += $(interop_tests)
 dist_check_SCRIPTS += $(interop_tests)
-EXTRA_DIST += tests/interop/lib.sh tests/interop/guest-kernel-host.sh
+EXTRA_DIST += tests/interop/lib.sh tests/interop/guest-kernel-host.sh \
+	tests/interop/guest-nvmet-target.sh
 # NVMe/RDMA over soft-RoCE, everything inside the guest (skipped when built without RDMA).
 rdma_interop_tests = tests/interop/rdma-kernel-host.sh tests/interop/rdma-initiator.sh
 TESTS += $(rdma_interop_tests)
