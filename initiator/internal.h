@@ -50,6 +50,12 @@ void clear_error(void);
 /* Milliseconds on the monotonic clock. */
 uint64_t now_ms(void);
 
+/* Sockets (sock.c): wait until @fd is ready for @events or @deadline (now_ms()) passes
+ * (0, -ETIMEDOUT or -errno; 0 also on EINTR), and dial @u with a non-blocking connect
+ * (the descriptor, or -errno with the error set). */
+int sock_wait_fd(int fd, short events, uint64_t deadline);
+int sock_dial(const struct uri_target *u, int timeout_ms, uint64_t deadline);
+
 /* Status (errors.c): status from a CQE, and a name with Fabrics context. */
 uint16_t cqe_status(const struct nvme_cpl *cqe);
 const char *connect_status_name(uint16_t status);

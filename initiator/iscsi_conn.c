@@ -21,68 +21,6 @@
 #include "iscsi.h"
 #include "transport.h"
 
-static int wait_fd(int fd, short events, uint64_t deadline)
-{
-	struct pollfd pfd = { .fd = fd, .events = events };
-	uint64_t now = now_ms();
-	int rc;
-
-	if (now >= deadline)
-		return -ETIMEDOUT;
-	rc = poll(&pfd, 1, (int)(deadline - now));
-	if (rc < 0)
-		return errno == EINTR ? 0 : -errno;
-	return rc == 0 ? -ETIMEDOUT : 0;
-}
-
-static int iscsi_dial(const struct uri_target *u, int timeout_ms, uint64_t deadline)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC };
-	struct addrinfo *res, *ai;
-	char port[8];
-	int rc, fd = -1, err = ECONNREFUSED;
-
-	snprintf(port, sizeof(port), "%u", u->port);
-	rc = getaddrinfo(u->host, port, &hints, &res);
-	if (rc)
-		return set_error(-EHOSTUNREACH, "cannot resolve '%s': %s", u->host,
-				 gai_strerror(rc));
-	for (ai = res; ai; ai = ai->ai_next) {
-		socklen_t len = sizeof(err);
-
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			    ai->ai_protocol);
-		if (fd < 0) {
-			err = errno;
-			continue;
-		}
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-			break;
-		if (errno != EINPROGRESS) {
-			err = errno;
-			close(fd);
-			fd = -1;
-			continue;
-		}
-		rc = wait_fd(fd, POLLOUT, deadline);
-		if (rc == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0)
-			break;
-		if (rc)
-			err = -rc;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		if (err == ETIMEDOUT)
-			return set_error(-ETIMEDOUT, "cannot connect to %s:%u: no answer in %d ms",
-					 u->host, u->port, timeout_ms);
-		return set_error(-err, "cannot connect to %s:%u: %s", u->host, u->port,
-				 strerror(err));
-	}
-	return fd;
-}
-
 void iscsi_initiator_name(const char *hostnqn, char *out, size_t len)
 {
 	size_t o = 0;
@@ -182,7 +120,7 @@ int iscsi_qpair_connect(struct nvmeof_qpair *qp, int timeout_ms)
 {
 	struct iscsi_qpair *iq = iscsi_qp(qp);
 	uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
-	int fd = iscsi_dial(&qp->ctrlr->uri, timeout_ms, deadline), rc;
+	int fd = sock_dial(&qp->ctrlr->uri, timeout_ms, deadline), rc;
 
 	if (fd < 0)
 		return fd;
@@ -194,7 +132,7 @@ int iscsi_qpair_connect(struct nvmeof_qpair *qp, int timeout_ms)
 		close(iq->fd);
 		iq->fd = -1;
 		iq->chap_md5_only = true;
-		fd = iscsi_dial(&qp->ctrlr->uri, timeout_ms, deadline);
+		fd = sock_dial(&qp->ctrlr->uri, timeout_ms, deadline);
 		if (fd < 0)
 			return fd;
 		clear_error();

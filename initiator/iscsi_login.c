@@ -44,20 +44,6 @@ struct login_ctx {
 };
 
 /* ---- Socket I/O ----------------------------------------------------------------------------- */
-static int wait_fd(int fd, short events, uint64_t deadline)
-{
-	struct pollfd pfd = { .fd = fd, .events = events };
-	uint64_t now = now_ms();
-	int rc;
-
-	if (now >= deadline)
-		return -ETIMEDOUT;
-	rc = poll(&pfd, 1, (int)(deadline - now));
-	if (rc < 0)
-		return errno == EINTR ? 0 : -errno;
-	return rc == 0 ? -ETIMEDOUT : 0;
-}
-
 static int xfer_all(int fd, void *buf, size_t len, bool out, uint64_t deadline)
 {
 	size_t done = 0;
@@ -78,7 +64,7 @@ static int xfer_all(int fd, void *buf, size_t len, bool out, uint64_t deadline)
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return errno == EPIPE ? -ECONNRESET : -errno;
-		rc = wait_fd(fd, out ? POLLOUT : POLLIN, deadline);
+		rc = sock_wait_fd(fd, out ? POLLOUT : POLLIN, deadline);
 		if (rc)
 			return rc;
 	}

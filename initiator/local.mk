@@ -17,6 +17,7 @@ libnvmeof_initiator_la_SOURCES = \
 	initiator/hostnqn.c \
 	initiator/errors.c \
 	initiator/log.c \
+	initiator/sock.c \
 	initiator/iscsi.c initiator/iscsi.h \
 	initiator/iscsi_conn.c \
 	initiator/iscsi_login.c \

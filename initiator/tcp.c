@@ -778,20 +778,6 @@ static short tcp_which_events(const struct nvmeof_qpair *qp)
 }
 
 /* ---- Connection and ICReq/ICResp -------------------------------------------------------- */
-static int wait_fd(int fd, short events, uint64_t deadline)
-{
-	struct pollfd pfd = { .fd = fd, .events = events };
-	uint64_t now = now_ms();
-	int rc;
-
-	if (now >= deadline)
-		return -ETIMEDOUT;
-	rc = poll(&pfd, 1, (int)(deadline - now));
-	if (rc < 0)
-		return errno == EINTR ? 0 : -errno;
-	return rc == 0 ? -ETIMEDOUT : 0;
-}
-
 static int xfer_all(int fd, void *buf, size_t len, bool out, uint64_t deadline)
 {
 	size_t done = 0;
@@ -811,7 +797,7 @@ static int xfer_all(int fd, void *buf, size_t len, bool out, uint64_t deadline)
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno;
-		rc = wait_fd(fd, out ? POLLOUT : POLLIN, deadline);
+		rc = sock_wait_fd(fd, out ? POLLOUT : POLLIN, deadline);
 		if (rc)
 			return rc;
 	}
@@ -896,58 +882,10 @@ int tcp_qpair_connect_fd(struct nvmeof_qpair *qp, int fd, int timeout_ms)
 	return tcp_handshake(tq, now_ms() + (uint64_t)timeout_ms);
 }
 
-static int tcp_dial(const struct uri_target *u, int timeout_ms, uint64_t deadline)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC };
-	struct addrinfo *res, *ai;
-	char port[8];
-	int rc, fd = -1, err = ECONNREFUSED;
-
-	snprintf(port, sizeof(port), "%u", u->port);
-	rc = getaddrinfo(u->host, port, &hints, &res);
-	if (rc)
-		return set_error(-EHOSTUNREACH, "cannot resolve '%s': %s", u->host,
-				 gai_strerror(rc));
-	for (ai = res; ai; ai = ai->ai_next) {
-		socklen_t len = sizeof(err);
-
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			    ai->ai_protocol);
-		if (fd < 0) {
-			err = errno;
-			continue;
-		}
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-			break;
-		if (errno != EINPROGRESS) {
-			err = errno;
-			close(fd);
-			fd = -1;
-			continue;
-		}
-		rc = wait_fd(fd, POLLOUT, deadline);
-		if (rc == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0)
-			break;
-		if (rc)
-			err = -rc;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		if (err == ETIMEDOUT)
-			return set_error(-ETIMEDOUT, "cannot connect to %s:%u: no answer in %d ms",
-					 u->host, u->port, timeout_ms);
-		return set_error(-err, "cannot connect to %s:%u: %s", u->host, u->port,
-				 strerror(err));
-	}
-	return fd;
-}
-
 static int tcp_qpair_connect(struct nvmeof_qpair *qp, int timeout_ms)
 {
 	uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
-	int fd = tcp_dial(&qp->ctrlr->uri, timeout_ms, deadline);
+	int fd = sock_dial(&qp->ctrlr->uri, timeout_ms, deadline);
 
 	if (fd < 0)
 		return fd;
