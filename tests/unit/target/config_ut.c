@@ -584,9 +584,9 @@ static const struct bad_case bad_cases[] = {
 	 -ENOTSUP, "ports[0].ana_groups[1].ana.state: ANA state \"inaccessible\" is not supported"},
 	{"ana dup", DOC(PORT(", 'ana_groups': [{'grpid': 1}, {'grpid': '1'}]"), SUBSYS("")),
 	 -EINVAL, "ports[0].ana_groups[1].grpid: duplicate ANA group 1"},
-	{"resv", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [{'nsid': 1, "
-			       "'device': {'path': 'ram:1M'}, 'resv': {'enable': '1'}}]}"),
-	 -ENOTSUP, "subsystems[0].namespaces[0].resv.enable: reservations are not supported"},
+	{"resv type", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [{'nsid': 1, "
+				    "'device': {'path': 'ram:1M'}, 'resv': {'enable': 'yes'}}]}"),
+	 -EINVAL, "subsystems[0].namespaces[0].resv.enable"},
 	{"passthru", DOC(PORT(""), SUBSYS(", 'passthru': [{'device': {'path': '/dev/nvme0'}}]")),
 	 -ENOTSUP, "subsystems[0].passthru: passthru controllers are not supported"},
 	{"dhchap key",
