@@ -31,6 +31,7 @@ enum {
 	OPT_STATS_SOCKET,
 	OPT_MAX_CONN,
 	OPT_UNSAFE_IGNORE_FLUSH,
+	OPT_FOREGROUND,
 };
 
 static const struct option long_opts[] = {
@@ -51,6 +52,7 @@ static const struct option long_opts[] = {
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "daemon", no_argument, NULL, 'd' },
+	{ "foreground", no_argument, NULL, OPT_FOREGROUND },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "syslog", no_argument, NULL, OPT_SYSLOG },
 	{ "stats-socket", required_argument, NULL, OPT_STATS_SOCKET },
@@ -96,6 +98,7 @@ void cli_usage(FILE *f)
 	      "  --log-level LEVEL     err, warn, notice (default), info or debug\n"
 	      "  -v, --verbose         one level more detail per -v\n"
 	      "  -d, --daemon          detach; the start command exits once serving\n"
+	      "  --foreground          stay in the foreground (the default; overrides -d)\n"
 	      "  --pidfile FILE        write the daemon's PID to FILE\n"
 	      "  --syslog              log to syslog instead of stderr\n"
 	      "  --stats-socket PATH   serve counters (JSON lines) on a UNIX socket\n"
@@ -297,6 +300,9 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 		return 0;
 	case 'd':
 		o->daemon = true;
+		return 0;
+	case OPT_FOREGROUND:
+		o->daemon = false;
 		return 0;
 	case OPT_PIDFILE:
 		if (!*arg)

@@ -87,6 +87,13 @@ static void test_all_flags(void)
 	CU_ASSERT_TRUE(o.daemon);
 	CU_ASSERT_STRING_EQUAL(o.pidfile, "/run/x.pid");
 	CU_ASSERT_TRUE(o.syslog);
+
+	{
+		static const char *const fg[] = { "-d", "--foreground", NULL };
+
+		CU_ASSERT_EQUAL(parse(&o, err, fg), 0);
+		CU_ASSERT_FALSE(o.daemon);
+	}
 }
 
 static void test_config_and_misc(void)
