@@ -693,6 +693,7 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: nvmeof COMMAND URI [OPTIONS]\n\n"
 		   "URI: nvme+tcp://HOST[:PORT][/SUBSYS-NQN[/NSID]]\n"
 		   "     nvme+rdma://HOST[:PORT][/SUBSYS-NQN[/NSID]] (NVMe/RDMA, when built in)\n"
+		   "     iscsi://[USER%%SECRET@]HOST[:PORT]/TARGET-IQN/LUN (SCSI over iSCSI)\n"
 		   "     (no NQN: the discovery controller, port 8009; otherwise port 4420)\n\n"
 		   "Commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
