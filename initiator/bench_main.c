@@ -60,7 +60,7 @@ static void usage(FILE *f)
 	      "Run each workload over native NVMe/TCP and over SCSI commands through iSCSI,\n"
 	      "alternating the two paths, and compare IOPS, latency and CPU per I/O.\n"
 	      "\n"
-	      "  --native URI          nvme+tcp://HOST[:PORT]/NQN[/NSID]\n"
+	      "  --native URI          nvme+tcp://HOST[:PORT]/NQN[/NSID] (or nvme+rdma://)\n"
 	      "  --scsi URI            iscsi://HOST[:PORT]/IQN/LUN\n"
 	      "\n"
 	      "Workloads (default: 4K random, 64K random, 64K sequential and 128K sequential,\n"
