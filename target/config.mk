@@ -2,7 +2,7 @@
 # (at start and on SIGHUP), and the daemon's service plumbing (pidfile, syslog, notify).
 noinst_LTLIBRARIES += libnvmeof_config.la
 libnvmeof_config_la_SOURCES = \
-	target/config_file.c target/config_file.h target/config_apply.c \
+	target/config_file.c target/config_file.h target/config_model.c target/config_apply.c \
 	target/service.c target/service.h
 libnvmeof_config_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 libnvmeof_config_la_LIBADD = $(JSONC_LIBS)

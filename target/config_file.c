@@ -1346,39 +1346,6 @@ static int parse_root(struct pctx *c, json_object *root)
 
 /* ---- Entry points ---------------------------------------------------------------------------- */
 
-static void free_lists(struct tgt_config *cfg)
-{
-	unsigned int i;
-
-	/* List counts include an item that failed half-way: its arrays are freed too. */
-	for (i = 0; cfg->ports && i < cfg->nports; i++) {
-		free(cfg->ports[i].subsystems);
-		free(cfg->ports[i].referrals);
-		free(cfg->ports[i].ana_groups);
-	}
-	for (i = 0; cfg->subsystems && i < cfg->nsubsystems; i++) {
-		free(cfg->subsystems[i].namespaces);
-		free(cfg->subsystems[i].allowed_hosts);
-	}
-}
-
-void config_free(struct tgt_config *cfg)
-{
-	unsigned int i;
-
-	if (!cfg)
-		return;
-	free_lists(cfg);
-	free(cfg->ports);
-	free(cfg->subsystems);
-	free(cfg->hosts);
-	free(cfg->iscsi_json);
-	for (i = 0; i < cfg->nwarnings; i++)
-		free(cfg->warnings[i]);
-	free(cfg->warnings);
-	free(cfg);
-}
-
 static void offset_to_linecol(const char *text, size_t off, unsigned int *line, unsigned int *col)
 {
 	size_t i;
@@ -1528,42 +1495,4 @@ int config_load(const char *path, struct tgt_config **out, char *err, size_t err
 		free(abs);
 	}
 	return rc;
-}
-
-void config_log_warnings(const struct tgt_config *cfg)
-{
-	unsigned int i;
-
-	for (i = 0; i < cfg->nwarnings; i++)
-		log_warn("%s", cfg->warnings[i]);
-}
-
-const struct config_port *config_find_port(const struct tgt_config *cfg, uint16_t portid)
-{
-	unsigned int i;
-
-	for (i = 0; i < cfg->nports; i++)
-		if (cfg->ports[i].portid == portid)
-			return &cfg->ports[i];
-	return NULL;
-}
-
-const struct config_subsys *config_find_subsys(const struct tgt_config *cfg, const char *nqn)
-{
-	unsigned int i;
-
-	for (i = 0; i < cfg->nsubsystems; i++)
-		if (!strcmp(cfg->subsystems[i].nqn, nqn))
-			return &cfg->subsystems[i];
-	return NULL;
-}
-
-const struct config_ns *config_find_ns(const struct config_subsys *s, uint32_t nsid)
-{
-	unsigned int i;
-
-	for (i = 0; i < s->nnamespaces; i++)
-		if (s->namespaces[i].nsid == nsid)
-			return &s->namespaces[i];
-	return NULL;
 }
