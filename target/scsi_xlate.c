@@ -252,6 +252,34 @@ static void plan_rw(struct xctx *x, enum scsi_xop op, uint64_t lba, uint32_t tl,
 	p->xfer_len = tl * x->lu->block_size;
 }
 
+/* LBA and transfer length of a READ/WRITE(6/10/12/16), by the CDB's group code; @tl_byte
+ * is the transfer length's offset for sense field pointers. */
+static void rw_fields(const uint8_t *c, uint64_t *lba, uint32_t *tl, int *tl_byte)
+{
+	switch (c[0] >> 5) {
+	case 0: /* 6-byte */
+		*lba = get_be24(&c[1]) & 0x1fffff;
+		*tl = c[4] ? c[4] : 256;
+		*tl_byte = 4;
+		break;
+	case 5: /* 12-byte */
+		*lba = get_be32(&c[2]);
+		*tl = get_be32(&c[6]);
+		*tl_byte = 6;
+		break;
+	case 4: /* 16-byte */
+		*lba = get_be64(&c[2]);
+		*tl = get_be32(&c[10]);
+		*tl_byte = 10;
+		break;
+	default: /* 10-byte */
+		*lba = get_be32(&c[2]);
+		*tl = get_be16(&c[7]);
+		*tl_byte = 7;
+		break;
+	}
+}
+
 static void sbc_read(struct xctx *x)
 {
 	const uint8_t *c = x->cdb;
@@ -259,28 +287,7 @@ static void sbc_read(struct xctx *x)
 	uint32_t tl;
 	int tl_byte;
 
-	switch (c[0]) {
-	case SCSI_OP_READ6:
-		lba = get_be24(&c[1]) & 0x1fffff;
-		tl = c[4] ? c[4] : 256;
-		tl_byte = 4;
-		break;
-	case SCSI_OP_READ10:
-		lba = get_be32(&c[2]);
-		tl = get_be16(&c[7]);
-		tl_byte = 7;
-		break;
-	case SCSI_OP_READ12:
-		lba = get_be32(&c[2]);
-		tl = get_be32(&c[6]);
-		tl_byte = 6;
-		break;
-	default:
-		lba = get_be64(&c[2]);
-		tl = get_be32(&c[10]);
-		tl_byte = 10;
-		break;
-	}
+	rw_fields(c, &lba, &tl, &tl_byte);
 	if (!rw_check(x, lba, tl, c[0] == SCSI_OP_READ6 ? 0 : c[1] >> 5, true, tl_byte))
 		return;
 	plan_rw(x, SCSI_XOP_READ, lba, tl, c[0] != SCSI_OP_READ6 && (c[1] & 0x08));
@@ -295,28 +302,7 @@ static void sbc_write(struct xctx *x)
 	uint32_t tl;
 	int tl_byte;
 
-	switch (c[0]) {
-	case SCSI_OP_WRITE6:
-		lba = get_be24(&c[1]) & 0x1fffff;
-		tl = c[4] ? c[4] : 256;
-		tl_byte = 4;
-		break;
-	case SCSI_OP_WRITE10:
-		lba = get_be32(&c[2]);
-		tl = get_be16(&c[7]);
-		tl_byte = 7;
-		break;
-	case SCSI_OP_WRITE12:
-		lba = get_be32(&c[2]);
-		tl = get_be32(&c[6]);
-		tl_byte = 6;
-		break;
-	default:
-		lba = get_be64(&c[2]);
-		tl = get_be32(&c[10]);
-		tl_byte = 10;
-		break;
-	}
+	rw_fields(c, &lba, &tl, &tl_byte);
 	if (!rw_check(x, lba, tl, c[0] == SCSI_OP_WRITE6 ? 0 : c[1] >> 5, true, tl_byte))
 		return;
 	if (lu_write_protected(x->lu)) {
