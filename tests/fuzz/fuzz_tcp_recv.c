@@ -260,6 +260,7 @@ static int admin_up(int fd)
 	struct nvmf_connect_data cd = { 0 };
 	struct nvmf_property_cmd pc = { 0 };
 	struct nvme_cmd sf = { 0 };
+	int rc;
 
 	nvme_tcp_build_icreq(ic, false, false, 0, 0);
 	if (xfer_full(fd, ic, sizeof(ic), true) || xfer_full(fd, ic, sizeof(ic), false))
@@ -271,18 +272,27 @@ static int admin_up(int fd)
 	memset(cd.hostid, 0x0f, sizeof(cd.hostid));
 	snprintf(cd.subnqn, sizeof(cd.subnqn), "%s", SUBNQN);
 	snprintf(cd.hostnqn, sizeof(cd.hostnqn), "%s", HOSTNQN);
-	if (admin_cmd(fd, (struct nvme_cmd *)&cc, &cd, sizeof(cd)) != 0)
+	rc = admin_cmd(fd, (struct nvme_cmd *)&cc, &cd, sizeof(cd));
+	if (rc != 0) {
+		fprintf(stderr, "fuzz_tcp_recv: admin Connect: status 0x%x\n", (unsigned int)rc);
 		return -1;
+	}
 	pc.opc = NVME_OPC_FABRICS;
 	pc.fctype = NVMF_FCTYPE_PROPERTY_SET;
 	put_le32(&pc.offset, NVME_REG_CC);
 	put_le64(&pc.value, NVME_CC_EN | 6u << NVME_CC_IOSQES_SHIFT | 4u << NVME_CC_IOCQES_SHIFT);
-	if (admin_cmd(fd, (struct nvme_cmd *)&pc, NULL, 0) != 0)
+	rc = admin_cmd(fd, (struct nvme_cmd *)&pc, NULL, 0);
+	if (rc != 0) {
+		fprintf(stderr, "fuzz_tcp_recv: Property Set CC.EN: status 0x%x\n", (unsigned int)rc);
 		return -1;
+	}
 	sf.opc = NVME_ADMIN_SET_FEATURES;
 	put_le32(&sf.cdw10, NVME_FEAT_NUM_QUEUES);
 	put_le32(&sf.cdw11, 1u | 1u << 16);
-	return admin_cmd(fd, &sf, NULL, 0) == 0 ? 0 : -1;
+	rc = admin_cmd(fd, &sf, NULL, 0);
+	if (rc != 0)
+		fprintf(stderr, "fuzz_tcp_recv: Set Features (queues): status 0x%x\n", (unsigned int)rc);
+	return rc == 0 ? 0 : -1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
