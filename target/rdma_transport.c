@@ -448,22 +448,7 @@ static void close_all_msg(void *arg)
 
 int nvmf_rdma_close_all(unsigned int timeout_ms)
 {
-	struct timespec ts = { 0, 5 * 1000 * 1000 };
-	unsigned int waited = 0;
-
-	if (atomic_load(&g_stats.live) == 0)
-		return 0;
-	reactor_for_each(close_all_msg, NULL);
-	while (atomic_load_explicit(&g_stats.live, memory_order_acquire) != 0) {
-		if (waited >= timeout_ms) {
-			log_warn("%u NVMe/RDMA connection(s) still busy after %u ms",
-				 atomic_load(&g_stats.live), timeout_ms);
-			return -ETIMEDOUT;
-		}
-		nanosleep(&ts, NULL);
-		waited += 5;
-	}
-	return 0;
+	return reactors_drain(close_all_msg, &g_stats.live, timeout_ms, "NVMe/RDMA");
 }
 
 void rdma_count_accepted(void)

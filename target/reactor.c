@@ -524,3 +524,24 @@ void reactors_stop(void)
 	g_reactors = NULL;
 	g_nalloc = 0;
 }
+
+int reactors_drain(reactor_msg_fn close_fn, const atomic_uint *live, unsigned int timeout_ms,
+		   const char *what)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	unsigned int waited = 0;
+
+	if (atomic_load(live) == 0)
+		return 0;
+	reactor_for_each(close_fn, NULL);
+	while (atomic_load_explicit(live, memory_order_acquire) != 0) {
+		if (waited >= timeout_ms) {
+			log_warn("%u %s connection(s) still busy after %u ms", atomic_load(live),
+				 what, timeout_ms);
+			return -ETIMEDOUT;
+		}
+		nanosleep(&ts, NULL);
+		waited += 5;
+	}
+	return 0;
+}

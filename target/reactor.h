@@ -9,6 +9,7 @@
 
 #include <ev.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,6 +61,12 @@ struct reactor *reactor_next(void);
 int reactor_send_msg(struct reactor *r, reactor_msg_fn fn, void *arg);
 /* reactor_send_msg() to every reactor. Returns 0 or the first error. */
 int reactor_for_each(reactor_msg_fn fn, void *arg);
+
+/* Off-reactor shutdown helper: run @close_fn on every reactor, then wait up to
+ * @timeout_ms for *@live (a count of open connections) to reach 0. Returns 0 or
+ * -ETIMEDOUT (logged, naming @what). */
+int reactors_drain(reactor_msg_fn close_fn, const atomic_uint *live, unsigned int timeout_ms,
+		   const char *what);
 
 /*
  * Deferred work: run @w->fn(@w->arg) on @r's thread before the loop next waits for
