@@ -23,3 +23,15 @@ TESTS += tests/unit/common/nvme_tcp_pdu_ut
 tests_unit_common_nvme_tcp_pdu_ut_SOURCES = tests/unit/common/nvme_tcp_pdu_ut.c
 tests_unit_common_nvme_tcp_pdu_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_common_nvme_tcp_pdu_ut_LDADD = libnvmeof_common.la $(ISAL_LIBS) $(UT_LIBS)
+
+# iSCSI and SCSI wire formats and the iSCSI PDU codec (both sides).
+libnvmeof_common_la_SOURCES += \
+	common/scsi_spec.h \
+	common/iscsi_spec.h \
+	common/iscsi_pdu.c common/iscsi_pdu.h
+
+check_PROGRAMS += tests/unit/common/iscsi_pdu_ut
+TESTS += tests/unit/common/iscsi_pdu_ut
+tests_unit_common_iscsi_pdu_ut_SOURCES = tests/unit/common/iscsi_pdu_ut.c
+tests_unit_common_iscsi_pdu_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_common_iscsi_pdu_ut_LDADD = libnvmeof_common.la $(UT_LIBS)

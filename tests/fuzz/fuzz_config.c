@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The JSON configuration loader (target/config_file.c): arbitrary text through
+ * The JSON configuration loader (target/config/config_file.c): arbitrary text through
  * config_load_string(), then the lookups on whatever model it accepted. A rejected input
  * must leave a message; an accepted one must be self-consistent.
  */
@@ -9,7 +9,7 @@
 
 #include "common/log.h"
 #include "fuzz.h"
-#include "target/config_file.h"
+#include "config/config_file.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

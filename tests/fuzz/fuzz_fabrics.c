@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fabrics, Admin and NVM command handling of the target core (target/fabrics.c, admin.c,
+ * Fabrics, Admin and NVM command handling of the target core (target/core/fabrics.c, admin.c,
  * io.c, ...) through nvmf_req_exec(), with the core's unit-test fakes standing in for the
  * transport, reactors and backend. Each input runs on a fresh target: a subsystem with a
  * 1 MiB namespace, a controller with its admin queue and two I/O queues connected and
@@ -18,7 +18,7 @@
 #include "common/endian.h"
 #include "common/log.h"
 #include "fuzz.h"
-#include "tests/unit/target/fakes.h"
+#include "tests/unit/target/core/fakes.h"
 
 #define MAX_CMDS 128
 #define MAX_EXTRA 8

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The iSCSI target's connection (target/iscsi_conn.c, login, session, tasks, task
+ * The iSCSI target's connection (target/iscsi/iscsi_conn.c, login, session, tasks, task
  * management) as an initiator drives it: every input is the byte stream an initiator
  * sends on one connection, fed over a socketpair to a real iSCSI connection on a real
  * reactor, with the real NVMe target core and a RAM namespace behind LUN 0. However the
@@ -22,10 +22,10 @@
 
 #include "common/log.h"
 #include "fuzz.h"
-#include "target/iscsi.h"
-#include "target/iscsi_internal.h"
-#include "target/nvmf.h"
-#include "target/reactor.h"
+#include "iscsi/iscsi.h"
+#include "iscsi/iscsi_internal.h"
+#include "core/nvmf.h"
+#include "reactor/reactor.h"
 
 #define SUBNQN "nqn.2026-11.io.nvmeof:fuzz"
 #define STREAM_TIMEOUT_MS 5000

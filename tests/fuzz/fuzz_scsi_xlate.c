@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The SCSI -> NVMe translator (target/scsi_xlate.c) as the iSCSI task engine drives it:
+ * The SCSI -> NVMe translator (target/scsi/scsi_xlate.c) as the iSCSI task engine drives it:
  * a CDB, its data-out, the NVMe commands of the plan with completion statuses chosen by
  * the input, and the final data-in. Every NVMe command must reference data inside the
  * buffer it names, and every finished plan must carry a valid SCSI outcome.
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "target/scsi_xlate.h"
+#include "scsi/scsi_xlate.h"
 
 #define CHUNK (128 * 1024) /* one reactor buffer, like the engine's first chunk */
 #define MAX_STEPS 4096

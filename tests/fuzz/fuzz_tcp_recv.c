@@ -26,9 +26,9 @@
 #include "common/log.h"
 #include "common/nvme_tcp_pdu.h"
 #include "fuzz.h"
-#include "target/nvmf.h"
-#include "target/reactor.h"
-#include "target/tcp_internal.h"
+#include "core/nvmf.h"
+#include "reactor/reactor.h"
+#include "tcp/tcp_internal.h"
 
 #define SUBNQN "nqn.2026-11.io.nvmeof:fuzz"
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:0f0f0f0f-1111-2222-3333-444444444444"
@@ -54,6 +54,8 @@ static int setup(void)
 	if (reactors_start(1) != 0)
 		return -1;
 	g_r = reactor_get(0);
+	if (!nvmf_transport_find("tcp") && nvmf_transport_register(&nvmf_tcp_transport_ops) != 0)
+		return -1;
 	nvmf_tgt_opts_default(&o);
 	g_tgt = nvmf_tgt_create(&o);
 	if (!g_tgt)

@@ -14,7 +14,7 @@ fuzz_tcp_recv_libs = libnvmeof_tcp.la libnvmeof_core.la libnvmeof_tcp.la libnvme
 	libnvmeof_reactor.la libnvmeof_common.la $(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) \
 	$(ISAL_LIBS)
 fuzz_iscsi_conn_src = tests/fuzz/fuzz_iscsi_conn.c tests/fuzz/fuzz.h
-fuzz_iscsi_conn_libs = libnvmeof_iscsi.la libnvmeof_tcp.la libnvmeof_core.la libnvmeof_tcp.la \
+fuzz_iscsi_conn_libs = libnvmeof_iscsi.la libnvmeof_scsi.la libnvmeof_tcp.la libnvmeof_core.la libnvmeof_tcp.la \
 	libnvmeof_bdev.la libnvmeof_reactor.la libnvmeof_common.la $(EV_LIBS) $(URING_LIBS) \
 	$(OPENSSL_LIBS) $(ISAL_LIBS) $(JSONC_LIBS)
 fuzz_fabrics_src = tests/fuzz/fuzz_fabrics.c tests/fuzz/fuzz.h $(CORE_UT_SOURCES)
@@ -22,17 +22,15 @@ fuzz_fabrics_libs = libnvmeof_core.la libnvmeof_common.la $(OPENSSL_LIBS) $(EV_L
 	$(UT_LIBS)
 fuzz_iscsi_src = tests/fuzz/fuzz_iscsi.c tests/fuzz/fuzz.h
 fuzz_iscsi_libs = libnvmeof_common.la $(ISAL_LIBS)
-fuzz_scsi_xlate_src = tests/fuzz/fuzz_scsi_xlate.c tests/fuzz/fuzz.h target/scsi_xlate.c \
-	target/scsi_xlate_spc.c target/scsi_xlate_pr.c
-fuzz_scsi_xlate_libs = libnvmeof_common.la
+fuzz_scsi_xlate_src = tests/fuzz/fuzz_scsi_xlate.c tests/fuzz/fuzz.h
+fuzz_scsi_xlate_libs = libnvmeof_scsi.la libnvmeof_common.la
 fuzz_config_src = tests/fuzz/fuzz_config.c tests/fuzz/fuzz.h
 fuzz_config_libs = libnvmeof_config.la libnvmeof_common.la $(JSONC_LIBS)
 fuzz_initiator_src = tests/fuzz/fuzz_initiator.c tests/fuzz/fuzz.h
 fuzz_initiator_libs = libnvmeof_initiator.la libnvmeof_common.la $(ISAL_LIBS) \
 	$(OPENSSL_LIBS)
 
-fuzz_cflags = $(AM_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/target \
-	-I$(top_srcdir)/tests/fuzz
+fuzz_cflags = $(UT_CFLAGS) -I$(top_srcdir)/tests/fuzz
 replay_cflags = $(fuzz_cflags) -DFUZZ_SRCDIR='"$(abs_top_srcdir)"'
 
 # make check: replay corpus + regression inputs through each target.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# initiator-pkgconfig.sh - the example program in initiator/README.md, built the way an
+# initiator-pkgconfig.sh - the example program in initiator/lib/README.md, built the way an
 # application would: make install into a scratch directory, then
 # cc hello.c $(pkg-config --cflags --libs libnvmeof), and run against nvmeof-target.
 # Also: the installed library exports nothing but the nvmeof_* API.
@@ -38,7 +38,7 @@ else
 	it_ok exports
 fi
 
-sed -n '/^```c$/,/^```$/p' "$top_srcdir/initiator/README.md" | sed '1d;$d' > "$IT_DIR/hello.c"
+sed -n '/^```c$/,/^```$/p' "$top_srcdir/initiator/lib/README.md" | sed '1d;$d' > "$IT_DIR/hello.c"
 it_check example-extracted grep -q 'nvmeof_ctrlr_connect' "$IT_DIR/hello.c"
 # A sanitizer build of the library needs its runtime linked into the program too.
 SAN_CFLAGS=$(sed -n 's/^SAN_CFLAGS = //p' "$top_builddir/Makefile")

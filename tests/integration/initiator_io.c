@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "nvmeof.h"
+#include "lib/nvmeof.h"
 
 #define MAX_QUEUES 16
 #define MAX_QD 256

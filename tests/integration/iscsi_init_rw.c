@@ -24,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "nvmeof.h"
+#include "lib/nvmeof.h"
 
 #define MAX_SESSIONS 16
 #define MAX_QD 256

@@ -2,6 +2,7 @@
 # Scripts find binaries through $top_builddir (AM_TESTS_ENVIRONMENT).
 check_PROGRAMS += tests/integration/initiator_io
 tests_integration_initiator_io_SOURCES = tests/integration/initiator_io.c
+tests_integration_initiator_io_CFLAGS = $(HOST_CFLAGS)
 tests_integration_initiator_io_LDADD = libnvmeof.la
 
 # Raw NVMe/TCP PDU client for tcp_raw_test.sh (common PDU codec only).
@@ -20,6 +21,7 @@ dist_check_SCRIPTS += tests/integration/fault-tcp.sh
 # libnvmeof's SCSI path (iscsi://) against Debian's tgt and nvmeof-target's iSCSI.
 check_PROGRAMS += tests/integration/iscsi_init_rw
 tests_integration_iscsi_init_rw_SOURCES = tests/integration/iscsi_init_rw.c
+tests_integration_iscsi_init_rw_CFLAGS = $(HOST_CFLAGS)
 tests_integration_iscsi_init_rw_LDADD = libnvmeof.la
 
 integration_tests = \
@@ -33,3 +35,7 @@ integration_tests = \
 TESTS += $(integration_tests)
 dist_check_SCRIPTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh
+
+# libiscsi's compliance suite against the daemon (skipped without iscsi-test-cu).
+TESTS += tests/integration/iscsi-compliance.sh
+dist_check_SCRIPTS += tests/integration/iscsi-compliance.sh

@@ -26,10 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "crc32c.h"
-#include "endian.h"
-#include "nvme_spec.h"
-#include "nvme_tcp_pdu.h"
+#include "common/crc32c.h"
+#include "common/endian.h"
+#include "common/nvme_spec.h"
+#include "common/nvme_tcp_pdu.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:6b3a1f52-0d3c-4e5b-9a61-3c2f7d9e0a11"
 

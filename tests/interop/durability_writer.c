@@ -30,7 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nvmeof.h"
+#include "lib/nvmeof.h"
 
 #define WRITE_BYTES 4096u
 #define FUA_EVERY 4

@@ -29,6 +29,7 @@ EXTRA_DIST += tests/interop/prod-lib.sh tests/interop/guest-prod-lib.sh \
 # iSCSI); a target run with --unsafe-ignore-flush must be caught losing writes.
 check_PROGRAMS += tests/interop/durability_writer
 tests_interop_durability_writer_SOURCES = tests/interop/durability_writer.c
+tests_interop_durability_writer_CFLAGS = $(HOST_CFLAGS)
 tests_interop_durability_writer_LDADD = libnvmeof.la
 TESTS += tests/interop/durability.sh
 dist_check_SCRIPTS += tests/interop/durability.sh

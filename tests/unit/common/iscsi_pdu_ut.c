@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "iscsi_pdu.h"
+#include "common/iscsi_pdu.h"
 
 static void test_bhs_fields(void)
 {

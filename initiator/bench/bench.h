@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nvmeof-bench: the same workloads over native NVMe/TCP and over SCSI commands through
+ * iSCSI, against the same target, in alternation.
+ *
+ *   bench_main.c    options, the workload matrix, alternation and repeats, progress line
+ *   bench_run.c     connections, job threads (one queue pair each), one measured run
+ *   bench_hist.c    latency histograms
+ *   bench_stats.c   per-run metrics, median/min/max over repeats, differences
+ *   bench_target.c  the target's statistics socket, and the tcp-ceiling reference run
+ *   bench_report.c  terminal tables and the JSON file
+ *   bench_svg.c     the SVG chart
+ */
+#ifndef NVMEOF_BENCH_H
+#define NVMEOF_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bench_hist.h"
+#include "lib/nvmeof.h"
+
+#define BENCH_MAX_JOBS 64
+#define BENCH_MAX_REPEAT 25
+#define BENCH_MAX_CELLS 64
+#define BENCH_DEFAULT_SIZE (1ull << 30) /* I/O range: the namespace, at most 1 GiB */
+
+enum bench_path { BENCH_NATIVE, BENCH_SCSI, BENCH_NPATHS };
+
+enum bench_rw { BENCH_RANDREAD, BENCH_RANDWRITE, BENCH_SEQREAD, BENCH_SEQWRITE };
+
+struct bench_workload {
+	enum bench_rw rw;
+	uint32_t bs;	 /* bytes per I/O */
+	unsigned int qd; /* per job */
+};
+
+/* ---- options (bench_main.c) ---------------------------------------------------------- */
+struct bench_opts {
+	const char *uri[BENCH_NPATHS]; /* --native, --scsi (either may be NULL) */
+	double time_s;		       /* measured seconds per run */
+	double warmup_s;
+	unsigned int repeat;
+	unsigned int qd; /* 0: the matrix's (32 and 1) */
+	unsigned int jobs;
+	uint64_t size; /* 0: namespace size, at most BENCH_DEFAULT_SIZE */
+	bool custom;   /* --rw/--bs: one workload */
+	enum bench_rw rw;
+	uint32_t bs;
+	bool verify;
+	bool quick;
+	bool hdgst, ddgst;
+	const char *json_path, *svg_path, *png_path;
+	const char *target_stats;   /* the target's --stats-socket */
+	const char *ceiling;	    /* tcp-ceiling binary */
+	int target_cpu, client_cpu; /* --pin S,C; -1: not pinned */
+	int progress;		    /* -1: when stderr is a terminal */
+	const char *target_label;   /* --target-label: what the target is, for the report */
+	int target_pid;		    /* --target-pid: CPU time of any target process */
+};
+
+/* ---- one measured run ------------------------------------------------------------------ */
+struct bench_sample {
+	double secs;
+	uint64_t ios, bytes;
+	uint64_t errors, verify_errors;
+	double lat_avg_ns;
+	uint64_t lat_min_ns, lat_p50_ns, lat_p99_ns, lat_p999_ns, lat_max_ns;
+	double init_cpu_ns;   /* job threads' CPU time, summed */
+	bool have_init_xlate; /* the library reported translation counters */
+	double init_xlate_ns;
+	uint64_t init_xlate_calls;
+	bool have_target;	/* target statistics were read around the run */
+	double tgt_cpu_ns;	/* reactor CPU time */
+	double tgt_proc_cpu_ns; /* whole daemon */
+	double tgt_xlate_ns;
+	uint64_t tgt_xlate_calls;
+	uint64_t tgt_cmds;   /* the path's commands, per the target */
+	double tgt_probe_ns; /* cost of one translation probe */
+	bool have_pid_cpu;   /* --target-pid CPU time over the run */
+	double pid_cpu_ns;
+	bool tgt_pid_only; /* target figures are that process's CPU time only */
+};
+
+/* ---- metrics (bench_stats.c) ------------------------------------------------------------- */
+enum bench_metric {
+	BM_IOPS,
+	BM_MIBS,
+	BM_LAT_AVG, /* microseconds */
+	BM_LAT_P50,
+	BM_LAT_P99,
+	BM_LAT_P999,
+	BM_INIT_CPU,   /* initiator CPU microseconds per I/O */
+	BM_TGT_CPU,    /* target reactor CPU microseconds per I/O */
+	BM_TGT_XLATE,  /* target translation microseconds per I/O */
+	BM_INIT_XLATE, /* initiator translation microseconds per I/O */
+	BM_PROBE_PCT,  /* translation probes' cost, % of target CPU */
+	BM_CEIL_FRAC,  /* IOPS / tcp-ceiling IOPS */
+	BM_COUNT
+};
+
+struct bench_metric_info {
+	const char *key;   /* JSON member */
+	const char *title; /* table heading */
+	const char *unit;
+	bool higher_better;
+};
+
+extern const struct bench_metric_info bench_metrics[BM_COUNT];
+
+struct bench_stat {
+	unsigned int n; /* samples with a value */
+	double median, min, max;
+};
+
+struct bench_path_result {
+	bool ran;
+	char error[256]; /* why it did not run, or failed */
+	unsigned int nsamples;
+	struct bench_sample samples[BENCH_MAX_REPEAT];
+	struct bench_stat stat[BM_COUNT];
+};
+
+struct bench_ceiling_result {
+	bool ran;
+	char error[256];
+	uint32_t req, resp, resp2; /* PDU shapes used */
+	unsigned int n;
+	double iops[BENCH_MAX_REPEAT];
+	double srv_cpu_us[BENCH_MAX_REPEAT]; /* server CPU per request */
+	struct bench_stat stat;		     /* of iops */
+};
+
+struct bench_cell {
+	struct bench_workload w;
+	char label[48]; /* "4K random read QD32" */
+	struct bench_path_result path[BENCH_NPATHS];
+	struct bench_ceiling_result ceiling;
+};
+
+/* What each path negotiated: printed with the results. */
+struct bench_settings {
+	bool connected;
+	char uri[640];
+	char transport[8];
+	bool hdgst, ddgst;
+	uint32_t queue_depth;
+	uint32_t mdts;
+	uint32_t in_capsule; /* NVMe/TCP in-capsule data bytes */
+	bool have_iscsi;     /* iSCSI session parameters below are known */
+	bool immediate_data, initial_r2t;
+	uint32_t first_burst, max_burst, max_xmit_dsl;
+	uint64_t ns_bytes;
+	uint32_t block_size;
+};
+
+struct bench_report {
+	const struct bench_opts *o;
+	char started[32]; /* ISO 8601 */
+	char host[240];	  /* "Linux 6.1.0 x86_64, 2 CPUs" */
+	uint64_t size;	  /* I/O range used */
+	struct bench_settings set[BENCH_NPATHS];
+	unsigned int ncells;
+	struct bench_cell cells[BENCH_MAX_CELLS];
+};
+
+const char *bench_path_name(enum bench_path p); /* "native", "SCSI" */
+const char *bench_path_key(enum bench_path p);	/* "native", "scsi" */
+const char *bench_rw_name(enum bench_rw rw);	/* "randread" */
+void bench_cell_label(const struct bench_workload *w, char *buf, size_t len);
+
+/* A metric of one sample; NAN when it was not measured. */
+double bench_sample_metric(const struct bench_sample *s, enum bench_metric m, double ceil_iops);
+/* Median, min and max of the non-NAN values among @v[0..n). */
+void bench_stat_compute(const double *v, unsigned int n, struct bench_stat *out);
+/* Fill res->stat[] from its samples. */
+void bench_path_aggregate(struct bench_path_result *res, const struct bench_ceiling_result *c);
+void bench_ceiling_aggregate(struct bench_ceiling_result *c);
+/* (scsi - native) / native in %, NAN when either is missing or native is 0. */
+double bench_diff_pct(double native, double scsi);
+
+/* ---- running (bench_run.c) ----------------------------------------------------------------- */
+struct bench_conn {
+	enum bench_path path;
+	struct nvmeof_ctrlr *ctrlr;
+	struct nvmeof_ns *ns;
+	uint32_t block_size;
+	uint64_t nblocks;
+	unsigned int nqp;
+	struct nvmeof_qpair *qp[BENCH_MAX_JOBS];
+};
+
+int bench_conn_open(struct bench_conn *c, enum bench_path path, const char *uri,
+		    const struct bench_opts *o, unsigned int depth, struct bench_settings *set,
+		    char *err, size_t errlen);
+void bench_conn_close(struct bench_conn *c);
+/* Keep-alive: service the admin queue (any thread; waits at most @max_ms). */
+void bench_conn_service(struct bench_conn *c, int max_ms);
+
+enum bench_phase { BENCH_PHASE_WARMUP, BENCH_PHASE_MEASURE, BENCH_PHASE_STOP };
+
+/* Callbacks from the controlling thread during a run. */
+struct bench_run_ctl {
+	/* At the measurement's start (before jobs count) and end (after they stop). */
+	void (*mark)(void *arg, enum bench_phase phase);
+	/* About every 200 ms: phase, seconds into it, I/Os completed in it so far. */
+	void (*tick)(void *arg, enum bench_phase phase, double secs, uint64_t ios);
+	void *arg;
+	struct bench_conn *other; /* an idle connection whose keep-alive is serviced too */
+};
+
+/* One measured run of @w on @c over the first @size bytes: warm-up, then o->time_s. */
+int bench_run_sample(struct bench_conn *c, const struct bench_workload *w,
+		     const struct bench_opts *o, uint64_t size, const struct bench_run_ctl *ctl,
+		     struct bench_sample *out, char *err, size_t errlen);
+/* Write the verification pattern over the first @size bytes. */
+int bench_prefill(struct bench_conn *c, uint64_t size, char *err, size_t errlen);
+
+/* Pure helpers (unit tested). */
+uint64_t bench_xorshift(uint64_t *state);
+/* Byte offset of the next I/O: random ones aligned to @bs in [0, size), sequential ones
+ * walking @region_len bytes from @region_off and wrapping. */
+uint64_t bench_next_offset(enum bench_rw rw, uint32_t bs, uint64_t size, uint64_t region_off,
+			   uint64_t region_len, uint64_t *cursor, uint64_t *rng);
+/* The pattern of block @lba (the same whichever path writes it). */
+void bench_pattern_fill(void *buf, uint64_t lba, uint32_t nblocks, uint32_t block_size);
+/* Index of the first block that differs from the pattern, or -1. */
+int64_t bench_pattern_check(const void *buf, uint64_t lba, uint32_t nblocks, uint32_t block_size);
+
+/* ---- target statistics and the ceiling (bench_target.c) ------------------------------- */
+struct bench_tstats {
+	double time_ns;
+	double cpu_ns; /* reactor CPU, all reactors */
+	double proc_cpu_ns;
+	double xlate_ns, xlate_calls;
+	double probe_ns;
+	double cmds[BENCH_NPATHS];
+	unsigned int nreactors;
+};
+
+/* The number at @path ("paths.scsi.cmds", "reactors.0.cpu_ns") of the JSON text @json. */
+int bench_json_number(const char *json, const char *path, double *out);
+/* Parse a statistics line of nvmeof-target into @st. */
+int bench_tstats_parse(const char *json, struct bench_tstats *st);
+/* CPU time of every thread of process @pid so far (/proc/PID/task/N/schedstat). */
+int bench_pid_cpu_ns(int pid, double *ns);
+/* Connect to the statistics socket (returns an fd) and ask for one snapshot. */
+int bench_tstats_connect(const char *path, char *err, size_t errlen);
+int bench_tstats_query(int fd, struct bench_tstats *st, char *err, size_t errlen);
+
+/* The tcp-ceiling run matching @w's PDU shapes (@in_capsule: the native path's). */
+void bench_ceiling_shape(const struct bench_workload *w, uint32_t in_capsule, uint32_t *req,
+			 uint32_t *resp, uint32_t *resp2);
+int bench_ceiling_run(const struct bench_opts *o, const struct bench_workload *w,
+		      uint32_t in_capsule, double *iops, double *srv_cpu_us, char *err,
+		      size_t errlen);
+
+/* ---- output (bench_report.c, bench_svg.c) ---------------------------------------------- */
+/* "123.4k", "1.23M", "987" */
+char *bench_fmt_count(double v, char *buf, size_t len);
+/* "+12.3%", "-4.0%", "n/a" */
+char *bench_fmt_pct(double v, char *buf, size_t len);
+void bench_report_settings(FILE *f, const struct bench_report *r);
+void bench_report_table(FILE *f, const struct bench_report *r);
+int bench_report_json(FILE *f, const struct bench_report *r);
+int bench_svg_write(FILE *f, const struct bench_report *r);
+
+#endif

@@ -1,0 +1,862 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nvmeof: command-line NVMe over Fabrics host built on libnvmeof's public API.
+ *
+ *   nvmeof discover URI | identify URI | list-ns URI | flush URI
+ *   nvmeof read URI --lba N --blocks N [-o FILE]
+ *   nvmeof write URI --lba N --blocks N [-i FILE] [--fua]
+ *
+ * Exit status: 0 success, 1 the controller returned an error status (printed by name),
+ * 2 usage or URI error, 3 connection or transport failure.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/nvmeof.h"
+
+#define EXIT_NVME 1
+#define EXIT_USAGE 2
+#define EXIT_TRANSPORT 3
+
+#define CHUNK_BYTES (2u << 20) /* read/write moves this much per command */
+
+struct cli {
+	const char *cmd;
+	const char *uri;
+	struct nvmeof_opts opts;
+	bool json;
+	bool fua;
+	bool have_lba, have_blocks;
+	uint64_t lba;
+	uint64_t blocks;
+	const char *file;
+	int verbose;
+};
+
+enum {
+	OPT_HOSTNQN = 256,
+	OPT_HOSTID,
+	OPT_HDGST,
+	OPT_DDGST,
+	OPT_TIMEOUT,
+	OPT_KATO,
+	OPT_JSON,
+	OPT_LBA,
+	OPT_BLOCKS,
+	OPT_FUA,
+};
+
+struct command {
+	const char *name;
+	int (*run)(struct cli *c);
+	const char *args;  /* after URI in the synopsis */
+	const char *about;
+	const char *extra; /* command-specific option help */
+	bool json, lba, in, out, fua;
+};
+
+static void die_usage(const struct cli *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+static void die_usage(const struct cli *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "nvmeof: %s%s", c->cmd ? c->cmd : "", c->cmd ? ": " : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'nvmeof %s%s--help')\n", c->cmd ? c->cmd : "", c->cmd ? " " : "");
+	exit(EXIT_USAGE);
+}
+
+static void log_to_stderr(enum nvmeof_log_level level, const char *msg, void *arg)
+{
+	static const char *const names[] = { "error", "warning", "info", "debug" };
+
+	(void)arg;
+	fprintf(stderr, "nvmeof: %s: %s\n", names[level], msg);
+}
+
+/* Map a failed library call to an exit status, printing one line. */
+static int fail(const struct cli *c, const char *what, int rc, const struct nvmeof_qpair *qp)
+{
+	char st[128];
+
+	if (rc > 0) {
+		fprintf(stderr, "nvmeof: %s: %s\n", what, nvmeof_status_str((uint16_t)rc, st,
+									 sizeof(st)));
+		return EXIT_NVME;
+	}
+	if (qp && nvmeof_qpair_error(qp)[0])
+		fprintf(stderr, "nvmeof: %s: %s\n", what, nvmeof_qpair_error(qp));
+	else if (nvmeof_last_error()[0])
+		fprintf(stderr, "nvmeof: %s: %s\n", what, nvmeof_last_error());
+	else
+		fprintf(stderr, "nvmeof: %s: %s\n", what, nvmeof_strerror(rc));
+	(void)c;
+	return EXIT_TRANSPORT;
+}
+
+static int connect_ctrlr(struct cli *c, unsigned int io_queues, struct nvmeof_ctrlr **ctrlr)
+{
+	int rc;
+
+	c->opts.io_queues = io_queues;
+	rc = nvmeof_ctrlr_connect(c->uri, &c->opts, ctrlr);
+	if (rc == 0)
+		return 0;
+	fprintf(stderr, "nvmeof: %s: %s\n", c->cmd, nvmeof_last_error());
+	if (rc == -EINVAL)
+		return EXIT_USAGE;
+	if (rc == -ENODEV)
+		return EXIT_NVME;
+	return EXIT_TRANSPORT;
+}
+
+/* ---- JSON output ---------------------------------------------------------------------- */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void hex(char *out, const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+static void uuid_text(char *out, const uint8_t *u)
+{
+	sprintf(out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+		u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+		u[14], u[15]);
+}
+
+static void human_size(char *out, size_t len, uint64_t bytes)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)bytes;
+	int u = 0;
+
+	while (v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, len, u ? "%.2f %s" : "%.0f %s", v, units[u]);
+}
+
+/* ---- discover ------------------------------------------------------------------------------ */
+static const char *treq_str(uint8_t treq, char *buf, size_t len)
+{
+	static const char *const sec[] = { "not specified", "required", "not required",
+					   "reserved" };
+
+	snprintf(buf, len, "%s%s", sec[treq & 3],
+		 treq & 4 ? ", sq flow control disable supported" : "");
+	return buf;
+}
+
+static const char *eflags_str(uint16_t f, char *buf, size_t len)
+{
+	if (!f)
+		return "none";
+	snprintf(buf, len, "%s%s%s%s", f & 1 ? "duplicate discovery information, " : "",
+		 f & 2 ? "explicit discovery connections, " : "",
+		 f & 4 ? "no cdc connectivity, " : "", f & ~7 ? "reserved, " : "");
+	buf[strlen(buf) - 2] = '\0';
+	return buf;
+}
+
+static const char *sectype_str(uint8_t t)
+{
+	switch (t) {
+	case 0:
+		return "none";
+	case 1:
+		return "tls1.2";
+	case 2:
+		return "tls1.3";
+	default:
+		return "reserved";
+	}
+}
+
+static int cmd_discover(struct cli *c)
+{
+	struct nvmeof_ctrlr *ctrlr;
+	struct nvmeof_disc_entry *e;
+	unsigned int n;
+	uint64_t gen;
+	char b1[128], b2[128];
+	int rc;
+
+	rc = connect_ctrlr(c, 0, &ctrlr);
+	if (rc)
+		return rc;
+	rc = nvmeof_discover(ctrlr, &e, &n, &gen);
+	if (rc) {
+		rc = fail(c, "discover", rc, NULL);
+		nvmeof_ctrlr_disconnect(ctrlr);
+		return rc;
+	}
+	if (c->json) {
+		printf("{\n  \"genctr\": %" PRIu64 ",\n  \"records\": [", gen);
+		for (unsigned int i = 0; i < n; i++) {
+			printf("%s\n    {\"trtype\": ", i ? "," : "");
+			json_str(stdout, nvmeof_trtype_name(e[i].trtype));
+			printf(", \"adrfam\": ");
+			json_str(stdout, nvmeof_adrfam_name(e[i].adrfam));
+			printf(", \"subtype\": ");
+			json_str(stdout, nvmeof_subtype_name(e[i].subtype));
+			printf(", \"treq\": ");
+			json_str(stdout, treq_str(e[i].treq, b1, sizeof(b1)));
+			printf(", \"portid\": %u, \"trsvcid\": ", e[i].portid);
+			json_str(stdout, e[i].trsvcid);
+			printf(", \"subnqn\": ");
+			json_str(stdout, e[i].subnqn);
+			printf(", \"traddr\": ");
+			json_str(stdout, e[i].traddr);
+			printf(", \"eflags\": ");
+			json_str(stdout, eflags_str(e[i].eflags, b2, sizeof(b2)));
+			printf(", \"sectype\": ");
+			json_str(stdout, sectype_str(e[i].sectype));
+			printf("}");
+		}
+		printf("%s]\n}\n", n ? "\n  " : "");
+	} else {
+		printf("\nDiscovery Log Number of Records %u, Generation counter %" PRIu64 "\n", n,
+		       gen);
+		for (unsigned int i = 0; i < n; i++) {
+			printf("=====Discovery Log Entry %u======\n", i);
+			printf("trtype:  %s\n", nvmeof_trtype_name(e[i].trtype));
+			printf("adrfam:  %s\n", nvmeof_adrfam_name(e[i].adrfam));
+			printf("subtype: %s\n", nvmeof_subtype_name(e[i].subtype));
+			printf("treq:    %s\n", treq_str(e[i].treq, b1, sizeof(b1)));
+			printf("portid:  %u\n", e[i].portid);
+			printf("trsvcid: %s\n", e[i].trsvcid);
+			printf("subnqn:  %s\n", e[i].subnqn);
+			printf("traddr:  %s\n", e[i].traddr);
+			printf("eflags:  %s\n", eflags_str(e[i].eflags, b2, sizeof(b2)));
+			if (e[i].trtype == 3)
+				printf("sectype: %s\n", sectype_str(e[i].sectype));
+		}
+	}
+	nvmeof_disc_free(e);
+	nvmeof_ctrlr_disconnect(ctrlr);
+	return 0;
+}
+
+/* ---- identify / list-ns --------------------------------------------------------------------- */
+static void version_str(char *buf, size_t len, uint32_t v)
+{
+	snprintf(buf, len, "%u.%u.%u", v >> 16, v >> 8 & 0xff, v & 0xff);
+}
+
+static const char *ctrl_type(uint8_t t)
+{
+	switch (t) {
+	case 1:
+		return "I/O controller";
+	case 2:
+		return "discovery controller";
+	case 3:
+		return "administrative controller";
+	default:
+		return "not reported";
+	}
+}
+
+static void oncs_str(char *buf, size_t len, uint16_t oncs)
+{
+	static const char *const bits[] = { "compare",	"write-uncorrectable", "dsm",
+					    "write-zeroes", "save-select",	  "reservations",
+					    "timestamp",    "verify" };
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < 8; i++)
+		if (oncs & (1u << i))
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? " " : "", bits[i]);
+	if (!o)
+		snprintf(buf, len, "none");
+}
+
+static void print_ns_human(const struct nvmeof_ns_info *ni)
+{
+	char size[32], t[64];
+
+	human_size(size, sizeof(size), ni->nsze * ni->block_size);
+	printf("Namespace %u:\n", ni->nsid);
+	printf("  blocks:      %" PRIu64 " x %u bytes (%s)\n", ni->nsze, ni->block_size, size);
+	printf("  capacity:    %" PRIu64 " blocks, %" PRIu64 " in use\n", ni->ncap, ni->nuse);
+	if (ni->has_nguid) {
+		hex(t, ni->nguid, 16);
+		printf("  nguid:       %s\n", t);
+	}
+	if (ni->has_eui64) {
+		hex(t, ni->eui64, 8);
+		printf("  eui64:       %s\n", t);
+	}
+	if (ni->has_uuid) {
+		uuid_text(t, ni->uuid);
+		printf("  uuid:        %s\n", t);
+	}
+	printf("  shared:      %s\n", ni->nmic & 1 ? "yes" : "no");
+}
+
+static void print_ns_json(const struct nvmeof_ns_info *ni, bool first)
+{
+	char t[64];
+
+	printf("%s\n    {\"nsid\": %u, \"blocks\": %" PRIu64 ", \"block_size\": %u, \"bytes\": %" PRIu64
+	       ", \"capacity\": %" PRIu64 ", \"utilization\": %" PRIu64,
+	       first ? "" : ",", ni->nsid, ni->nsze, ni->block_size, ni->nsze * ni->block_size,
+	       ni->ncap, ni->nuse);
+	if (ni->has_nguid) {
+		hex(t, ni->nguid, 16);
+		printf(", \"nguid\": \"%s\"", t);
+	}
+	if (ni->has_eui64) {
+		hex(t, ni->eui64, 8);
+		printf(", \"eui64\": \"%s\"", t);
+	}
+	if (ni->has_uuid) {
+		uuid_text(t, ni->uuid);
+		printf(", \"uuid\": \"%s\"", t);
+	}
+	printf("}");
+}
+
+/* The namespaces to show: the URI's, or all active ones. */
+static struct nvmeof_ns *next_ns(struct nvmeof_ctrlr *ctrlr, struct nvmeof_ns *prev, bool one)
+{
+	if (one)
+		return prev ? NULL : nvmeof_ctrlr_get_ns(ctrlr, 0);
+	return nvmeof_ctrlr_next_ns(ctrlr, prev);
+}
+
+static bool uri_names_ns(const char *uri)
+{
+	/* nvme+tcp://HOST/NQN/NSID: a third path segment */
+	const char *p = strstr(uri, "://");
+	int slashes = 0;
+
+	for (p = p ? p + 3 : uri; *p; p++)
+		if (*p == '/' && p[1])
+			slashes++;
+	return slashes >= 2;
+}
+
+static int cmd_identify(struct cli *c)
+{
+	struct nvmeof_ctrlr_info ci;
+	struct nvmeof_ctrlr *ctrlr;
+	struct nvmeof_ns *ns = NULL;
+	struct nvmeof_ns_info ni;
+	bool one = uri_names_ns(c->uri), first = true;
+	char ver[32], oncs[160];
+	int rc;
+
+	rc = connect_ctrlr(c, 0, &ctrlr);
+	if (rc)
+		return rc;
+	nvmeof_ctrlr_get_info(ctrlr, &ci);
+	version_str(ver, sizeof(ver), ci.ver);
+	oncs_str(oncs, sizeof(oncs), ci.oncs);
+	if (c->json) {
+		printf("{\n  \"controller\": {\n    \"uri\": ");
+		json_str(stdout, ci.uri);
+		printf(",\n    \"subnqn\": ");
+		json_str(stdout, ci.subnqn);
+		printf(",\n    \"model\": ");
+		json_str(stdout, ci.mn);
+		printf(",\n    \"serial\": ");
+		json_str(stdout, ci.sn);
+		printf(",\n    \"firmware\": ");
+		json_str(stdout, ci.fr);
+		printf(",\n    \"vid\": %u,\n    \"ssvid\": %u,\n    \"cntlid\": %u,\n", ci.vid,
+		       ci.ssvid, ci.cntlid);
+		printf("    \"version\": \"%s\",\n    \"cntrltype\": %u,\n", ver, ci.cntrltype);
+		printf("    \"mdts_bytes\": %u,\n    \"nn\": %u,\n    \"oncs\": %u,\n",
+		       ci.mdts_bytes, ci.nn, ci.oncs);
+		printf("    \"vwc\": %s,\n    \"sgls\": %u,\n    \"ioccsz_bytes\": %u,\n",
+		       ci.vwc ? "true" : "false", ci.sgls, ci.ioccsz_bytes);
+		printf("    \"kas_ms\": %u,\n    \"kato_ms\": %u,\n    \"maxcmd\": %u,\n", ci.kas_ms,
+		       ci.kato_ms, ci.maxcmd);
+		printf("    \"mqes\": %u,\n    \"transport\": ", ci.mqes);
+		json_str(stdout, ci.transport);
+		printf(",\n    \"hdgst\": %s,\n    \"ddgst\": %s,\n    \"maxh2cdata\": %u,\n",
+		       ci.hdgst ? "true" : "false", ci.ddgst ? "true" : "false", ci.maxh2cdata);
+		printf("    \"hostnqn\": ");
+		json_str(stdout, ci.hostnqn);
+		printf(",\n    \"hostid\": ");
+		json_str(stdout, ci.hostid);
+		printf("\n  },\n  \"namespaces\": [");
+		while ((ns = next_ns(ctrlr, ns, one))) {
+			nvmeof_ns_get_info(ns, &ni);
+			print_ns_json(&ni, first);
+			first = false;
+		}
+		printf("%s]\n}\n", first ? "" : "\n  ");
+	} else {
+		printf("Controller %s\n", ci.uri);
+		printf("  subnqn:      %s\n", ci.subnqn);
+		printf("  model:       %s\n", ci.mn);
+		printf("  serial:      %s\n", ci.sn);
+		printf("  firmware:    %s\n", ci.fr);
+		printf("  vid:         0x%04x (ssvid 0x%04x)\n", ci.vid, ci.ssvid);
+		printf("  cntlid:      %u\n", ci.cntlid);
+		printf("  version:     %s\n", ver);
+		printf("  type:        %s\n", ctrl_type(ci.cntrltype));
+		if (ci.mdts_bytes)
+			printf("  mdts:        %u bytes\n", ci.mdts_bytes);
+		else
+			printf("  mdts:        no limit\n");
+		printf("  namespaces:  %u (NN)\n", ci.nn);
+		printf("  oncs:        %s\n", oncs);
+		printf("  vwc:         %s\n", ci.vwc ? "present" : "not present");
+		printf("  ioccsz:      %u bytes\n", ci.ioccsz_bytes);
+		printf("  maxcmd:      %u, mqes %u\n", ci.maxcmd, ci.mqes);
+		printf("  keep alive:  kas %u ms, kato %u ms\n", ci.kas_ms, ci.kato_ms);
+		printf("  transport:   %s, header digest %s, data digest %s, maxh2cdata %u\n",
+		       ci.transport, ci.hdgst ? "on" : "off", ci.ddgst ? "on" : "off",
+		       ci.maxh2cdata);
+		printf("  hostnqn:     %s\n", ci.hostnqn);
+		while ((ns = next_ns(ctrlr, ns, one))) {
+			nvmeof_ns_get_info(ns, &ni);
+			print_ns_human(&ni);
+		}
+	}
+	nvmeof_ctrlr_disconnect(ctrlr);
+	return 0;
+}
+
+static int cmd_list_ns(struct cli *c)
+{
+	struct nvmeof_ctrlr *ctrlr;
+	struct nvmeof_ns *ns = NULL;
+	struct nvmeof_ns_info ni;
+	bool first = true;
+	char size[32];
+	int rc;
+
+	rc = connect_ctrlr(c, 0, &ctrlr);
+	if (rc)
+		return rc;
+	if (c->json)
+		printf("{\n  \"namespaces\": [");
+	else
+		printf("%-10s %-20s %-10s %s\n", "NSID", "BLOCKS", "BLOCKSIZE", "SIZE");
+	while ((ns = nvmeof_ctrlr_next_ns(ctrlr, ns))) {
+		nvmeof_ns_get_info(ns, &ni);
+		if (c->json) {
+			print_ns_json(&ni, first);
+		} else {
+			human_size(size, sizeof(size), ni.nsze * ni.block_size);
+			printf("%-10u %-20" PRIu64 " %-10u %s\n", ni.nsid, ni.nsze, ni.block_size,
+			       size);
+		}
+		first = false;
+	}
+	if (c->json)
+		printf("%s]\n}\n", first ? "" : "\n  ");
+	nvmeof_ctrlr_disconnect(ctrlr);
+	return 0;
+}
+
+/* ---- read / write / flush --------------------------------------------------------------------- */
+static int write_full(int fd, const uint8_t *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static ssize_t read_full(int fd, uint8_t *p, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, p + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+/* Connect with one I/O queue and find the namespace; checks --lba/--blocks. */
+static int open_io(struct cli *c, struct nvmeof_ctrlr **ctrlr, struct nvmeof_ns **ns,
+		   bool need_range)
+{
+	int rc;
+
+	if (need_range && (!c->have_lba || !c->have_blocks))
+		die_usage(c, "--lba and --blocks are required");
+	if (need_range && c->blocks == 0)
+		die_usage(c, "--blocks must be at least 1");
+	rc = connect_ctrlr(c, 1, ctrlr);
+	if (rc)
+		return rc;
+	*ns = nvmeof_ctrlr_get_ns(*ctrlr, 0);
+	if (!*ns) {
+		fprintf(stderr, "nvmeof: %s: %s\n", c->cmd, nvmeof_last_error());
+		nvmeof_ctrlr_disconnect(*ctrlr);
+		return EXIT_NVME;
+	}
+	return 0;
+}
+
+static int cmd_rw(struct cli *c, bool write)
+{
+	struct nvmeof_ctrlr *ctrlr;
+	struct nvmeof_qpair *qp;
+	struct nvmeof_ns *ns;
+	uint32_t bs, per;
+	uint64_t done = 0;
+	uint8_t *buf = NULL;
+	int fd, rc, ret = 0;
+
+	if (write && c->file == NULL)
+		fd = STDIN_FILENO;
+	else if (!write && c->file == NULL)
+		fd = STDOUT_FILENO;
+	else
+		fd = write ? open(c->file, O_RDONLY | O_CLOEXEC)
+			   : open(c->file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "nvmeof: %s: %s: %s\n", c->cmd, c->file, strerror(errno));
+		return EXIT_USAGE;
+	}
+	rc = open_io(c, &ctrlr, &ns, true);
+	if (rc)
+		goto out_fd;
+	qp = nvmeof_ctrlr_get_qpair(ctrlr, 0);
+	bs = nvmeof_ns_get_block_size(ns);
+	per = CHUNK_BYTES / bs;
+	buf = aligned_alloc(4096, (size_t)per * bs);
+	if (!buf) {
+		ret = fail(c, c->cmd, -ENOMEM, NULL);
+		goto out;
+	}
+	while (done < c->blocks) {
+		uint32_t n = c->blocks - done < per ? (uint32_t)(c->blocks - done) : per;
+		size_t bytes = (size_t)n * bs;
+
+		if (write) {
+			ssize_t got = read_full(fd, buf, bytes);
+
+			if (got < 0) {
+				fprintf(stderr, "nvmeof: write: reading %s: %s\n",
+					c->file ? c->file : "standard input", strerror(errno));
+				ret = EXIT_USAGE;
+				break;
+			}
+			if ((size_t)got < bytes) {
+				fprintf(stderr,
+					"nvmeof: write: %s ended after %" PRIu64 " of %" PRIu64
+					" bytes\n",
+					c->file ? c->file : "standard input",
+					done * bs + (uint64_t)got, c->blocks * bs);
+				ret = EXIT_USAGE;
+				break;
+			}
+			rc = nvmeof_write_sync(qp, ns, c->lba + done, n, buf,
+					       c->fua ? NVMEOF_IO_FUA : 0);
+		} else {
+			rc = nvmeof_read_sync(qp, ns, c->lba + done, n, buf, 0);
+		}
+		if (rc) {
+			ret = fail(c, c->cmd, rc, qp);
+			break;
+		}
+		if (!write && write_full(fd, buf, bytes)) {
+			fprintf(stderr, "nvmeof: read: writing %s: %s\n",
+				c->file ? c->file : "standard output", strerror(errno));
+			ret = EXIT_USAGE;
+			break;
+		}
+		done += n;
+	}
+	if (c->verbose && ret == 0)
+		fprintf(stderr, "nvmeof: %s: %" PRIu64 " blocks of %u bytes at LBA %" PRIu64 "\n",
+			c->cmd, c->blocks, bs, c->lba);
+out:
+	free(buf);
+	nvmeof_ctrlr_disconnect(ctrlr);
+	rc = ret;
+out_fd:
+	if (fd > STDERR_FILENO && close(fd) < 0 && !write && rc == 0) {
+		fprintf(stderr, "nvmeof: read: closing %s: %s\n", c->file, strerror(errno));
+		rc = EXIT_USAGE;
+	}
+	return rc;
+}
+
+static int cmd_read(struct cli *c)
+{
+	return cmd_rw(c, false);
+}
+
+static int cmd_write(struct cli *c)
+{
+	return cmd_rw(c, true);
+}
+
+static int cmd_flush(struct cli *c)
+{
+	struct nvmeof_ctrlr *ctrlr;
+	struct nvmeof_ns *ns;
+	int rc = open_io(c, &ctrlr, &ns, false);
+
+	if (rc)
+		return rc;
+	rc = nvmeof_flush_sync(nvmeof_ctrlr_get_qpair(ctrlr, 0), ns);
+	if (rc)
+		rc = fail(c, "flush", rc, nvmeof_ctrlr_get_qpair(ctrlr, 0));
+	nvmeof_ctrlr_disconnect(ctrlr);
+	return rc;
+}
+
+/* ---- Command table and option parsing ---------------------------------------------------------- */
+static const struct command commands[] = {
+	{ "discover", cmd_discover, "", "print the discovery log of a discovery controller",
+	  "  --json              print JSON\n", .json = true },
+	{ "identify", cmd_identify, "", "controller and namespace summary",
+	  "  --json              print JSON\n", .json = true },
+	{ "list-ns", cmd_list_ns, "", "list the active namespaces",
+	  "  --json              print JSON\n", .json = true },
+	{ "read", cmd_read, " --lba N --blocks N [-o FILE]",
+	  "read blocks to FILE (default: standard output)",
+	  "  --lba N             first logical block\n"
+	  "  --blocks N          number of blocks\n"
+	  "  -o, --output FILE   write the data to FILE\n",
+	  .lba = true, .out = true },
+	{ "write", cmd_write, " --lba N --blocks N [-i FILE] [--fua]",
+	  "write blocks from FILE (default: standard input)",
+	  "  --lba N             first logical block\n"
+	  "  --blocks N          number of blocks\n"
+	  "  -i, --input FILE    take the data from FILE (exactly blocks x block size)\n"
+	  "  --fua               Force Unit Access\n",
+	  .lba = true, .in = true, .fua = true },
+	{ "flush", cmd_flush, "", "flush the namespace's volatile write cache", "", .json = false },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const char common_help[] =
+	"  --hostnqn NQN       host NQN (default: /etc/nvme/hostnqn or a generated one)\n"
+	"  --hostid UUID       host identifier (default: /etc/nvme/hostid or generated)\n"
+	"  --hdgst             ask for NVMe/TCP header digests\n"
+	"  --ddgst             ask for NVMe/TCP data digests\n"
+	"  --timeout MS        connect and command timeout (default 10000 / 30000)\n"
+	"  --kato MS           keep alive timeout (default 30000, 0 = none)\n"
+	"  -v, --verbose       more messages (twice: debug)\n"
+	"  -h, --help          this help\n";
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: nvmeof COMMAND URI [OPTIONS]\n\n"
+		   "URI: nvme+tcp://HOST[:PORT][/SUBSYS-NQN[/NSID]]\n"
+		   "     nvme+rdma://HOST[:PORT][/SUBSYS-NQN[/NSID]] (NVMe/RDMA, when built in)\n"
+		   "     iscsi://[USER%%SECRET@]HOST[:PORT]/TARGET-IQN/LUN (SCSI over iSCSI)\n"
+		   "     (no NQN: the discovery controller, port 8009; otherwise port 4420)\n\n"
+		   "Commands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].about);
+	fprintf(f, "\nRun 'nvmeof COMMAND --help' for a command's options.\n"
+		   "Exit status: 0 success, 1 NVMe error status, 2 usage or URI error,\n"
+		   "3 connection or transport failure.\n");
+}
+
+static void command_help(const struct command *cmd)
+{
+	printf("Usage: nvmeof %s URI%s [OPTIONS]\n\n%s.\n\nOptions:\n%s%s", cmd->name, cmd->args,
+	       cmd->about, cmd->extra, common_help);
+}
+
+static uint64_t parse_u64(struct cli *c, const char *opt, const char *s, uint64_t max)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	if (!*s || *s == '-')
+		die_usage(c, "%s: '%s' is not a number", opt, s);
+	v = strtoull(s, &end, 0);
+	if (errno || *end || v > max)
+		die_usage(c, "%s: '%s' is not a number in 0-%" PRIu64, opt, s, max);
+	return v;
+}
+
+static void parse_args(struct cli *c, const struct command *cmd, int argc, char **argv)
+{
+	static const struct option all[] = {
+		{ "hostnqn", required_argument, NULL, OPT_HOSTNQN },
+		{ "hostid", required_argument, NULL, OPT_HOSTID },
+		{ "hdgst", no_argument, NULL, OPT_HDGST },
+		{ "ddgst", no_argument, NULL, OPT_DDGST },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "kato", required_argument, NULL, OPT_KATO },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "lba", required_argument, NULL, OPT_LBA },
+		{ "blocks", required_argument, NULL, OPT_BLOCKS },
+		{ "output", required_argument, NULL, 'o' },
+		{ "input", required_argument, NULL, 'i' },
+		{ "fua", no_argument, NULL, OPT_FUA },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":vho:i:", all, NULL)) != -1) {
+		switch (opt) {
+		case OPT_HOSTNQN:
+			c->opts.hostnqn = optarg;
+			break;
+		case OPT_HOSTID:
+			c->opts.hostid = optarg;
+			break;
+		case OPT_HDGST:
+			c->opts.hdgst = true;
+			break;
+		case OPT_DDGST:
+			c->opts.ddgst = true;
+			break;
+		case OPT_TIMEOUT:
+			c->opts.connect_timeout_ms = c->opts.admin_timeout_ms =
+				c->opts.io_timeout_ms =
+					(unsigned int)parse_u64(c, "--timeout", optarg, 3600000);
+			if (!c->opts.connect_timeout_ms)
+				die_usage(c, "--timeout must be at least 1");
+			break;
+		case OPT_KATO:
+			c->opts.kato_ms = (unsigned int)parse_u64(c, "--kato", optarg, 3600000);
+			break;
+		case 'v':
+			c->verbose++;
+			break;
+		case 'h':
+			command_help(cmd);
+			exit(0);
+		case OPT_JSON:
+			if (!cmd->json)
+				die_usage(c, "--json is not an option of this command");
+			c->json = true;
+			break;
+		case OPT_LBA:
+			if (!cmd->lba)
+				die_usage(c, "--lba is not an option of this command");
+			c->lba = parse_u64(c, "--lba", optarg, UINT64_MAX);
+			c->have_lba = true;
+			break;
+		case OPT_BLOCKS:
+			if (!cmd->lba)
+				die_usage(c, "--blocks is not an option of this command");
+			c->blocks = parse_u64(c, "--blocks", optarg, UINT32_MAX);
+			c->have_blocks = true;
+			break;
+		case 'o':
+			if (!cmd->out)
+				die_usage(c, "-o is not an option of this command");
+			c->file = optarg;
+			break;
+		case 'i':
+			if (!cmd->in)
+				die_usage(c, "-i is not an option of this command");
+			c->file = optarg;
+			break;
+		case OPT_FUA:
+			if (!cmd->fua)
+				die_usage(c, "--fua is not an option of this command");
+			c->fua = true;
+			break;
+		case ':':
+			die_usage(c, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			die_usage(c, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		die_usage(c, "missing URI");
+	if (optind + 1 < argc)
+		die_usage(c, "unexpected argument '%s'", argv[optind + 1]);
+	c->uri = argv[optind];
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = { 0 };
+	const struct command *cmd = NULL;
+
+	nvmeof_opts_init(&c.opts);
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		if (argc > 2 && strcmp(argv[1], "help") == 0) {
+			for (size_t i = 0; i < NCOMMANDS; i++)
+				if (!strcmp(argv[2], commands[i].name)) {
+					command_help(&commands[i]);
+					return 0;
+				}
+		}
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("nvmeof %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			cmd = &commands[i];
+	if (!cmd) {
+		fprintf(stderr, "nvmeof: unknown command '%s' (see 'nvmeof --help')\n", argv[1]);
+		return EXIT_USAGE;
+	}
+	c.cmd = cmd->name;
+	parse_args(&c, cmd, argc - 1, argv + 1);
+	if (c.verbose)
+		nvmeof_set_log_fn(log_to_stderr, NULL,
+				  c.verbose > 1 ? NVMEOF_LOG_DEBUG : NVMEOF_LOG_INFO);
+	return cmd->run(&c);
+}

@@ -1,0 +1,115 @@
+# initiator/lib/: libnvmeof (public API in nvmeof.h): NVMe/TCP, NVMe/RDMA and iSCSI host
+# transports behind one queue-pair interface.
+#
+# libnvmeof_initiator.la holds the library's objects so that unit tests can reach
+# internal symbols; the installed libnvmeof.la wraps it with the common code and
+# exports only the nvmeof_* API.
+noinst_LTLIBRARIES += libnvmeof_initiator.la
+libnvmeof_initiator_la_SOURCES = \
+	initiator/lib/nvmeof.h \
+	initiator/lib/internal.h \
+	initiator/lib/host_transport.h \
+	initiator/lib/host_ctrlr.c \
+	initiator/lib/host_fabrics.c \
+	initiator/lib/qpair.c \
+	initiator/lib/host_io.c \
+	initiator/lib/host_tcp.c \
+	initiator/lib/host_discovery.c \
+	initiator/lib/hostnqn.c \
+	initiator/lib/errors.c \
+	initiator/lib/host_log.c \
+	initiator/lib/sock.c \
+	initiator/lib/host_iscsi.c initiator/lib/host_iscsi.h \
+	initiator/lib/host_iscsi_session.c \
+	initiator/lib/host_iscsi_login.c \
+	initiator/lib/host_iscsi_ctrlr.c \
+	initiator/lib/scsi_encap.c initiator/lib/scsi_encap.h \
+	initiator/lib/qpair_stats.c
+libnvmeof_initiator_la_CFLAGS = $(HOST_CFLAGS) $(ISAL_CFLAGS) $(OPENSSL_CFLAGS)
+
+lib_LTLIBRARIES += libnvmeof.la
+libnvmeof_la_SOURCES = initiator/lib/nvmeof.h
+libnvmeof_la_LIBADD = libnvmeof_initiator.la libnvmeof_common.la $(ISAL_LIBS) $(OPENSSL_LIBS)
+libnvmeof_la_LDFLAGS = -version-info 0:0:0 -export-symbols-regex '^nvmeof_' -no-undefined
+include_HEADERS += initiator/lib/nvmeof.h
+pkgconfig_DATA += initiator/lib/libnvmeof.pc
+
+EXTRA_DIST += initiator/lib/README.md
+
+# Unit tests (CUnit), one per source file; fake_target.[ch] plays an NVMe/TCP controller.
+initiator_ut_cflags = $(UT_CFLAGS) -I$(top_srcdir)/tests/unit/initiator/lib
+initiator_ut_libs = libnvmeof_initiator.la libnvmeof_common.la $(ISAL_LIBS) $(OPENSSL_LIBS) \
+	$(UT_LIBS)
+initiator_ut = \
+	tests/unit/initiator/lib/host_tcp_ut \
+	tests/unit/initiator/lib/qpair_ut \
+	tests/unit/initiator/lib/host_io_ut \
+	tests/unit/initiator/lib/host_ctrlr_ut \
+	tests/unit/initiator/lib/host_discovery_ut \
+	tests/unit/initiator/lib/hostnqn_ut \
+	tests/unit/initiator/lib/errors_ut \
+	tests/unit/initiator/lib/host_log_ut
+check_PROGRAMS += $(initiator_ut)
+TESTS += $(initiator_ut)
+tests_unit_initiator_lib_host_tcp_ut_SOURCES = tests/unit/initiator/lib/host_tcp_ut.c \
+	tests/unit/initiator/lib/fake_target.c tests/unit/initiator/lib/fake_target.h
+tests_unit_initiator_lib_host_tcp_ut_CFLAGS = $(initiator_ut_cflags)
+tests_unit_initiator_lib_host_tcp_ut_LDADD = $(initiator_ut_libs)
+tests_unit_initiator_lib_qpair_ut_SOURCES = tests/unit/initiator/lib/qpair_ut.c \
+	tests/unit/initiator/lib/fake_transport.c tests/unit/initiator/lib/fake_transport.h
+tests_unit_initiator_lib_qpair_ut_CFLAGS = $(initiator_ut_cflags)
+tests_unit_initiator_lib_qpair_ut_LDADD = $(initiator_ut_libs)
+tests_unit_initiator_lib_host_io_ut_SOURCES = tests/unit/initiator/lib/host_io_ut.c \
+	tests/unit/initiator/lib/fake_transport.c tests/unit/initiator/lib/fake_transport.h
+tests_unit_initiator_lib_host_io_ut_CFLAGS = $(initiator_ut_cflags)
+tests_unit_initiator_lib_host_io_ut_LDADD = $(initiator_ut_libs)
+tests_unit_initiator_lib_host_ctrlr_ut_SOURCES = tests/unit/initiator/lib/host_ctrlr_ut.c \
+	tests/unit/initiator/lib/fake_ctrlr.c tests/unit/initiator/lib/fake_ctrlr.h \
+	tests/unit/initiator/lib/fake_target.c tests/unit/initiator/lib/fake_target.h
+tests_unit_initiator_lib_host_ctrlr_ut_CFLAGS = $(initiator_ut_cflags)
+tests_unit_initiator_lib_host_ctrlr_ut_LDADD = $(initiator_ut_libs)
+tests_unit_initiator_lib_host_discovery_ut_SOURCES = tests/unit/initiator/lib/host_discovery_ut.c \
+	tests/unit/initiator/lib/fake_ctrlr.c tests/unit/initiator/lib/fake_ctrlr.h \
+	tests/unit/initiator/lib/fake_target.c tests/unit/initiator/lib/fake_target.h
+tests_unit_initiator_lib_host_discovery_ut_CFLAGS = $(initiator_ut_cflags)
+tests_unit_initiator_lib_host_discovery_ut_LDADD = $(initiator_ut_libs)
+tests_unit_initiator_lib_hostnqn_ut_SOURCES = tests/unit/initiator/lib/hostnqn_ut.c
+tests_unit_initiator_lib_hostnqn_ut_CFLAGS = $(initiator_ut_cflags)
+tests_unit_initiator_lib_hostnqn_ut_LDADD = $(initiator_ut_libs)
+tests_unit_initiator_lib_errors_ut_SOURCES = tests/unit/initiator/lib/errors_ut.c
+tests_unit_initiator_lib_errors_ut_CFLAGS = $(initiator_ut_cflags)
+tests_unit_initiator_lib_errors_ut_LDADD = $(initiator_ut_libs)
+tests_unit_initiator_lib_host_log_ut_SOURCES = tests/unit/initiator/lib/host_log_ut.c
+tests_unit_initiator_lib_host_log_ut_CFLAGS = $(initiator_ut_cflags)
+tests_unit_initiator_lib_host_log_ut_LDADD = $(initiator_ut_libs)
+
+# NVMe/RDMA host transport (libibverbs + librdmacm), when configure found them.
+if HAVE_RDMA
+libnvmeof_initiator_la_SOURCES += initiator/lib/host_rdma.c common/nvme_rdma_spec.h
+libnvmeof_initiator_la_CFLAGS += $(RDMA_CFLAGS)
+libnvmeof_initiator_la_LIBADD = $(RDMA_LIBS)
+endif
+
+# iSCSI transport unit tests; iscsi_fake_target.[ch] plays an iSCSI target.
+iscsi_ut_cflags = $(initiator_ut_cflags) $(OPENSSL_CFLAGS)
+iscsi_ut_fake = tests/unit/initiator/lib/iscsi_fake_target.c tests/unit/initiator/lib/iscsi_fake_target.h
+iscsi_initiator_ut = \
+	tests/unit/initiator/lib/scsi_encap_ut \
+	tests/unit/initiator/lib/host_iscsi_login_ut \
+	tests/unit/initiator/lib/host_iscsi_ut \
+	tests/unit/initiator/lib/host_iscsi_ctrlr_ut
+check_PROGRAMS += $(iscsi_initiator_ut)
+TESTS += $(iscsi_initiator_ut)
+tests_unit_initiator_lib_scsi_encap_ut_SOURCES = tests/unit/initiator/lib/scsi_encap_ut.c
+tests_unit_initiator_lib_scsi_encap_ut_CFLAGS = $(iscsi_ut_cflags)
+tests_unit_initiator_lib_scsi_encap_ut_LDADD = $(initiator_ut_libs)
+tests_unit_initiator_lib_host_iscsi_login_ut_SOURCES = tests/unit/initiator/lib/host_iscsi_login_ut.c $(iscsi_ut_fake)
+tests_unit_initiator_lib_host_iscsi_login_ut_CFLAGS = $(iscsi_ut_cflags)
+tests_unit_initiator_lib_host_iscsi_login_ut_LDADD = $(initiator_ut_libs)
+tests_unit_initiator_lib_host_iscsi_ut_SOURCES = tests/unit/initiator/lib/host_iscsi_ut.c $(iscsi_ut_fake)
+tests_unit_initiator_lib_host_iscsi_ut_CFLAGS = $(iscsi_ut_cflags)
+tests_unit_initiator_lib_host_iscsi_ut_LDADD = $(initiator_ut_libs)
+tests_unit_initiator_lib_host_iscsi_ctrlr_ut_SOURCES = tests/unit/initiator/lib/host_iscsi_ctrlr_ut.c $(iscsi_ut_fake)
+tests_unit_initiator_lib_host_iscsi_ctrlr_ut_CFLAGS = $(iscsi_ut_cflags)
+tests_unit_initiator_lib_host_iscsi_ctrlr_ut_LDADD = $(initiator_ut_libs)
+

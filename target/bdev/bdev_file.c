@@ -1,0 +1,809 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * File namespaces: a regular file or a block device, accessed through io_uring.
+ *
+ * Every reactor that submits to a file gets one io_uring of its own, created on the first
+ * request there and closed by a reactor_on_exit() hook; all files share it. The ring's
+ * completion eventfd is watched by an ev_io on the reactor's loop, so completions are
+ * reaped (and callbacks run) on the reactor and it never blocks. SQEs prepared while the
+ * loop runs callbacks are submitted together by an ev_prepare watcher, one io_uring_enter()
+ * per loop iteration. At most as many requests are in flight as the completion queue
+ * holds; the rest wait in a FIFO and go out as completions free room: nothing is dropped.
+ *
+ * A request runs as a sequence of steps (one SQE each): a short read or write resubmits
+ * the remainder, -EAGAIN/-EINTR retry the step, and DISCARD / WRITE_ZEROES fall back from
+ * fallocate() to writing zeroes when the file system or device cannot deallocate/zero.
+ * FUA is RWF_DSYNC on a write, and a final fdatasync step after DISCARD / WRITE_ZEROES.
+ * The same step machine runs synchronously (preadv2/pwritev2/fdatasync/fallocate) on a
+ * thread that is not a reactor, so tools and tests can use a file namespace directly.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ev.h>
+#include <liburing.h>
+
+#include "bdev.h"
+#include "bdev_internal.h"
+#include "common/log.h"
+#include "reactor/reactor.h"
+
+#define RING_ENTRIES 256	    /* SQ size; the CQ is twice that */
+#define REAP_BUDGET 256		    /* completions handled per eventfd wakeup */
+#define ZERO_CHUNK (1u << 20)	    /* bytes per step when writing zeroes */
+#define MAX_RETRIES 64		    /* consecutive -EAGAIN/-EINTR on one step */
+#define MAX_RW_IOV 1024		    /* UIO_MAXIOV */
+#define DRAIN_TIMEOUT_S 30	    /* waiting for in-flight requests when a ring closes */
+
+struct file_bdev {
+	int fd;
+	bool blkdev;
+	bool no_punch;		    /* fallocate(PUNCH_HOLE) unsupported here */
+	bool no_zero_range;	    /* fallocate(ZERO_RANGE) unsupported here */
+};
+
+/* io->be.mode: what the next step of a request does. */
+enum file_step {
+	STEP_RW,		    /* READ/WRITE: move the rest of io->iov */
+	STEP_FSYNC,		    /* FLUSH: fdatasync */
+	STEP_PUNCH,		    /* DISCARD: fallocate(PUNCH_HOLE | KEEP_SIZE) */
+	STEP_ZERO_RANGE,	    /* WRITE_ZEROES: fallocate(ZERO_RANGE | KEEP_SIZE) */
+	STEP_ZERO_FILL,		    /* DISCARD/WRITE_ZEROES fallback: write zeroes */
+};
+
+/* One system call's worth of a request, built from io->be. */
+struct step {
+	enum { SYS_READV, SYS_WRITEV, SYS_FDATASYNC, SYS_FALLOCATE } sys;
+	const struct iovec *iov;
+	int iovcnt;
+	int rw_flags;
+	int falloc_mode;
+	uint64_t off;
+	uint64_t len;		    /* fallocate length */
+};
+
+bool bdev_file_unsafe_ignore_flush;
+
+/* Never written: the source of zero-fill writes (in .bss, so it costs no memory). */
+static uint8_t zero_buf[ZERO_CHUNK];
+
+/* ---- Steps ------------------------------------------------------------------------------- */
+
+static void step_build(const struct file_bdev *f, struct bdev_io *io, struct step *st)
+{
+	uint64_t left = io->len - io->be.done;
+
+	memset(st, 0, sizeof(*st));
+	st->off = io->offset + io->be.done;
+	switch ((enum file_step)io->be.mode) {
+	case STEP_FSYNC:
+		st->sys = SYS_FDATASYNC;
+		return;
+	case STEP_PUNCH:
+	case STEP_ZERO_RANGE:
+		st->sys = SYS_FALLOCATE;
+		st->falloc_mode = FALLOC_FL_KEEP_SIZE | (io->be.mode == STEP_PUNCH ?
+							 FALLOC_FL_PUNCH_HOLE :
+							 FALLOC_FL_ZERO_RANGE);
+		st->len = left;
+		return;
+	case STEP_ZERO_FILL:
+		st->sys = SYS_WRITEV;
+		io->be.one.iov_base = zero_buf;
+		io->be.one.iov_len = left < ZERO_CHUNK ? (size_t)left : ZERO_CHUNK;
+		st->iov = &io->be.one;
+		st->iovcnt = 1;
+		return;
+	case STEP_RW:
+		break;
+	}
+	st->sys = io->op == BDEV_OP_READ ? SYS_READV : SYS_WRITEV;
+	st->rw_flags = io->op == BDEV_OP_WRITE && io->fua && !bdev_file_unsafe_ignore_flush ?
+			       RWF_DSYNC : 0;
+	/* Skip empty iovecs; bdev_io_check() made sure enough bytes follow. */
+	while (io->be.iov_off == io->iov[io->be.iov_idx].iov_len) {
+		io->be.iov_idx++;
+		io->be.iov_off = 0;
+	}
+	if (io->be.iov_off == 0) {
+		/* The longest run of whole iovecs that does not go past the request. */
+		uint64_t sum = 0;
+		int i = io->be.iov_idx;
+
+		while (i < io->iovcnt && i - io->be.iov_idx < MAX_RW_IOV &&
+		       sum + io->iov[i].iov_len <= left)
+			sum += io->iov[i++].iov_len;
+		if (i > io->be.iov_idx) {
+			st->iov = &io->iov[io->be.iov_idx];
+			st->iovcnt = i - io->be.iov_idx;
+			return;
+		}
+	}
+	/* A partly moved iovec, or one reaching past the end of the request. */
+	io->be.one.iov_base = (uint8_t *)io->iov[io->be.iov_idx].iov_base + io->be.iov_off;
+	io->be.one.iov_len = io->iov[io->be.iov_idx].iov_len - io->be.iov_off;
+	if (io->be.one.iov_len > left)
+		io->be.one.iov_len = (size_t)left;
+	st->iov = &io->be.one;
+	st->iovcnt = 1;
+}
+
+static void iov_advance(struct bdev_io *io, size_t n)
+{
+	while (n) {
+		size_t avail = io->iov[io->be.iov_idx].iov_len - io->be.iov_off;
+
+		if (n < avail) {
+			io->be.iov_off += n;
+			return;
+		}
+		n -= avail;
+		io->be.iov_idx++;
+		io->be.iov_off = 0;
+	}
+}
+
+/*
+ * Account the result @res (bytes or -errno) of the current step. Returns true when the
+ * request is finished, with its status in *@status; false when another step must run.
+ */
+static bool step_done(struct file_bdev *f, struct bdev_io *io, int res, int *status)
+{
+	if (res == -EAGAIN || res == -EINTR) {
+		if (++io->be.retries < MAX_RETRIES)
+			return false;
+		log_peer("file namespace: step keeps failing with %s", strerror(-res));
+		*status = -EIO;
+		return true;
+	}
+	io->be.retries = 0;
+	switch ((enum file_step)io->be.mode) {
+	case STEP_FSYNC:
+		*status = res < 0 ? res : 0;
+		return true;
+	case STEP_PUNCH:
+	case STEP_ZERO_RANGE:
+		if (res == 0 && io->fua) {
+			io->be.mode = STEP_FSYNC; /* FUA: the new extents are durable first */
+			return false;
+		}
+		if (res == -EOPNOTSUPP) {
+			/* Remember for the next request; racing reactors store the same value. */
+			if (io->be.mode == STEP_PUNCH)
+				__atomic_store_n(&f->no_punch, true, __ATOMIC_RELAXED);
+			else
+				__atomic_store_n(&f->no_zero_range, true, __ATOMIC_RELAXED);
+			io->be.mode = STEP_ZERO_FILL;
+			return false;
+		}
+		*status = res < 0 ? res : 0;
+		return true;
+	case STEP_RW:
+	case STEP_ZERO_FILL:
+		if (res <= 0) {
+			/* 0: end of file inside the namespace (the file shrank). */
+			*status = res < 0 ? res : -EIO;
+			return true;
+		}
+		io->be.done += (uint64_t)res;
+		if (io->be.mode == STEP_RW)
+			iov_advance(io, (size_t)res);
+		if (io->be.done < io->len)
+			return false;
+		if (io->be.mode == STEP_ZERO_FILL && io->fua) {
+			io->be.mode = STEP_FSYNC;
+			return false;
+		}
+		*status = 0;
+		return true;
+	}
+	*status = -EINVAL;
+	return true;
+}
+
+/* Set up io->be for a validated request; false if there is nothing to do. */
+static bool io_start(struct bdev *bdev, struct bdev_io *io)
+{
+	struct file_bdev *f = bdev->ctx;
+
+	io->be.bdev = bdev;
+	io->be.next = NULL;
+	io->be.done = 0;
+	io->be.iov_idx = 0;
+	io->be.iov_off = 0;
+	io->be.retries = 0;
+	switch (io->op) {
+	case BDEV_OP_READ:
+	case BDEV_OP_WRITE:
+		io->be.mode = STEP_RW;
+		return io->len != 0;
+	case BDEV_OP_FLUSH:
+		io->be.mode = STEP_FSYNC;
+		return !bdev_file_unsafe_ignore_flush;
+	case BDEV_OP_DISCARD:
+		io->be.mode = __atomic_load_n(&f->no_punch, __ATOMIC_RELAXED) ? STEP_ZERO_FILL :
+										  STEP_PUNCH;
+		return io->len != 0;
+	case BDEV_OP_WRITE_ZEROES:
+		io->be.mode = __atomic_load_n(&f->no_zero_range, __ATOMIC_RELAXED) ?
+				      STEP_ZERO_FILL :
+				      STEP_ZERO_RANGE;
+		return io->len != 0;
+	}
+	return false;
+}
+
+/* ---- Synchronous execution (off-reactor) ------------------------------------------------- */
+
+static int step_exec_sync(const struct file_bdev *f, const struct step *st)
+{
+	ssize_t n;
+
+	switch (st->sys) {
+	case SYS_READV:
+		n = preadv2(f->fd, st->iov, st->iovcnt, (off_t)st->off, 0);
+		break;
+	case SYS_WRITEV:
+		n = pwritev2(f->fd, st->iov, st->iovcnt, (off_t)st->off, st->rw_flags);
+		break;
+	case SYS_FDATASYNC:
+		n = fdatasync(f->fd);
+		break;
+	case SYS_FALLOCATE:
+		n = fallocate(f->fd, st->falloc_mode, (off_t)st->off, (off_t)st->len);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (n < 0)
+		return -errno;
+	return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+static void file_run_sync(struct file_bdev *f, struct bdev_io *io)
+{
+	struct step st;
+	int status;
+
+	do {
+		step_build(f, io, &st);
+	} while (!step_done(f, io, step_exec_sync(f, &st), &status));
+	bdev_io_done(io, status);
+}
+
+/* ---- The per-thread io_uring ------------------------------------------------------------- */
+
+struct uring_ctx {
+	struct io_uring ring;
+	struct ev_loop *loop;
+	struct reactor *reactor;    /* NULL when attached to a plain loop */
+	int efd;
+	ev_io efd_w;		    /* completions posted */
+	ev_prepare prep_w;	    /* submit what this loop iteration prepared */
+	ev_idle retry_w;	    /* io_uring_submit() refused: try again soon */
+	unsigned int inflight;	    /* SQEs prepared and not yet reaped */
+	unsigned int cap;	    /* CQ entries: inflight never exceeds it */
+	struct bdev_io *wait_head;  /* FIFO of requests waiting for room */
+	struct bdev_io **wait_tail;
+	unsigned int nwait;
+	bool loop_ref;		    /* holds the loop alive while requests are pending */
+};
+
+static __thread struct uring_ctx *tls_ring;
+static __thread bool tls_ring_failed;
+
+static void ring_update_ref(struct uring_ctx *u)
+{
+	bool busy = u->inflight || u->nwait;
+
+	if (busy && !u->loop_ref)
+		ev_ref(u->loop);
+	else if (!busy && u->loop_ref)
+		ev_unref(u->loop);
+	u->loop_ref = busy;
+}
+
+static void ring_wait_push(struct uring_ctx *u, struct bdev_io *io)
+{
+	io->be.next = NULL;
+	*u->wait_tail = io;
+	u->wait_tail = &io->be.next;
+	u->nwait++;
+}
+
+static struct bdev_io *ring_wait_pop(struct uring_ctx *u)
+{
+	struct bdev_io *io = u->wait_head;
+
+	if (!io)
+		return NULL;
+	u->wait_head = io->be.next;
+	if (!u->wait_head)
+		u->wait_tail = &u->wait_head;
+	u->nwait--;
+	return io;
+}
+
+static void ring_submit(struct uring_ctx *u)
+{
+	int rc;
+
+	if (!io_uring_sq_ready(&u->ring))
+		return;
+	rc = io_uring_submit(&u->ring);
+	if (rc >= 0)
+		return;
+	if (rc != -EAGAIN && rc != -EBUSY && rc != -EINTR)
+		log_peer("io_uring_submit: %s", strerror(-rc));
+	/* Nothing was consumed; retry from an idle watcher once completions are reaped. */
+	if (!ev_is_active(&u->retry_w))
+		ev_idle_start(u->loop, &u->retry_w);
+}
+
+/* Prepare the next step of @io on the ring; false when there is no room for it. */
+static bool ring_try_issue(struct uring_ctx *u, struct bdev_io *io)
+{
+	struct file_bdev *f = io->be.bdev->ctx;
+	struct io_uring_sqe *sqe;
+	struct step st;
+
+	if (u->inflight >= u->cap)
+		return false;
+	sqe = io_uring_get_sqe(&u->ring);
+	if (!sqe) {
+		/* SQ full of prepared entries: hand them to the kernel now. */
+		io_uring_submit(&u->ring);
+		sqe = io_uring_get_sqe(&u->ring);
+		if (!sqe) {
+			if (!ev_is_active(&u->retry_w))
+				ev_idle_start(u->loop, &u->retry_w);
+			return false;
+		}
+	}
+	step_build(f, io, &st);
+	switch (st.sys) {
+	case SYS_READV:
+		io_uring_prep_readv(sqe, f->fd, st.iov, (unsigned int)st.iovcnt, st.off);
+		break;
+	case SYS_WRITEV:
+		io_uring_prep_writev2(sqe, f->fd, st.iov, (unsigned int)st.iovcnt, st.off,
+				      st.rw_flags);
+		break;
+	case SYS_FDATASYNC:
+		io_uring_prep_fsync(sqe, f->fd, IORING_FSYNC_DATASYNC);
+		break;
+	case SYS_FALLOCATE:
+		io_uring_prep_fallocate(sqe, f->fd, st.falloc_mode, st.off, st.len);
+		break;
+	}
+	io_uring_sqe_set_data(sqe, io);
+	u->inflight++;
+	return true;
+}
+
+/* Issue @io's next step, behind the requests already waiting for room (FIFO). */
+static void ring_issue(struct uring_ctx *u, struct bdev_io *io)
+{
+	if (u->wait_head || !ring_try_issue(u, io))
+		ring_wait_push(u, io);
+	ring_update_ref(u);
+}
+
+/* Issue waiting requests, oldest first, while there is room. */
+static void ring_drain_wait(struct uring_ctx *u)
+{
+	while (u->wait_head && ring_try_issue(u, u->wait_head))
+		ring_wait_pop(u);
+	ring_update_ref(u);
+}
+
+static void ring_complete(struct uring_ctx *u, struct bdev_io *io, int res)
+{
+	int status;
+
+	if (step_done(io->be.bdev->ctx, io, res, &status))
+		bdev_io_done(io, status);
+	else
+		ring_issue(u, io);
+}
+
+/* Reap up to @budget completions; returns true if more are ready. */
+static bool ring_reap(struct uring_ctx *u, unsigned int budget)
+{
+	struct io_uring_cqe *cqes[64];
+	struct {
+		struct bdev_io *io;
+		int res;
+	} done[64];
+	unsigned int total = 0;
+
+	while (total < budget) {
+		unsigned int want = budget - total < 64 ? budget - total : 64;
+		unsigned int n = io_uring_peek_batch_cqe(&u->ring, cqes, want);
+		unsigned int i;
+
+		if (!n)
+			break;
+		/* Copy out and release the CQEs first: callbacks may submit more. */
+		for (i = 0; i < n; i++) {
+			done[i].io = io_uring_cqe_get_data(cqes[i]);
+			done[i].res = cqes[i]->res;
+		}
+		io_uring_cq_advance(&u->ring, n);
+		u->inflight -= n;
+		for (i = 0; i < n; i++)
+			ring_complete(u, done[i].io, done[i].res);
+		total += n;
+	}
+	ring_drain_wait(u);
+	ring_update_ref(u);
+	return io_uring_cq_ready(&u->ring) != 0;
+}
+
+static void ring_efd_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct uring_ctx *u = w->data;
+	uint64_t v;
+
+	if (read(u->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_peer("io_uring eventfd: %s", strerror(errno));
+	if (ring_reap(u, REAP_BUDGET))
+		ev_feed_event(loop, w, EV_READ); /* more next iteration: bound the work */
+}
+
+static void ring_prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	struct uring_ctx *u = w->data;
+
+	ring_drain_wait(u);
+	ring_submit(u);
+}
+
+static void ring_retry_cb(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	struct uring_ctx *u = w->data;
+
+	ev_idle_stop(loop, w);
+	ring_reap(u, REAP_BUDGET);
+	ring_drain_wait(u);
+	ring_submit(u);
+}
+
+static struct uring_ctx *ring_create(struct ev_loop *loop, struct reactor *r)
+{
+	struct io_uring_params p;
+	struct uring_ctx *u;
+	int rc;
+
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SINGLE_ISSUER;
+	rc = io_uring_queue_init_params(RING_ENTRIES, &u->ring, &p);
+	if (rc == -EINVAL) {
+		memset(&p, 0, sizeof(p)); /* a kernel older than 6.0 */
+		rc = io_uring_queue_init_params(RING_ENTRIES, &u->ring, &p);
+	}
+	if (rc) {
+		log_err("io_uring setup: %s", strerror(-rc));
+		free(u);
+		return NULL;
+	}
+	u->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (u->efd < 0 || (rc = io_uring_register_eventfd(&u->ring, u->efd))) {
+		log_err("io_uring eventfd: %s", strerror(u->efd < 0 ? errno : -rc));
+		if (u->efd >= 0)
+			close(u->efd);
+		io_uring_queue_exit(&u->ring);
+		free(u);
+		return NULL;
+	}
+	u->loop = loop;
+	u->reactor = r;
+	u->cap = p.cq_entries;
+	u->wait_tail = &u->wait_head;
+	ev_io_init(&u->efd_w, ring_efd_cb, u->efd, EV_READ);
+	u->efd_w.data = u;
+	ev_prepare_init(&u->prep_w, ring_prepare_cb);
+	u->prep_w.data = u;
+	/* Last of the prepare watchers, so requests issued from the others (deferred work)
+	 * go out in this iteration rather than after the next wakeup. */
+	ev_set_priority(&u->prep_w, EV_MINPRI);
+	ev_idle_init(&u->retry_w, ring_retry_cb);
+	u->retry_w.data = u;
+	/* Neither watcher keeps the loop alive by itself; pending requests do. */
+	ev_io_start(loop, &u->efd_w);
+	ev_unref(loop);
+	ev_prepare_start(loop, &u->prep_w);
+	ev_unref(loop);
+	return u;
+}
+
+/* Wait for every request still in flight or queued (running callbacks), then close. */
+static void ring_destroy(struct uring_ctx *u)
+{
+	time_t deadline = time(NULL) + DRAIN_TIMEOUT_S;
+
+	while ((u->inflight || u->nwait) && time(NULL) < deadline) {
+		struct __kernel_timespec ts = { .tv_sec = 1 };
+		struct io_uring_cqe *cqe;
+
+		ring_drain_wait(u);
+		io_uring_submit(&u->ring);
+		io_uring_wait_cqe_timeout(&u->ring, &cqe, &ts);
+		ring_reap(u, UINT_MAX);
+	}
+	if (u->inflight || u->nwait)
+		log_err("io_uring: closing with %u requests still pending", u->inflight + u->nwait);
+	if (ev_is_active(&u->retry_w))
+		ev_idle_stop(u->loop, &u->retry_w);
+	if (u->loop_ref)
+		ev_unref(u->loop);
+	ev_ref(u->loop);
+	ev_prepare_stop(u->loop, &u->prep_w);
+	ev_ref(u->loop);
+	ev_io_stop(u->loop, &u->efd_w);
+	io_uring_queue_exit(&u->ring);
+	close(u->efd);
+	if (tls_ring == u)
+		tls_ring = NULL;
+	free(u);
+}
+
+static void ring_reactor_exit(void *arg)
+{
+	ring_destroy(arg);
+}
+
+/* The calling thread's ring: created on first use on a reactor; NULL off-reactor or on
+ * failure (*@on_reactor tells which). */
+static struct uring_ctx *ring_get(bool *on_reactor)
+{
+	struct reactor *r;
+	struct uring_ctx *u;
+
+	*on_reactor = true;
+	if (tls_ring)
+		return tls_ring;
+	r = reactor_self();
+	if (!r) {
+		*on_reactor = false;
+		return NULL;
+	}
+	if (tls_ring_failed)
+		return NULL;
+	u = ring_create(r->loop, r);
+	if (u && reactor_on_exit(r, ring_reactor_exit, u)) {
+		ring_destroy(u);
+		u = NULL;
+	}
+	if (!u) {
+		log_err("reactor %u: no io_uring, file namespaces fail every request", r->id);
+		tls_ring_failed = true;
+		return NULL;
+	}
+	tls_ring = u;
+	return u;
+}
+
+int bdev_file_attach_loop(struct ev_loop *loop)
+{
+	if (tls_ring || reactor_self())
+		return -EBUSY;
+	tls_ring = ring_create(loop, NULL);
+	return tls_ring ? 0 : -ENOMEM;
+}
+
+void bdev_file_detach_loop(void)
+{
+	if (tls_ring && !tls_ring->reactor)
+		ring_destroy(tls_ring);
+}
+
+unsigned int bdev_file_pending(void)
+{
+	return tls_ring ? tls_ring->inflight + tls_ring->nwait : 0;
+}
+
+/* ---- Backend ops -------------------------------------------------------------------------- */
+
+static void file_submit(struct bdev *bdev, struct bdev_io *io)
+{
+	struct uring_ctx *u;
+	bool on_reactor;
+	int rc;
+
+	rc = bdev_io_check(bdev, io);
+	if (rc) {
+		bdev_io_done(io, rc);
+		return;
+	}
+	if (!io_start(bdev, io)) {
+		bdev_io_done(io, 0);
+		return;
+	}
+	u = ring_get(&on_reactor);
+	if (u)
+		ring_issue(u, io);
+	else if (!on_reactor)
+		file_run_sync(bdev->ctx, io);
+	else
+		bdev_io_done(io, -EIO);
+}
+
+static int file_lba_status(struct bdev *bdev, uint64_t offset, uint64_t *len_out,
+			   bool *deallocated_out)
+{
+	struct file_bdev *f = bdev->ctx;
+	uint64_t bs = bdev->block_size;
+	off_t data, hole;
+	uint64_t end;
+
+	if (offset % bs || offset >= bdev->size)
+		return -ERANGE;
+	data = f->blkdev ? -1 : lseek(f->fd, (off_t)offset, SEEK_DATA);
+	if (f->blkdev || (data < 0 && errno == EINVAL)) {
+		/* Block devices (and file systems without SEEK_DATA): all mapped. */
+		*deallocated_out = false;
+		*len_out = bdev->size - offset;
+		return 0;
+	}
+	if (data < 0 && errno != ENXIO)
+		return -errno;
+	/* ENXIO: no data from @offset to the end of the file. */
+	end = data < 0 || (uint64_t)data > bdev->size ? bdev->size : (uint64_t)data;
+	if (end - offset >= bs) {
+		*deallocated_out = true;
+		*len_out = (end - offset) / bs * bs;
+		return 0;
+	}
+	/* Data within this block: the block is mapped, up to the next hole. */
+	hole = lseek(f->fd, (off_t)offset, SEEK_HOLE);
+	if (hole < 0)
+		return -errno;
+	end = (uint64_t)hole > bdev->size ? bdev->size : (uint64_t)hole;
+	end = (end + bs - 1) / bs * bs;
+	if (end > bdev->size)
+		end = bdev->size;
+	if (end <= offset)
+		end = offset + bs;
+	*deallocated_out = false;
+	*len_out = end - offset;
+	return 0;
+}
+
+static pthread_once_t uring_probe_once = PTHREAD_ONCE_INIT;
+static int uring_probe_rc;
+
+/* Can this process use io_uring with the opcodes the backend needs? */
+static void uring_probe(void)
+{
+	static const int need[] = { IORING_OP_READV, IORING_OP_WRITEV, IORING_OP_FSYNC,
+				    IORING_OP_FALLOCATE };
+	struct io_uring_probe *probe;
+	struct io_uring ring;
+	size_t i;
+
+	uring_probe_rc = io_uring_queue_init(2, &ring, 0);
+	if (uring_probe_rc)
+		return;
+	probe = io_uring_get_probe_ring(&ring);
+	for (i = 0; probe && i < sizeof(need) / sizeof(need[0]); i++)
+		if (!io_uring_opcode_supported(probe, need[i]))
+			uring_probe_rc = -EOPNOTSUPP;
+	if (!probe)
+		uring_probe_rc = -EOPNOTSUPP;
+	io_uring_free_probe(probe);
+	io_uring_queue_exit(&ring);
+}
+
+static void file_close(struct bdev *bdev)
+{
+	struct file_bdev *f = bdev->ctx;
+
+	if (!f)
+		return;
+	if (fsync(f->fd))
+		log_err("%s: fsync on close: %s", bdev->path, strerror(errno));
+	close(f->fd);
+	free(f);
+	bdev->ctx = NULL;
+}
+
+static int file_geometry(struct bdev *bdev, struct file_bdev *f, const char *path)
+{
+	uint32_t lbs = 512;
+	uint64_t size;
+	struct stat st;
+
+	if (fstat(f->fd, &st))
+		return bdev_open_msg(-errno, "%s: %s", path, strerror(errno));
+	if (S_ISBLK(st.st_mode)) {
+		int ssz;
+
+		if (ioctl(f->fd, BLKGETSIZE64, &size) || ioctl(f->fd, BLKSSZGET, &ssz))
+			return bdev_open_msg(-errno, "%s: cannot read the device geometry: %s",
+					     path, strerror(errno));
+		f->blkdev = true;
+		lbs = (uint32_t)ssz;
+		if (lbs != 512 && lbs != 4096)
+			return bdev_open_msg(-EINVAL, "%s: logical block size %u is not supported",
+					     path, lbs);
+	} else if (S_ISREG(st.st_mode)) {
+		size = (uint64_t)st.st_size;
+	} else {
+		return bdev_open_msg(-EINVAL, "%s: not a regular file or block device", path);
+	}
+	if (!bdev->block_size)
+		bdev->block_size = lbs;
+	if (bdev->block_size < lbs)
+		return bdev_open_msg(-EINVAL, "%s: block size %u is smaller than the device's "
+				     "logical block size %u", path, bdev->block_size, lbs);
+	if (size >= bdev->block_size && size % bdev->block_size)
+		log_warn("%s: size %llu is not a multiple of %u: the last %llu bytes are not "
+			 "exported", path, (unsigned long long)size, bdev->block_size,
+			 (unsigned long long)(size % bdev->block_size));
+	bdev->size = size / bdev->block_size * bdev->block_size;
+	if (!bdev->size)
+		return bdev_open_msg(-EINVAL, "%s: smaller than one %u-byte block", path,
+				     bdev->block_size);
+	return 0;
+}
+
+static int file_open(struct bdev *bdev, const char *path)
+{
+	struct file_bdev *f;
+	int rc;
+
+	pthread_once(&uring_probe_once, uring_probe);
+	if (uring_probe_rc)
+		return bdev_open_msg(uring_probe_rc, "%s: io_uring is not available (%s); file "
+				     "namespaces need it (see kernel.io_uring_disabled)", path,
+				     strerror(-uring_probe_rc));
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (f->fd < 0) {
+		rc = -errno;
+		free(f);
+		return bdev_open_msg(rc, "%s: cannot open: %s", path, strerror(-rc));
+	}
+	rc = file_geometry(bdev, f, path);
+	if (rc) {
+		close(f->fd);
+		free(f);
+		return rc;
+	}
+	if (!realpath(path, bdev->path)) {
+		strncpy(bdev->path, path, sizeof(bdev->path) - 1);
+		bdev->path[sizeof(bdev->path) - 1] = '\0';
+	}
+	bdev->volatile_cache = true;
+	bdev->persistent = true;
+	bdev->ctx = f;
+	return 0;
+}
+
+const struct bdev_ops bdev_file_ops = {
+	.name = "file",
+	.open = file_open,
+	.close = file_close,
+	.submit = file_submit,
+	.lba_status = file_lba_status,
+};

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's configuration file: JSON in the schema Linux's `nvmetcli save` writes
+ * (hosts, ports, subsystems with attr/namespaces/allowed_hosts, referrals, ANA groups),
+ * so an existing nvmet configuration loads unchanged. Our extensions stay inside it:
+ *   - a namespace device.path of "ram:SIZE" or "null:SIZE";
+ *   - a port-level "advertise" address reported in the discovery log (hosts behind NAT);
+ *   - a top-level "iscsi" object, kept verbatim for the iSCSI front end.
+ *
+ * config_load() parses and validates into a plain C model (no json-c types leak out);
+ * config_apply() builds the target from it and config_reload() applies the difference
+ * between two models at runtime (SIGHUP). Loading is all-or-nothing: either a complete,
+ * validated model or an error naming the key path, e.g.
+ *   "config.json: subsystems[0].namespaces[1].nsid: expected an integer".
+ * Keys we do not know are collected as warnings; values we cannot honour are errors.
+ */
+#ifndef NVMEOF_TARGET_CONFIG_FILE_H
+#define NVMEOF_TARGET_CONFIG_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/nvme_spec.h"
+
+struct nvmf_tgt;
+
+#define CONFIG_PATH_MAX 4096
+#define CONFIG_TRADDR_MAX 256	     /* discovery log TRADDR field */
+#define CONFIG_TRSVCID_MAX 32	     /* discovery log TRSVCID field */
+#define CONFIG_PORTID_RESERVED 0xff00 /* portids from here up: built-in discovery ports */
+#define CONFIG_DISCOVERY_TRSVCID "8009"
+
+/* A transport address: a port's or a referral's "addr" object. */
+struct config_addr {
+	char trtype[16];		/* "tcp", "rdma" (referrals may also say "fc"/"loop") */
+	char adrfam[16];		/* "ipv4", "ipv6", "ib", "fc", "" */
+	char traddr[CONFIG_TRADDR_MAX];
+	char trsvcid[CONFIG_TRSVCID_MAX];
+	uint8_t treq;			/* NVMF_TREQ_SECURE_* */
+};
+
+struct config_referral {
+	char name[64];			/* nvmet's configfs directory name */
+	struct config_addr addr;
+	uint16_t portid;		/* addr.portid: PORTID of the referred discovery port */
+	bool enable;
+};
+
+struct config_ana_group {
+	uint32_t grpid;
+	char state[32];			/* only "optimized" is accepted */
+};
+
+struct config_port {
+	uint16_t portid;
+	struct config_addr addr;
+	char advertise[CONFIG_TRADDR_MAX]; /* "" = report addr.traddr */
+	uint32_t inline_data_size;	/* param.inline_data_size; 0 = target default */
+	uint32_t max_queue_size;	/* param.max_queue_size; 0 = not given */
+	char (*subsystems)[NVME_NQN_FIELD];
+	unsigned int nsubsystems;
+	struct config_referral *referrals;
+	unsigned int nreferrals;
+	struct config_ana_group *ana_groups;
+	unsigned int nana_groups;
+};
+
+struct config_ns {
+	uint32_t nsid;
+	bool enable;
+	char path[CONFIG_PATH_MAX];	/* "ram:SIZE", "null:SIZE" or an absolute path */
+	bool has_nguid, has_uuid, has_eui64; /* all-zero NGUID/UUID = not given */
+	uint8_t nguid[16];
+	uint8_t uuid[16];
+	uint8_t eui64[8];
+	uint32_t ana_grpid;		/* 0 = not given (group 1) */
+};
+
+struct config_subsys {
+	char nqn[NVME_NQN_FIELD];
+	bool allow_any_host;
+	char serial[21];		/* "" = the target makes one up */
+	char model[41];			/* "" = the target's default */
+	char version[16];		/* attr.version as written; informational */
+	uint16_t cntlid_min, cntlid_max; /* 0/0 = target default */
+	uint16_t qid_max;		/* attr.qid_max; 0 = not given */
+	struct config_ns *namespaces;
+	unsigned int nnamespaces;
+	char (*allowed_hosts)[NVME_NQN_FIELD];
+	unsigned int nallowed_hosts;
+};
+
+struct tgt_config {
+	char path[CONFIG_PATH_MAX];	/* file it came from, absolute (@name for a string) */
+	struct config_port *ports;
+	unsigned int nports;
+	struct config_subsys *subsystems;
+	unsigned int nsubsystems;
+	char (*hosts)[NVME_NQN_FIELD];
+	unsigned int nhosts;
+	char *iscsi_json;		/* the "iscsi" object as JSON text, NULL if absent */
+	char **warnings;		/* "NAME: key.path: message" lines */
+	unsigned int nwarnings;
+	/* Our extension: a top-level "limits" object (read at start; 0 = not given, the
+	 * target default or the command line applies): max_connections, max_queue_depth,
+	 * in_capsule_size, max_io_size. */
+	struct config_limits {
+		uint32_t max_connections;	/* 1..1000000 */
+		uint32_t max_queue_depth;	/* I/O queue entries, 2..4096 */
+		uint32_t in_capsule_size;	/* I/O queues, multiple of 16 up to 1 MiB */
+		bool in_capsule_set;
+		uint32_t max_io_size;		/* MDTS bytes, power of 2, 4 KiB..4 MiB */
+	} limits;
+};
+
+/*
+ * Read, parse and validate @path. On success *@out is a new model (free with
+ * config_free()) and 0 is returned; warnings are in (*out)->warnings and also logged.
+ * On failure returns -errno (-ENOENT, -EINVAL, -ENOTSUP, ...) with a one-line message
+ * in @err and *@out untouched.
+ */
+int config_load(const char *path, struct tgt_config **out, char *err, size_t errlen);
+/* Same from text in memory; @name is used in messages (and as cfg->path). */
+int config_load_string(const char *text, const char *name, struct tgt_config **out, char *err,
+		       size_t errlen);
+void config_free(struct tgt_config *cfg);
+/* Log every warning of @cfg (config_load() already does). */
+void config_log_warnings(const struct tgt_config *cfg);
+
+/* Lookups in a loaded model; NULL when absent. */
+const struct config_port *config_find_port(const struct tgt_config *cfg, uint16_t portid);
+const struct config_subsys *config_find_subsys(const struct tgt_config *cfg, const char *nqn);
+const struct config_ns *config_find_ns(const struct config_subsys *s, uint32_t nsid);
+
+/*
+ * Build the target from @cfg: subsystems (attributes, allowed hosts, enabled namespaces),
+ * ports (listening, with their subsystems), referrals, and the default discovery
+ * listeners (config_add_default_discovery_ports()). All-or-nothing: on failure whatever
+ * was created is torn down again and -errno is returned with a message in @err.
+ */
+int config_apply(struct nvmf_tgt *tgt, const struct tgt_config *cfg, char *err, size_t errlen);
+
+/*
+ * Move the running target from @old (what config_apply() or the last reload applied) to
+ * @new_cfg: add/remove namespaces (connected hosts get a Namespace Attribute Changed
+ * event), ports, subsystems, allowed hosts, referrals. Changes that cannot be made live
+ * (a port's address or parameters, a subsystem's serial/model/controller ID range, the
+ * iscsi section) are refused before anything is touched: -EBUSY with a message naming
+ * the key, and the target keeps running on @old. Returns 0 when @new_cfg is in effect.
+ */
+int config_reload(struct nvmf_tgt *tgt, const struct tgt_config *old,
+		  const struct tgt_config *new_cfg, char *err, size_t errlen);
+
+/*
+ * SIGHUP: re-read the file *@cur came from and move the target to it. On success *@cur is
+ * replaced by the new model (the old one freed) and 0 returned; on any failure (file
+ * unreadable or invalid, change refused or failed) the target and *@cur are unchanged
+ * and -errno is returned with a message in @err. Warnings of the new file are logged.
+ */
+int config_reload_file(struct nvmf_tgt *tgt, struct tgt_config **cur, char *err,
+		       size_t errlen);
+
+/*
+ * Give every distinct TCP listen address a discovery-only listener on port 8009 (the
+ * port `nvme discover` dials without -s), unless a port of the target already listens on
+ * 8009 there. Wildcard addresses (0.0.0.0, ::) cover every specific address of their
+ * family. Listeners that no longer have a TCP port beside them are removed, so it is also
+ * called after a reload. A listener that cannot bind (8009 taken by another process) is
+ * skipped with a warning. Returns 0 or -errno (allocation failure) with @err set.
+ */
+int config_add_default_discovery_ports(struct nvmf_tgt *tgt, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* The loaded configuration model: lookups, warnings and release (config_file.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_file.h"
+#include "common/log.h"
+
+static void free_lists(struct tgt_config *cfg)
+{
+	unsigned int i;
+
+	/* List counts include an item that failed half-way: its arrays are freed too. */
+	for (i = 0; cfg->ports && i < cfg->nports; i++) {
+		free(cfg->ports[i].subsystems);
+		free(cfg->ports[i].referrals);
+		free(cfg->ports[i].ana_groups);
+	}
+	for (i = 0; cfg->subsystems && i < cfg->nsubsystems; i++) {
+		free(cfg->subsystems[i].namespaces);
+		free(cfg->subsystems[i].allowed_hosts);
+	}
+}
+
+void config_free(struct tgt_config *cfg)
+{
+	unsigned int i;
+
+	if (!cfg)
+		return;
+	free_lists(cfg);
+	free(cfg->ports);
+	free(cfg->subsystems);
+	free(cfg->hosts);
+	free(cfg->iscsi_json);
+	for (i = 0; i < cfg->nwarnings; i++)
+		free(cfg->warnings[i]);
+	free(cfg->warnings);
+	free(cfg);
+}
+
+void config_log_warnings(const struct tgt_config *cfg)
+{
+	unsigned int i;
+
+	for (i = 0; i < cfg->nwarnings; i++)
+		log_warn("%s", cfg->warnings[i]);
+}
+
+const struct config_port *config_find_port(const struct tgt_config *cfg, uint16_t portid)
+{
+	unsigned int i;
+
+	for (i = 0; i < cfg->nports; i++)
+		if (cfg->ports[i].portid == portid)
+			return &cfg->ports[i];
+	return NULL;
+}
+
+const struct config_subsys *config_find_subsys(const struct tgt_config *cfg, const char *nqn)
+{
+	unsigned int i;
+
+	for (i = 0; i < cfg->nsubsystems; i++)
+		if (!strcmp(cfg->subsystems[i].nqn, nqn))
+			return &cfg->subsystems[i];
+	return NULL;
+}
+
+const struct config_ns *config_find_ns(const struct config_subsys *s, uint32_t nsid)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nnamespaces; i++)
+		if (s->namespaces[i].nsid == nsid)
+			return &s->namespaces[i];
+	return NULL;
+}

@@ -1,0 +1,60 @@
+# target/core/: subsystems, controllers, fabrics/admin/NVM command handlers, log pages,
+# features, reservations, fused Compare and Write, LBA status, discovery, ports, and the
+# transport and backend interfaces the other rooms plug into.
+noinst_LTLIBRARIES += libnvmeof_core.la
+libnvmeof_core_la_SOURCES = \
+	target/core/nvmf.h target/core/transport.h target/core/transport.c \
+	target/core/ctrlr.c target/core/ctrlr.h \
+	target/core/fabrics.c \
+	target/core/admin.c \
+	target/core/log_page.c \
+	target/core/features.c \
+	target/core/io.c \
+	target/core/discovery.c \
+	target/core/subsystem.c \
+	target/core/port.c \
+	target/core/reservation.c target/core/reservation.h \
+	target/core/fused.c target/core/fused.h \
+	target/core/lba_status.c target/core/lba_status.h
+libnvmeof_core_la_CFLAGS = $(TARGET_CFLAGS) $(EV_CFLAGS) $(OPENSSL_CFLAGS)
+libnvmeof_core_la_LIBADD = $(OPENSSL_LIBS)
+
+# Unit tests: each links the core with the fakes in tests/unit/target/core/fakes.c
+# (transport, reactors, bdev) instead of the real transport, reactors and backends.
+CORE_UT_SOURCES = tests/unit/target/core/fakes.c tests/unit/target/core/fakes.h
+CORE_UT_CFLAGS = $(UT_CFLAGS) $(OPENSSL_CFLAGS)
+CORE_UT_LIBS = libnvmeof_core.la libnvmeof_common.la $(OPENSSL_LIBS) $(EV_LIBS) $(UT_LIBS)
+CORE_UTS = tests/unit/target/core/ctrlr_ut tests/unit/target/core/fabrics_ut \
+	tests/unit/target/core/admin_ut tests/unit/target/core/log_page_ut \
+	tests/unit/target/core/features_ut tests/unit/target/core/io_ut \
+	tests/unit/target/core/discovery_ut tests/unit/target/core/subsystem_ut \
+	tests/unit/target/core/reservation_ut
+check_PROGRAMS += $(CORE_UTS)
+TESTS += $(CORE_UTS)
+tests_unit_target_core_ctrlr_ut_SOURCES = tests/unit/target/core/ctrlr_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_ctrlr_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_ctrlr_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_core_fabrics_ut_SOURCES = tests/unit/target/core/fabrics_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_fabrics_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_fabrics_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_core_admin_ut_SOURCES = tests/unit/target/core/admin_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_admin_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_admin_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_core_log_page_ut_SOURCES = tests/unit/target/core/log_page_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_log_page_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_log_page_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_core_features_ut_SOURCES = tests/unit/target/core/features_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_features_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_features_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_core_io_ut_SOURCES = tests/unit/target/core/io_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_io_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_io_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_core_discovery_ut_SOURCES = tests/unit/target/core/discovery_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_discovery_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_discovery_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_core_subsystem_ut_SOURCES = tests/unit/target/core/subsystem_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_subsystem_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_subsystem_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_core_reservation_ut_SOURCES = tests/unit/target/core/reservation_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_reservation_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_reservation_ut_LDADD = $(CORE_UT_LIBS)

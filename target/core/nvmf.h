@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NVMe over Fabrics target core objects: the target, ports, subsystems, namespaces,
+ * controllers, queue pairs and requests, and the entry points transports use.
+ *
+ * Threading: each queue pair lives on one reactor. Controller-wide state that I/O
+ * queues on other reactors may touch (queue table, state) is guarded by ctrlr->lock,
+ * taken only on the admin/connect path, never per I/O. Cross-reactor actions (tearing
+ * down I/O queues, delivering async events) go through reactor_send_msg().
+ */
+#ifndef NVMEOF_TARGET_NVMF_H
+#define NVMEOF_TARGET_NVMF_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/uio.h>
+
+#include "bdev/bdev.h"
+#include "common/nvme_spec.h"
+#include "transport.h"
+
+struct reactor;
+struct nvmf_subsys;
+struct nvmf_ctrlr;
+
+#define NVMF_MAX_NAMESPACES 1024     /* NN; NSIDs 1..NN */
+#define NVMF_MAX_IO_QUEUES 128
+#define NVMF_REQ_MAX_IOV 32
+#define NVMF_MAX_AER 4		     /* AERL + 1 */
+#define NVMF_DEFAULT_NQN "nqn.2026-11.io.nvmeof:default"
+#define NVMF_NS_REF_SLOTS 16	     /* per-reactor in-flight counters of a namespace */
+#define NVMF_MODEL_DEFAULT "nvmeof"
+
+/* Target-wide tunables (quick flags or config). */
+struct nvmf_tgt_opts {
+	uint32_t max_queue_depth;    /* entries per I/O queue (MQES + 1), default 128 */
+	uint32_t max_admin_depth;    /* admin queue entries, default 32 */
+	uint32_t in_capsule_size;    /* I/O queue in-capsule data bytes, default 8192 */
+	uint32_t max_io_size;	     /* MDTS in bytes (power of 2 >= 4096), default 128 KiB */
+	uint32_t max_io_queues;	     /* per controller, default 64 */
+	uint32_t max_connections;    /* whole target, default 4096 */
+	uint32_t kato_default_ms;    /* when a host asks for KATO 0 on an I/O ctrlr: none */
+};
+
+/* ---- Requests --------------------------------------------------------------------------- */
+struct nvmf_req {
+	struct nvme_cmd cmd;	   /* the SQE as received (wire byte order) */
+	struct nvme_cpl rsp;	   /* built by the core; transport only transmits it */
+	struct nvmf_qpair *qpair;
+
+	/* Data buffer, prepared by the transport before nvmf_req_exec(). */
+	enum nvme_data_xfer xfer;
+	uint32_t length;	   /* bytes the command moves (from the SGL); for data to the
+				    * host the core writes exactly this many (zero-filled past
+				    * what the command returns) */
+	struct iovec iov[NVMF_REQ_MAX_IOV];
+	int iovcnt;
+
+	/* Core-private from here on. */
+	struct nvmf_ns *ns;
+	void (*execute)(struct nvmf_req *req);
+	struct bdev_io bio;
+	void *scratch;		   /* e.g. Compare's read-back buffer (reactor pool) */
+	uint32_t step;		   /* multi-step commands (Compare, Write Zeroes chunks) */
+	TAILQ_ENTRY(nvmf_req) link; /* AER list and similar */
+	bool local_admin;	   /* submitted with nvmf_local_admin_exec() */
+	bool in_submit, again;	   /* multi-step commands: iterate instead of recursing */
+	struct iovec scratch_iov;
+	uint64_t total;		   /* multi-step commands: bytes or items in all */
+	struct nvmf_req *fused_peer; /* the other command of a fused pair (fused.c) */
+};
+
+/* Direction and length a command moves, from its opcode/fctype and SGL. Transports call
+ * this right after receiving a capsule to size and fetch the data. */
+enum nvme_data_xfer nvmf_req_xfer(const struct nvme_cmd *cmd, bool admin);
+uint32_t nvmf_req_sgl_length(const struct nvme_cmd *cmd);
+
+/* Parse and execute @req (on its qpair's reactor). Always ends in nvmf_req_complete(),
+ * possibly before returning; Asynchronous Event Requests and the first command of a fused
+ * pair stay with the core until an event / the second command (or
+ * nvmf_qpair_disconnected()). */
+void nvmf_req_exec(struct nvmf_req *req);
+/* Fill cid/sqid/sqhd and hand @req to the transport for transmission. */
+void nvmf_req_complete(struct nvmf_req *req);
+/* Complete with status (SCT/SC) right away, e.g. for a transport-detected SGL error. */
+void nvmf_req_complete_status(struct nvmf_req *req, uint8_t sct, uint8_t sc, bool dnr);
+
+/* ---- Queue pairs -------------------------------------------------------------------------- */
+struct nvmf_qpair_stats {
+	uint64_t read_cmds, write_cmds, other_cmds;
+	uint64_t read_bytes, write_bytes;
+};
+
+struct nvmf_qpair {
+	const struct nvmf_transport_ops *ops;
+	struct nvmf_tgt *tgt;
+	struct nvmf_port *port;
+	struct reactor *reactor;
+	struct nvmf_ctrlr *ctrlr;  /* NULL until a successful Connect */
+	uint16_t qid;
+	uint16_t sqsize;	   /* entries, 1's based, from Connect SQSIZE + 1 */
+	uint16_t sqhd;
+	bool sq_flow_disabled;	   /* Connect CATTR bit 2 */
+	bool connected;
+	char peer[64];		   /* "ADDR:PORT" for logs */
+	struct nvmf_qpair_stats stats;
+	TAILQ_ENTRY(nvmf_qpair) link; /* port->qpairs (core) */
+	struct nvmf_req *fused_first; /* FUSE_FIRST command waiting for its second (fused.c) */
+};
+
+/*
+ * Transport calls, all on the queue pair's reactor:
+ *
+ * nvmf_qpair_init: bind a new connection to the target (before Connect). Counts it in
+ * tgt->nconnections (a transport may refuse connections beyond opts.max_connections).
+ *
+ * nvmf_qpair_disconnected: the connection is gone (peer closed it, transport error, or
+ * after ops->qpair_disconnect). The core completes the requests it parks indefinitely
+ * (Asynchronous Event Requests) with "Aborted - SQ Deletion" through ops->req_complete,
+ * possibly before returning, so that they drain; their completions need not be
+ * transmitted. On an admin queue it also tears the controller down (its I/O queues are
+ * disconnected). Safe to call more than once.
+ *
+ * nvmf_qpair_fini: release the queue pair once no request is outstanding (call
+ * nvmf_qpair_disconnected first). Detaches it from its controller; when the last queue of
+ * a controller goes, the controller is freed.
+ */
+void nvmf_qpair_init(struct nvmf_qpair *qp, const struct nvmf_transport_ops *ops,
+		     struct nvmf_tgt *tgt, struct nvmf_port *port, struct reactor *r);
+void nvmf_qpair_disconnected(struct nvmf_qpair *qp);
+void nvmf_qpair_fini(struct nvmf_qpair *qp);
+
+/*
+ * In-process front ends (iSCSI): create an enabled controller on @subsys for @hostnqn /
+ * @hostid (16 bytes, may be NULL) with @qp acting as its I/O queue 1 and no fabric admin
+ * queue. @qp must have been set up with nvmf_qpair_init() (its ops->req_complete is the
+ * front end's; ops->qpair_disconnect is called when the target tears the controller down).
+ * NVM commands on @qp go through nvmf_req_exec() as usual; admin commands (Identify, Get
+ * Log Page, Get/Set Features) through nvmf_local_admin_exec(). Writes honour the Volatile
+ * Write Cache feature (enabled by default; Flush makes data durable). Release with
+ * nvmf_qpair_disconnected() + nvmf_qpair_fini() like any queue pair.
+ * Returns 0, -ENOENT (subsystem is the discovery subsystem), -EACCES (host not allowed),
+ * -EBUSY (no controller ID left), -EINVAL (@qp already connected) or -ENOMEM.
+ */
+int nvmf_local_connect(struct nvmf_qpair *qp, struct nvmf_subsys *subsys, const char *hostnqn,
+		       const uint8_t hostid[16]);
+void nvmf_local_admin_exec(struct nvmf_req *req);
+
+/* ---- Namespaces ---------------------------------------------------------------------------- */
+/*
+ * Namespace identifiers: an identifier not given (has_* false, or all-zero bytes) is
+ * derived from SHA-256 of the subsystem NQN, the NSID and the backend (canonical path or
+ * spec), so it is stable across restarts and unique across subsystems.
+ * @enabled is informational: nvmf_subsys_add_ns() always exports the namespace; callers
+ * skip disabled namespaces themselves.
+ */
+struct nvmf_ns_opts {
+	uint32_t nsid;		   /* 0 = lowest free */
+	const char *path;	   /* "ram:SIZE", "null:SIZE" or a file/block-device path */
+	uint32_t block_size;	   /* 0 = default */
+	bool has_nguid, has_uuid, has_eui64; /* explicit identifiers (config) */
+	uint8_t nguid[16];
+	uint8_t uuid[16];
+	uint8_t eui64[8];
+	bool enabled;
+};
+
+/* In-flight I/O counter of one reactor slot (own cache line). */
+struct nvmf_ns_inflight {
+	uint64_t n;
+	uint8_t pad[56];
+};
+
+struct nvmf_ns {
+	uint32_t nsid;
+	struct nvmf_subsys *subsys;
+	struct bdev *bdev;
+	uint64_t nblocks;
+	uint32_t block_shift;
+	uint8_t nguid[16];
+	uint8_t uuid[16];
+	uint8_t eui64[8];
+	bool removed;		   /* atomic; set before the table slot is cleared */
+	/* Held across in-flight I/O: one counter per reactor slot (reactor id % slots), so
+	 * queues on different reactors do not share a cache line. See nvmf_ns_get(). */
+	struct nvmf_ns_inflight inflight[NVMF_NS_REF_SLOTS];
+	TAILQ_ENTRY(nvmf_ns) link; /* subsystem's list of removed namespaces */
+	struct nvmf_resv *resv;	   /* reservations (reservation.c), created on first use */
+};
+
+/*
+ * Look up an active namespace and hold it (keeps its backend open) until nvmf_ns_put().
+ * @r is the calling reactor (NULL off-reactor). NULL when @nsid is not active.
+ */
+struct nvmf_ns *nvmf_ns_get(struct nvmf_subsys *subsys, uint32_t nsid, struct reactor *r);
+void nvmf_ns_put(struct nvmf_ns *ns, struct reactor *r);
+
+/* ---- Subsystems, hosts, ports ------------------------------------------------------------ */
+enum nvmf_subsys_type { NVMF_SUBSYS_NVME, NVMF_SUBSYS_DISCOVERY };
+
+struct nvmf_host {
+	char nqn[NVME_NQN_FIELD];
+	TAILQ_ENTRY(nvmf_host) link;
+};
+
+struct nvmf_subsys {
+	struct nvmf_tgt *tgt;
+	enum nvmf_subsys_type type;
+	char nqn[NVME_NQN_FIELD];
+	char serial[21];
+	char model[41];
+	bool allow_any_host;
+	uint16_t cntlid_min, cntlid_max, next_cntlid;
+	TAILQ_HEAD(, nvmf_host) hosts;
+	struct nvmf_ns *ns[NVMF_MAX_NAMESPACES + 1]; /* indexed by NSID; atomic loads on I/O */
+	pthread_mutex_t lock;	   /* ctrlr list, ns table changes, cntlid allocation */
+	TAILQ_HEAD(, nvmf_ctrlr) ctrlrs;
+	TAILQ_ENTRY(nvmf_subsys) link;
+	struct nvmf_qpair_stats retired; /* I/O queues gone (under lock) */
+	TAILQ_HEAD(, nvmf_ns) removed_ns; /* freed with the subsystem */
+	bool dying;		   /* being destroyed: no new controllers */
+};
+
+struct nvmf_port_opts {
+	uint16_t portid;
+	const char *trtype;	   /* "tcp", "rdma" */
+	const char *adrfam;	   /* "ipv4", "ipv6" */
+	const char *traddr;
+	const char *trsvcid;
+	const char *advertise;	   /* address put in the discovery log (NAT); NULL = traddr */
+	uint32_t in_capsule_size;  /* 0 = target default */
+	bool discovery_only;	   /* the extra 8009 discovery listener */
+};
+
+struct nvmf_port {
+	struct nvmf_tgt *tgt;
+	const struct nvmf_transport_ops *ops;
+	uint16_t portid;
+	uint8_t adrfam;		   /* NVMF_ADRFAM_* */
+	char traddr[256];
+	char trsvcid[32];
+	char advertise[256];
+	uint32_t in_capsule_size;
+	bool discovery_only;
+	struct nvmf_subsys *subsys[64]; /* subsystems exported here */
+	unsigned int nsubsys;
+	void *listener;		   /* transport private */
+	TAILQ_ENTRY(nvmf_port) link;
+	bool listening;
+	TAILQ_HEAD(, nvmf_qpair) qpairs; /* connections through this port (under tgt->lock) */
+};
+
+struct nvmf_referral {
+	uint16_t portid;
+	uint8_t trtype, adrfam;
+	char traddr[256];
+	char trsvcid[32];
+	TAILQ_ENTRY(nvmf_referral) link;
+};
+
+struct nvmf_tgt {
+	struct nvmf_tgt_opts opts;
+	struct nvmf_subsys *discovery;
+	TAILQ_HEAD(, nvmf_subsys) subsystems;
+	TAILQ_HEAD(, nvmf_port) ports;
+	TAILQ_HEAD(, nvmf_referral) referrals;
+	uint64_t genctr;	   /* discovery log generation, bumped on any change */
+	pthread_mutex_t lock;	   /* subsystems/ports/referrals lists */
+	unsigned int nconnections; /* atomic */
+	unsigned int nctrlrs;	   /* atomic: controllers not yet freed */
+	uint64_t start_ns;	   /* CLOCK_MONOTONIC at creation (power-on hours) */
+};
+
+/*
+ * Everything below runs on the main thread (config, signals) unless noted.
+ * nvmf_tgt_create() also creates the discovery subsystem (tgt->discovery).
+ * nvmf_tgt_destroy() must run while the reactors are still running: it asks every
+ * controller's reactor to tear it down and waits (bounded) for the queues to go.
+ */
+void nvmf_tgt_opts_default(struct nvmf_tgt_opts *opts);
+struct nvmf_tgt *nvmf_tgt_create(const struct nvmf_tgt_opts *opts);
+/* Disconnect every controller, stop listening, close every namespace (flushing files). */
+void nvmf_tgt_destroy(struct nvmf_tgt *tgt);
+
+/*
+ * A new subsystem has serial number = first 20 hex digits of SHA-256(NQN), model
+ * "nvmeof", allow_any_host false, controller IDs 1..FFEFh. Set serial/model/cntlid_min/
+ * cntlid_max directly before exporting it; use the setters below for host access.
+ * NULL with errno EINVAL (bad NQN), EEXIST or ENOMEM.
+ */
+struct nvmf_subsys *nvmf_subsys_create(struct nvmf_tgt *tgt, const char *nqn);
+struct nvmf_subsys *nvmf_subsys_find(struct nvmf_tgt *tgt, const char *nqn);
+/* Tears down its controllers (bounded wait), unexports it from ports, closes namespaces. */
+void nvmf_subsys_destroy(struct nvmf_subsys *subsys);
+int nvmf_subsys_add_host(struct nvmf_subsys *subsys, const char *hostnqn);
+int nvmf_subsys_remove_host(struct nvmf_subsys *subsys, const char *hostnqn);
+void nvmf_subsys_set_allow_any_host(struct nvmf_subsys *subsys, bool allow);
+bool nvmf_subsys_host_allowed(struct nvmf_subsys *subsys, const char *hostnqn);
+/* Read/write totals of every controller of @subsys, live and gone (any thread). */
+void nvmf_subsys_get_stats(struct nvmf_subsys *subsys, struct nvmf_qpair_stats *out);
+/* Returns the NSID (> 0) or -errno, with a message in @err. Connected controllers get a
+ * Namespace Attribute Changed event. */
+int nvmf_subsys_add_ns(struct nvmf_subsys *subsys, const struct nvmf_ns_opts *opts, char *err,
+		       size_t errlen);
+int nvmf_subsys_remove_ns(struct nvmf_subsys *subsys, uint32_t nsid);
+
+struct nvmf_port *nvmf_port_create(struct nvmf_tgt *tgt, const struct nvmf_port_opts *opts,
+				   char *err, size_t errlen);
+int nvmf_port_add_subsys(struct nvmf_port *port, struct nvmf_subsys *subsys);
+int nvmf_port_remove_subsys(struct nvmf_port *port, struct nvmf_subsys *subsys);
+struct nvmf_port *nvmf_port_find(struct nvmf_tgt *tgt, uint16_t portid);
+int nvmf_port_listen(struct nvmf_port *port);
+void nvmf_port_destroy(struct nvmf_port *port);
+
+/* Discovery referrals (SUBTYPE 1 entries): trtype "tcp"/"rdma", adrfam "ipv4"/"ipv6". */
+int nvmf_referral_add(struct nvmf_tgt *tgt, uint16_t portid, const char *trtype,
+		      const char *adrfam, const char *traddr, const char *trsvcid);
+int nvmf_referral_remove(struct nvmf_tgt *tgt, const char *traddr, const char *trsvcid);
+
+#endif

@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: MIT */
+#include "cli_opts.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/nvme_spec.h"
+#include "iscsi/iscsi.h"
+#include "core/nvmf.h"
+
+enum {
+	OPT_NS = 256,
+	OPT_BLOCK_SIZE,
+	OPT_NQN,
+	OPT_LISTEN,
+	OPT_DISCOVERY_PORT,
+	OPT_ALLOW_HOST,
+	OPT_REACTORS,
+	OPT_PIN,
+	OPT_NO_PIN,
+	OPT_IN_CAPSULE,
+	OPT_MAX_QD,
+	OPT_MAX_IO,
+	OPT_LOG_LEVEL,
+	OPT_PIDFILE,
+	OPT_SYSLOG,
+	OPT_STATS_SOCKET,
+	OPT_MAX_CONN,
+	OPT_UNSAFE_IGNORE_FLUSH,
+	OPT_FOREGROUND,
+};
+
+static const struct option long_opts[] = {
+	{ "config", required_argument, NULL, 'c' },
+	{ "ns", required_argument, NULL, OPT_NS },
+	{ "block-size", required_argument, NULL, OPT_BLOCK_SIZE },
+	{ "nqn", required_argument, NULL, OPT_NQN },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "discovery-port", required_argument, NULL, OPT_DISCOVERY_PORT },
+	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
+	{ "reactors", required_argument, NULL, OPT_REACTORS },
+	{ "pin", no_argument, NULL, OPT_PIN },
+	{ "no-pin", no_argument, NULL, OPT_NO_PIN },
+	{ "in-capsule", required_argument, NULL, OPT_IN_CAPSULE },
+	{ "max-queue-depth", required_argument, NULL, OPT_MAX_QD },
+	{ "max-io-size", required_argument, NULL, OPT_MAX_IO },
+	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "daemon", no_argument, NULL, 'd' },
+	{ "foreground", no_argument, NULL, OPT_FOREGROUND },
+	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
+	{ "syslog", no_argument, NULL, OPT_SYSLOG },
+	{ "stats-socket", required_argument, NULL, OPT_STATS_SOCKET },
+	/* not in --help: for testing durability checks only */
+	{ "unsafe-ignore-flush", no_argument, NULL, OPT_UNSAFE_IGNORE_FLUSH },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+void cli_usage(FILE *f)
+{
+	fputs("Usage: nvmeof-target [OPTIONS]\n"
+	      "Serve NVMe namespaces over NVMe/TCP and iSCSI. With no options: a 1 GiB RAM\n"
+	      "namespace as " NVMF_DEFAULT_NQN " on " CLI_DEFAULT_LISTEN ",\n"
+	      "the same namespace as LUN 0 of " ISCSI_DEFAULT_IQN " on\n"
+	      CLI_DEFAULT_ISCSI_LISTEN ", and the discovery service on port 8009.\n"
+	      "\n"
+	      "Quick setup (one subsystem):\n"
+	      "  --ns SPEC             namespace: ram:SIZE, null:SIZE or a file/block device\n"
+	      "                        (repeatable; default " CLI_DEFAULT_NS ")\n"
+	      "  --block-size N        logical block size of the namespaces: 512 or 4096\n"
+	      "  --nqn NQN             subsystem NQN (default " NVMF_DEFAULT_NQN ")\n"
+	      "  --listen URI          tcp://, rdma:// or iscsi://ADDR[:PORT], IPv6 as [ADDR]\n"
+	      "                        (repeatable; default " CLI_DEFAULT_LISTEN "\n"
+	      "                        and " CLI_DEFAULT_ISCSI_LISTEN ")\n"
+	      "  --discovery-port N    discovery-only port on each TCP listen address\n"
+	      "                        (default 8009, 0 = none)\n"
+	      "  --allow-host NQN      accept only these host NQNs (repeatable; default any)\n"
+	      "  -c, --config FILE     nvmetcli-style JSON configuration instead of the above\n"
+	      "\n"
+	      "Tuning:\n"
+	      "  --reactors N          I/O threads (default one per online CPU)\n"
+	      "  --pin, --no-pin       pin reactor threads to CPUs (default: pin when there\n"
+	      "                        is one reactor per CPU)\n"
+	      "  --in-capsule BYTES    in-capsule data size of I/O queues (default 8192)\n"
+	      "  --max-queue-depth N   entries per I/O queue (default 128)\n"
+	      "  --max-io-size BYTES   largest transfer (MDTS; power of 2, default 128K)\n"
+	      "  --max-connections N   connections at once, all ports (default 4096); more\n"
+	      "                        are closed right after accept\n"
+	      "\n"
+	      "Running:\n"
+	      "  --log-level LEVEL     err, warn, notice (default), info or debug\n"
+	      "  -v, --verbose         one level more detail per -v\n"
+	      "  -d, --daemon          detach; the start command exits once serving\n"
+	      "  --foreground          stay in the foreground (the default; overrides -d)\n"
+	      "  --pidfile FILE        write the daemon's PID to FILE\n"
+	      "  --syslog              log to syslog instead of stderr\n"
+	      "  --stats-socket PATH   serve counters (JSON lines) on a UNIX socket\n"
+	      "  -h, --help            this text\n"
+	      "  -V, --version         print the version\n"
+	      "\n"
+	      "SIGINT/SIGTERM stop the target cleanly; SIGHUP reloads the -c file.\n",
+	      f);
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Decimal integer in [min, max]. */
+static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Bytes: decimal with an optional K, M or G suffix (powers of 1024); 0 allowed. */
+static int parse_bytes(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		shift = 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (*end || v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static bool nqn_ok(const char *nqn)
+{
+	size_t len = strlen(nqn);
+
+	if (len < 5 || len > NVME_NQN_MAX || strncmp(nqn, "nqn.", 4) != 0)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)nqn[i] <= ' ' || (unsigned char)nqn[i] >= 0x7f)
+			return false;
+	return true;
+}
+
+static const char *const level_names[] = { "err", "warn", "notice", "info", "debug" };
+
+static int parse_level(const char *s)
+{
+	for (int i = 0; i < (int)(sizeof(level_names) / sizeof(level_names[0])); i++)
+		if (strcmp(s, level_names[i]) == 0)
+			return i;
+	if (strcmp(s, "error") == 0)
+		return LOG_LVL_ERR;
+	if (strcmp(s, "warning") == 0)
+		return LOG_LVL_WARN;
+	return -1;
+}
+
+static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o, int *verbose,
+		   char *err, size_t errlen)
+{
+	unsigned long v;
+	uint64_t bytes;
+	char uerr[256];
+
+	switch (c) {
+	case 'c':
+		o->config = arg;
+		return 0;
+	case OPT_NS:
+		if (o->nns == CLI_MAX_NS)
+			return fail(err, errlen, "--ns: at most %d namespaces", CLI_MAX_NS);
+		if (!*arg)
+			return fail(err, errlen, "--ns: empty namespace spec");
+		o->ns[o->nns++] = arg;
+		return 0;
+	case OPT_BLOCK_SIZE:
+		if (parse_uint(arg, 512, 4096, &v) || (v != 512 && v != 4096))
+			return fail(err, errlen, "--block-size: expected 512 or 4096, got '%s'", arg);
+		o->block_size = (uint32_t)v;
+		return 0;
+	case OPT_NQN:
+		if (!nqn_ok(arg))
+			return fail(err, errlen,
+				    "--nqn: '%s' is not an NQN (nqn.YYYY-MM.reverse.domain:name, "
+				    "at most %d characters)",
+				    arg, NVME_NQN_MAX);
+		o->nqn = arg;
+		return 0;
+	case OPT_LISTEN:
+		if (o->nlisten == CLI_MAX_LISTEN)
+			return fail(err, errlen, "--listen: at most %d listeners", CLI_MAX_LISTEN);
+		if (uri_parse_listen(arg, &o->listen[o->nlisten], uerr, sizeof(uerr)) != 0)
+			return fail(err, errlen, "--listen: %s", uerr);
+		o->nlisten++;
+		return 0;
+	case OPT_DISCOVERY_PORT:
+		if (parse_uint(arg, 0, 65535, &v))
+			return fail(err, errlen, "--discovery-port: expected 0-65535, got '%s'", arg);
+		o->discovery_port = (unsigned int)v;
+		return 0;
+	case OPT_ALLOW_HOST:
+		if (o->nhosts == CLI_MAX_HOSTS)
+			return fail(err, errlen, "--allow-host: at most %d hosts", CLI_MAX_HOSTS);
+		if (!nqn_ok(arg))
+			return fail(err, errlen, "--allow-host: '%s' is not a host NQN", arg);
+		o->hosts[o->nhosts++] = arg;
+		return 0;
+	case OPT_REACTORS:
+		if (parse_uint(arg, 1, 1024, &v))
+			return fail(err, errlen, "--reactors: expected 1-1024, got '%s'", arg);
+		o->reactors = (unsigned int)v;
+		return 0;
+	case OPT_PIN:
+		o->pin = REACTOR_PIN_ON;
+		return 0;
+	case OPT_NO_PIN:
+		o->pin = REACTOR_PIN_OFF;
+		return 0;
+	case OPT_IN_CAPSULE:
+		if (parse_bytes(arg, &bytes) || bytes > 1024 * 1024 || bytes % 16)
+			return fail(err, errlen,
+				    "--in-capsule: expected a multiple of 16 up to 1M, got '%s'", arg);
+		o->in_capsule = (uint32_t)bytes;
+		o->in_capsule_set = true;
+		return 0;
+	case OPT_MAX_QD:
+		if (parse_uint(arg, 2, 4096, &v))
+			return fail(err, errlen, "--max-queue-depth: expected 2-4096, got '%s'", arg);
+		o->max_queue_depth = (uint32_t)v;
+		return 0;
+	case OPT_MAX_CONN:
+		if (parse_uint(arg, 1, 1000000, &v))
+			return fail(err, errlen, "--max-connections: expected 1-1000000, got '%s'",
+				    arg);
+		o->max_connections = (uint32_t)v;
+		return 0;
+	case OPT_MAX_IO:
+		if (parse_bytes(arg, &bytes) || bytes < 4096 || bytes > 4 * 1024 * 1024 ||
+		    (bytes & (bytes - 1)))
+			return fail(err, errlen,
+				    "--max-io-size: expected a power of 2 from 4K to 4M, got '%s'",
+				    arg);
+		o->max_io_size = (uint32_t)bytes;
+		return 0;
+	case OPT_LOG_LEVEL:
+		o->log_level = parse_level(arg);
+		if (o->log_level < 0)
+			return fail(err, errlen,
+				    "--log-level: expected err, warn, notice, info or debug, got '%s'",
+				    arg);
+		return 0;
+	case 'v':
+		(*verbose)++;
+		return 0;
+	case 'd':
+		o->daemon = true;
+		return 0;
+	case OPT_FOREGROUND:
+		o->daemon = false;
+		return 0;
+	case OPT_PIDFILE:
+		if (!*arg)
+			return fail(err, errlen, "--pidfile: empty path");
+		o->pidfile = arg;
+		return 0;
+	case OPT_SYSLOG:
+		o->syslog = true;
+		return 0;
+	case OPT_STATS_SOCKET:
+		if (!*arg)
+			return fail(err, errlen, "--stats-socket: empty path");
+		o->stats_socket = arg;
+		return 0;
+	case OPT_UNSAFE_IGNORE_FLUSH:
+		o->unsafe_ignore_flush = true;
+		return 0;
+	case 'h':
+		o->help = true;
+		return 0;
+	case 'V':
+		o->version = true;
+		return 0;
+	default:
+		return fail(err, errlen, "%s: unknown option (see --help)", name);
+	}
+}
+
+int cli_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t errlen)
+{
+	int verbose = 0, c, rc;
+	bool quick = false;
+
+	memset(o, 0, sizeof(*o));
+	o->discovery_port = 8009;
+	o->log_level = -1;
+	o->pin = REACTOR_PIN_AUTO;
+
+	optind = 0; /* glibc: full reset, so the parser can run more than once */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":c:vdhV", long_opts, NULL)) != -1) {
+		const char *name = argv[optind - 1];
+
+		if (c == '?') {
+			if (optopt)
+				return fail(err, errlen, "-%c: unknown option (see --help)", optopt);
+			return fail(err, errlen, "%s: unknown option (see --help)", name);
+		}
+		if (c == ':') {
+			if (optopt && optopt < 256)
+				return fail(err, errlen, "-%c: missing argument", optopt);
+			return fail(err, errlen, "%s: missing argument", name);
+		}
+		rc = one_opt(c, optarg, name, o, &verbose, err, errlen);
+		if (rc)
+			return rc;
+		if (c == OPT_NS || c == OPT_BLOCK_SIZE || c == OPT_NQN || c == OPT_LISTEN ||
+		    c == OPT_ALLOW_HOST || c == OPT_DISCOVERY_PORT)
+			quick = true;
+	}
+	if (optind < argc)
+		return fail(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
+	if (o->help || o->version)
+		return 0;
+	if (o->config && quick)
+		return fail(err, errlen,
+			    "-c cannot be combined with --ns, --block-size, --nqn, --listen, "
+			    "--allow-host or --discovery-port (the file says all of that)");
+	if (verbose) {
+		int base = o->log_level >= 0 ? o->log_level : LOG_LVL_NOTICE;
+
+		o->log_level = base + verbose > LOG_LVL_DEBUG ? LOG_LVL_DEBUG : base + verbose;
+	}
+	if (o->config)
+		return 0;
+
+	if (!o->nns)
+		o->ns[o->nns++] = CLI_DEFAULT_NS;
+	if (!o->nqn)
+		o->nqn = NVMF_DEFAULT_NQN;
+	if (!o->nlisten) {
+		uri_parse_listen(CLI_DEFAULT_LISTEN, &o->listen[o->nlisten++], NULL, 0);
+		uri_parse_listen(CLI_DEFAULT_ISCSI_LISTEN, &o->listen[o->nlisten++], NULL, 0);
+	}
+	return 0;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* nvmeof-target command line: parsing and validation (no side effects), and --help. */
+#ifndef NVMEOF_TARGET_CLI_OPTS_H
+#define NVMEOF_TARGET_CLI_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "reactor/reactor.h"
+#include "common/uri.h"
+
+#define CLI_MAX_NS 64
+#define CLI_MAX_LISTEN 16
+#define CLI_MAX_HOSTS 64
+#define CLI_DEFAULT_LISTEN "tcp://127.0.0.1:4420"
+#define CLI_DEFAULT_ISCSI_LISTEN "iscsi://127.0.0.1:3260"
+#define CLI_DEFAULT_NS "ram:1G"
+
+struct cli_opts {
+	const char *config;		/* -c FILE; excludes the quick-setup flags below */
+	const char *ns[CLI_MAX_NS];	/* --ns (default one CLI_DEFAULT_NS) */
+	unsigned int nns;
+	uint32_t block_size;		/* --block-size; 0 = backend default */
+	const char *nqn;		/* --nqn (default NVMF_DEFAULT_NQN) */
+	struct uri_listen listen[CLI_MAX_LISTEN]; /* --listen (default CLI_DEFAULT_LISTEN) */
+	unsigned int nlisten;
+	unsigned int discovery_port;	/* --discovery-port; 0 = none; default 8009 */
+	const char *hosts[CLI_MAX_HOSTS]; /* --allow-host; none = any host */
+	unsigned int nhosts;
+
+	unsigned int reactors;		/* --reactors; 0 = one per online CPU */
+	enum reactor_pin pin;		/* --pin / --no-pin */
+	uint32_t in_capsule;		/* --in-capsule; 0 with !in_capsule_set = default */
+	bool in_capsule_set;
+	uint32_t max_queue_depth;	/* --max-queue-depth; 0 = default */
+	uint32_t max_io_size;		/* --max-io-size; 0 = default */
+
+	int log_level;			/* enum log_level, or -1 for the default */
+	bool daemon;			/* -d: detach */
+	const char *pidfile;
+	bool syslog;
+	bool help, version;
+	const char *stats_socket;	/* --stats-socket PATH: statistics server (stats.h) */
+	uint32_t max_connections;	/* --max-connections; 0 = default (4096) */
+	bool unsafe_ignore_flush;	/* --unsafe-ignore-flush (hidden): bdev_file_unsafe_ignore_flush */
+};
+
+/*
+ * Parse @argv into @o. Returns 0, or -EINVAL with a one-line message in @err naming the
+ * flag and what is wrong. Defaults are filled in (listen address, namespace, NQN).
+ */
+int cli_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t errlen);
+void cli_usage(FILE *f);
+
+#endif

@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nvmeof-target: parse flags (or load a config file), start the reactors, build the
+ * target, listen, and serve until SIGINT/SIGTERM. SIGHUP reloads the config file.
+ * The main thread runs the default libev loop: listeners accept there and hand each
+ * connection to a reactor.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <ev.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_opts.h"
+#include "config/config_file.h"
+#include "iscsi/iscsi.h"
+#include "common/log.h"
+#include "core/nvmf.h"
+#include "reactor/reactor.h"
+#include "service.h"
+#include "stats.h"
+#include "tcp/tcp_transport.h"
+#ifdef HAVE_RDMA
+#include "rdma/rdma_transport.h"
+#endif
+
+#define PROG "nvmeof-target"
+#define SHUTDOWN_CONN_WAIT_MS 10000
+
+/* An iSCSI portal started from --listen iscsi://, for the ready line. */
+struct iscsi_listen {
+	char addr[URI_HOST_MAX];
+	char port[16];
+	bool ipv6;
+};
+
+struct daemon_ctx {
+	struct cli_opts *o;
+	struct iscsi_listen iscsi[CLI_MAX_LISTEN];
+	unsigned int niscsi;
+	bool iscsi_on;
+	struct nvmf_tgt *tgt;
+	struct tgt_config *cfg;
+	ev_signal sigint, sigterm, sighup;
+	int stop_signal;
+	struct stats_server *stats; /* --stats-socket */
+};
+
+static const char *adrfam_name(const struct uri_listen *u)
+{
+	return u->ipv6 ? "ipv6" : "ipv4";
+}
+
+/* A listener scheme this build can serve, or an error line. */
+static int check_transports(const struct cli_opts *o, char *err, size_t errlen)
+{
+	for (unsigned int i = 0; i < o->nlisten; i++) {
+		const char *name = uri_transport_name(o->listen[i].transport);
+
+		if (!nvmf_transport_find(name)) {
+			snprintf(err, errlen, "--listen: %s:// listeners are not available in this build",
+				 name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static unsigned int subsys_ns_count(const struct nvmf_subsys *s)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 1; i <= NVMF_MAX_NAMESPACES; i++)
+		if (__atomic_load_n(&s->ns[i], __ATOMIC_ACQUIRE))
+			n++;
+	return n;
+}
+
+/* Discovery-only listeners on a port other than 8009 (8009 is the config code's job). */
+static int add_discovery_ports(struct nvmf_tgt *tgt, const struct cli_opts *o)
+{
+	char svc[16], err[256];
+
+	snprintf(svc, sizeof(svc), "%u", o->discovery_port);
+	for (unsigned int i = 0; i < o->nlisten; i++) {
+		const struct uri_listen *u = &o->listen[i];
+		struct nvmf_port_opts po = {
+			.trtype = "tcp",
+			.adrfam = adrfam_name(u),
+			.traddr = u->addr,
+			.trsvcid = svc,
+			.discovery_only = true,
+		};
+		struct nvmf_port *port;
+		bool dup = false;
+
+		if (u->transport != URI_TRANSPORT_TCP || u->port == o->discovery_port)
+			continue;
+		for (unsigned int j = 0; j < i; j++)
+			if (o->listen[j].transport == URI_TRANSPORT_TCP &&
+			    strcmp(o->listen[j].addr, u->addr) == 0)
+				dup = true;
+		if (dup)
+			continue;
+		port = nvmf_port_create(tgt, &po, err, sizeof(err));
+		if (!port) {
+			log_warn("discovery listener %s:%s: %s", u->addr, svc, err);
+			continue;
+		}
+		if (nvmf_port_listen(port) != 0) {
+			log_warn("discovery listener %s:%s: cannot listen (continuing without it)",
+				 u->addr, svc);
+			nvmf_port_destroy(port);
+		}
+	}
+	return 0;
+}
+
+/* An NVMe port (tcp://, rdma://) exporting @subsys. */
+static int nvme_listen(struct nvmf_tgt *tgt, struct nvmf_subsys *subsys, const struct cli_opts *o,
+		       const struct uri_listen *u, char *err, size_t errlen)
+{
+	char svc[16], perr[256] = "";
+	struct nvmf_port_opts po = {
+		.trtype = uri_transport_name(u->transport),
+		.adrfam = adrfam_name(u),
+		.traddr = u->addr,
+		.trsvcid = svc,
+		.in_capsule_size = o->in_capsule_set ? o->in_capsule : 0,
+	};
+	struct nvmf_port *port;
+	int rc;
+
+	snprintf(svc, sizeof(svc), "%u", u->port);
+	port = nvmf_port_create(tgt, &po, perr, sizeof(perr));
+	if (!port) {
+		rc = -errno;
+		snprintf(err, errlen, "--listen %s:%u: %s", u->addr, u->port, perr);
+		return rc;
+	}
+	rc = nvmf_port_add_subsys(port, subsys);
+	if (rc == 0)
+		rc = nvmf_port_listen(port);
+	if (rc < 0)
+		snprintf(err, errlen, "--listen %s://%s%s%s:%u: %s", po.trtype, u->ipv6 ? "[" : "",
+			 u->addr, u->ipv6 ? "]" : "", u->port, strerror(-rc));
+	return rc;
+}
+
+/*
+ * iscsi://ADDR:PORT from the quick flags: target ISCSI_DEFAULT_IQN with every namespace of
+ * @subsys as LUN NSID-1 (the same mapping as iscsi_quick_setup()), and a portal.
+ */
+static int iscsi_quick_portal(struct daemon_ctx *d, struct nvmf_subsys *subsys,
+			      const struct uri_listen *u, char *err, size_t errlen)
+{
+	struct iscsi_listen *il = &d->iscsi[d->niscsi];
+	char port[16], perr[256] = "";
+	int rc;
+
+	iscsi_init(d->tgt);
+	d->iscsi_on = true;
+	rc = iscsi_target_add(ISCSI_DEFAULT_IQN, NULL);
+	if (rc == 0) {
+		for (uint32_t nsid = 1; nsid <= NVMF_MAX_NAMESPACES; nsid++) {
+			if (!__atomic_load_n(&subsys->ns[nsid], __ATOMIC_ACQUIRE))
+				continue;
+			rc = iscsi_target_add_lun(ISCSI_DEFAULT_IQN, nsid - 1, subsys->nqn, nsid);
+			if (rc) {
+				snprintf(err, errlen, "iSCSI LUN %u: %s", nsid - 1, strerror(-rc));
+				return rc;
+			}
+		}
+	} else if (rc != -EEXIST) {
+		snprintf(err, errlen, "iSCSI target %s: %s", ISCSI_DEFAULT_IQN, strerror(-rc));
+		return rc;
+	}
+	snprintf(port, sizeof(port), "%u", u->port);
+	rc = iscsi_portal_start(d->tgt, u->addr, port, il->port, sizeof(il->port), perr,
+				sizeof(perr));
+	if (rc) {
+		snprintf(err, errlen, "--listen iscsi://%s%s%s:%u: %s", u->ipv6 ? "[" : "", u->addr,
+			 u->ipv6 ? "]" : "", u->port, perr[0] ? perr : strerror(-rc));
+		return rc;
+	}
+	snprintf(il->addr, sizeof(il->addr), "%s", u->addr);
+	il->ipv6 = u->ipv6;
+	d->niscsi++;
+	return 0;
+}
+
+/* One subsystem from the quick flags. */
+static int quick_setup(struct daemon_ctx *d, char *err, size_t errlen)
+{
+	struct nvmf_tgt *tgt = d->tgt;
+	const struct cli_opts *o = d->o;
+	struct nvmf_subsys *subsys;
+	int rc;
+
+	subsys = nvmf_subsys_create(tgt, o->nqn);
+	if (!subsys) {
+		snprintf(err, errlen, "subsystem %s: %s", o->nqn, strerror(errno));
+		return -errno;
+	}
+	if (o->nhosts == 0)
+		nvmf_subsys_set_allow_any_host(subsys, true);
+	for (unsigned int i = 0; i < o->nhosts; i++) {
+		rc = nvmf_subsys_add_host(subsys, o->hosts[i]);
+		if (rc < 0) {
+			snprintf(err, errlen, "--allow-host %s: %s", o->hosts[i], strerror(-rc));
+			return rc;
+		}
+	}
+	for (unsigned int i = 0; i < o->nns; i++) {
+		struct nvmf_ns_opts no = {
+			.path = o->ns[i],
+			.block_size = o->block_size,
+			.enabled = true,
+		};
+		char nerr[512] = "";
+
+		rc = nvmf_subsys_add_ns(subsys, &no, nerr, sizeof(nerr));
+		if (rc < 0) {
+			snprintf(err, errlen, "--ns %s: %s", o->ns[i], nerr[0] ? nerr : strerror(-rc));
+			return rc;
+		}
+	}
+	for (unsigned int i = 0; i < o->nlisten; i++) {
+		const struct uri_listen *u = &o->listen[i];
+
+		rc = u->transport == URI_TRANSPORT_ISCSI
+			     ? iscsi_quick_portal(d, subsys, u, err, errlen)
+			     : nvme_listen(tgt, subsys, o, u, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	if (o->discovery_port == 8009) {
+		rc = config_add_default_discovery_ports(tgt, err, errlen);
+		if (rc < 0)
+			return rc;
+	} else if (o->discovery_port) {
+		add_discovery_ports(tgt, o);
+	}
+	return 0;
+}
+
+/* The "ready" lines scripts wait for: one per listening port. */
+static void announce(struct daemon_ctx *d)
+{
+	struct nvmf_tgt *tgt = d->tgt;
+	struct nvmf_port *p;
+
+	pthread_mutex_lock(&tgt->lock);
+	TAILQ_FOREACH (p, &tgt->ports, link) {
+		bool v6 = p->adrfam == NVMF_ADRFAM_IPV6;
+		unsigned int nns = 0;
+
+		if (!p->listening)
+			continue;
+		if (p->discovery_only) {
+			log_notice("discovery on %s://%s%s%s:%s", p->ops->name, v6 ? "[" : "",
+				   p->traddr, v6 ? "]" : "", p->trsvcid);
+			continue;
+		}
+		for (unsigned int i = 0; i < p->nsubsys; i++)
+			nns += subsys_ns_count(p->subsys[i]);
+		if (p->nsubsys == 1)
+			log_notice("listening on %s://%s%s%s:%s (%s, %u namespace%s)", p->ops->name,
+				   v6 ? "[" : "", p->traddr, v6 ? "]" : "", p->trsvcid,
+				   p->subsys[0]->nqn, nns, nns == 1 ? "" : "s");
+		else
+			log_notice("listening on %s://%s%s%s:%s (%u subsystems, %u namespace%s)",
+				   p->ops->name, v6 ? "[" : "", p->traddr, v6 ? "]" : "",
+				   p->trsvcid, p->nsubsys, nns, nns == 1 ? "" : "s");
+	}
+	pthread_mutex_unlock(&tgt->lock);
+	for (unsigned int i = 0; i < d->niscsi; i++) {
+		const struct iscsi_listen *il = &d->iscsi[i];
+		struct nvmf_subsys *s = nvmf_subsys_find(tgt, d->o->nqn);
+		unsigned int nns = s ? subsys_ns_count(s) : 0;
+
+		log_notice("listening on iscsi://%s%s%s:%s (%s, %u LUN%s)", il->ipv6 ? "[" : "",
+			   il->addr, il->ipv6 ? "]" : "", il->port, ISCSI_DEFAULT_IQN, nns,
+			   nns == 1 ? "" : "s");
+	}
+}
+
+static void stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct daemon_ctx *d = w->data;
+
+	d->stop_signal = w->signum;
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static void hup_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct daemon_ctx *d = w->data;
+	char err[512];
+
+	if (!d->cfg) {
+		log_notice("SIGHUP: no configuration file to reload");
+		return;
+	}
+	log_notice("SIGHUP: reloading %s", d->cfg->path);
+	service_reloading();
+	if (config_reload_file(d->tgt, &d->cfg, err, sizeof(err)) != 0)
+		log_err("reload failed, keeping the running configuration: %s", err);
+	else
+		announce(d);
+	service_reloaded();
+}
+
+static void apply_tgt_opts(const struct cli_opts *o, struct nvmf_tgt_opts *t)
+{
+	nvmf_tgt_opts_default(t);
+	if (o->in_capsule_set)
+		t->in_capsule_size = o->in_capsule;
+	if (o->max_queue_depth)
+		t->max_queue_depth = o->max_queue_depth;
+	if (o->max_io_size)
+		t->max_io_size = o->max_io_size;
+	if (o->max_connections)
+		t->max_connections = o->max_connections;
+}
+
+static void shutdown_target(struct daemon_ctx *d)
+{
+	struct nvmf_port *p;
+
+	service_stopping();
+	stats_server_stop(d->stats);
+	d->stats = NULL;
+	if (d->tgt) {
+		/* No new connections, then end the open ones (in-flight I/O finishes first). */
+		TAILQ_FOREACH (p, &d->tgt->ports, link)
+			if (p->listening && p->ops->stop_listen)
+				p->ops->stop_listen(p);
+		if (d->iscsi_on)
+			iscsi_fini(); /* portals and sessions */
+		nvmf_tcp_close_all(SHUTDOWN_CONN_WAIT_MS);
+#ifdef HAVE_RDMA
+		nvmf_rdma_close_all(SHUTDOWN_CONN_WAIT_MS);
+#endif
+		nvmf_tgt_destroy(d->tgt); /* flushes and closes the namespaces */
+		d->tgt = NULL;
+	}
+	reactors_stop();
+	if (d->cfg)
+		config_free(d->cfg);
+	d->cfg = NULL;
+}
+
+static int fail_start(struct daemon_ctx *d, const char *msg)
+{
+	log_err("%s", msg);
+	service_failed(msg);
+	shutdown_target(d);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_opts o;
+	struct daemon_ctx d = { .o = &o };
+	struct nvmf_tgt_opts topts;
+	struct ev_loop *loop;
+	char err[1024];
+	int rc;
+
+	nvmf_transport_register(&nvmf_tcp_transport_ops);
+#ifdef HAVE_RDMA
+	nvmf_transport_register(&nvmf_rdma_transport_ops);
+#endif
+	/* iSCSI too, so that --listen can name it. */
+	iscsi_transport_register();
+	if (cli_parse(argc, argv, &o, err, sizeof(err)) != 0 ||
+	    check_transports(&o, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 2;
+	}
+	if (o.help) {
+		cli_usage(stdout);
+		return 0;
+	}
+	if (o.version) {
+		printf(PROG " %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	if (o.log_level >= 0)
+		log_set_level((enum log_level)o.log_level);
+	if (o.unsafe_ignore_flush) {
+		bdev_file_unsafe_ignore_flush = true;
+		log_warn("--unsafe-ignore-flush: Flush and FUA are ignored, data can be lost");
+	}
+	if (o.syslog)
+		log_use_syslog(true, PROG);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (o.config && config_load(o.config, &d.cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 1;
+	}
+	if (o.daemon && service_daemonize(err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 1;
+	}
+	if (o.pidfile && service_write_pidfile(o.pidfile, err, sizeof(err)) != 0)
+		return fail_start(&d, err);
+
+	apply_tgt_opts(&o, &topts);
+	if (d.cfg) { /* the file's "limits", unless the command line set them */
+		const struct config_limits *l = &d.cfg->limits;
+
+		if (l->max_connections && !o.max_connections)
+			topts.max_connections = l->max_connections;
+		if (l->max_queue_depth && !o.max_queue_depth)
+			topts.max_queue_depth = l->max_queue_depth;
+		if (l->in_capsule_set && !o.in_capsule_set)
+			topts.in_capsule_size = l->in_capsule_size;
+		if (l->max_io_size && !o.max_io_size)
+			topts.max_io_size = l->max_io_size;
+	}
+	reactors_configure(topts.max_io_size, 0, o.pin);
+	rc = reactors_start(o.reactors);
+	if (rc != 0) {
+		snprintf(err, sizeof(err), "cannot start reactors: %s", strerror(-rc));
+		return fail_start(&d, err);
+	}
+	d.tgt = nvmf_tgt_create(&topts);
+	if (!d.tgt)
+		return fail_start(&d, "cannot create the target");
+
+	err[0] = '\0';
+	/* iscsi:// listeners and a config file's "iscsi" section go to the iSCSI front end. */
+	err[0] = '\0';
+	rc = d.cfg ? config_apply(d.tgt, d.cfg, err, sizeof(err)) : quick_setup(&d, err, sizeof(err));
+	if (rc == 0 && d.cfg && d.cfg->iscsi_json) {
+		iscsi_init(d.tgt);
+		d.iscsi_on = true;
+		rc = iscsi_config_apply(d.tgt, d.cfg->iscsi_json, true, err, sizeof(err));
+	}
+	if (rc != 0)
+		return fail_start(&d, err[0] ? err : strerror(-rc));
+
+	loop = EV_DEFAULT;
+	ev_signal_init(&d.sigint, stop_cb, SIGINT);
+	ev_signal_init(&d.sigterm, stop_cb, SIGTERM);
+	ev_signal_init(&d.sighup, hup_cb, SIGHUP);
+	d.sigint.data = d.sigterm.data = d.sighup.data = &d;
+	ev_signal_start(loop, &d.sigint);
+	ev_signal_start(loop, &d.sigterm);
+	ev_signal_start(loop, &d.sighup);
+
+	if (o.stats_socket) {
+		d.stats = stats_server_start(loop, d.tgt, o.stats_socket, err, sizeof(err));
+		if (!d.stats)
+			return fail_start(&d, err);
+	}
+	announce(&d);
+	service_ready();
+	ev_run(loop, 0);
+
+	log_notice("%s: shutting down", strsignal(d.stop_signal));
+	shutdown_target(&d);
+	log_notice("stopped");
+	return 0;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iSCSI front end (RFC 7143, error recovery level 0): iSCSI targets (IQNs) whose LUNs are
+ * namespaces of one of our NVMe subsystems. Each session gets an in-process NVMe
+ * controller (nvmf_local_connect) and every SCSI command is translated (scsi_xlate.h) into
+ * NVMe commands run by the same command executor as the native NVMe/TCP path.
+ *
+ * Setup (main thread, before or after reactors_start()):
+ *   iscsi_init(tgt);                                   once
+ *   iscsi_target_add("iqn....", NULL);                  per target
+ *   iscsi_target_add_lun("iqn....", 0, "nqn....", 1);   per LUN
+ *   iscsi_target_set_chap(...)                          optional
+ *   iscsi_portal_start(tgt, "127.0.0.1", "3260", ...)   per listening address
+ * or, through the transport table: nvmf_transport_find("iscsi") after
+ * iscsi_transport_register(), with an nvmf_port of trtype "iscsi" and nvmf_port_listen().
+ * Teardown: iscsi_fini() (closes portals and sessions; call before nvmf_tgt_destroy()).
+ */
+#ifndef NVMEOF_TARGET_ISCSI_H
+#define NVMEOF_TARGET_ISCSI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/transport.h"
+
+struct nvmf_tgt;
+
+#define ISCSI_DEFAULT_IQN "iqn.2026-11.io.nvmeof:default"
+
+extern const struct nvmf_transport_ops nvmf_iscsi_transport_ops;
+
+/* Global state for @tgt. Returns 0 or -errno. */
+int iscsi_init(struct nvmf_tgt *tgt);
+/* Stop listening, close every session and wait (bounded) for them to go. */
+void iscsi_fini(void);
+/* Make "iscsi" known to nvmf_transport_find(). */
+int iscsi_transport_register(void);
+
+/* Targets and LUN maps. A target's LUNs are namespaces of a single subsystem. */
+int iscsi_target_add(const char *iqn, const char *alias);
+int iscsi_target_remove(const char *iqn);
+int iscsi_target_add_lun(const char *iqn, uint32_t lun, const char *subnqn, uint32_t nsid);
+/*
+ * CHAP for logins to @iqn: the initiator must authenticate as @user/@secret (CHAP_A 5 =
+ * MD5 or 7 = SHA-256). With @mutual_user, the target also authenticates itself.
+ * NULL @user turns authentication off. Secrets are never logged.
+ */
+int iscsi_target_set_chap(const char *iqn, const char *user, const char *secret,
+			  const char *mutual_user, const char *mutual_secret);
+/* Only these initiators may log in (none added: any initiator). */
+int iscsi_target_allow_initiator(const char *iqn, const char *initiator);
+
+/* Listen on @addr:@port ("0" = any free port; the chosen port is written back into
+ * @port_out when not NULL). Returns 0 or -errno with a message in @err. */
+int iscsi_portal_start(struct nvmf_tgt *tgt, const char *addr, const char *port,
+		       char *port_out, size_t port_out_len, char *err, size_t errlen);
+/* Name @advertise instead of the address the initiator dialled in SendTargets answers
+ * of the portal on @addr:@port (hosts behind NAT). 0, -ENOENT or -ENAMETOOLONG. */
+int iscsi_portal_advertise(const char *addr, const char *port, const char *advertise);
+
+/*
+ * Quick flags: target ISCSI_DEFAULT_IQN exposing every active namespace N of @subsys as
+ * LUN N-1, and a portal on @addr:@port. Returns 0 or -errno with a message in @err.
+ */
+struct nvmf_subsys;
+int iscsi_quick_setup(struct nvmf_tgt *tgt, struct nvmf_subsys *subsys, const char *addr,
+		      const char *port, char *err, size_t errlen);
+
+/* Operational limits offered in login negotiation (defaults shown). */
+struct iscsi_opts {
+	uint32_t max_recv_dsl;	     /* 0 = reactor buffer size, capped at 256 KiB */
+	uint32_t max_burst_length;   /* 1 MiB: capped at the reactor buffer size */
+	uint32_t first_burst_length; /* 64 KiB */
+	uint32_t max_outstanding_r2t; /* 1 */
+	bool initial_r2t;	     /* false: unsolicited data allowed */
+	bool immediate_data;	     /* true */
+	bool header_digest;	     /* accept CRC32C header digests (true) */
+	bool data_digest;	     /* accept CRC32C data digests (true) */
+	bool require_header_digest;  /* refuse sessions without CRC32C header digests */
+	bool require_data_digest;    /* refuse sessions without CRC32C data digests */
+	uint32_t queue_depth;	     /* commands per session, 128 */
+};
+void iscsi_set_opts(const struct iscsi_opts *opts);
+void iscsi_opts_default(struct iscsi_opts *opts);
+
+/*
+ * The configuration file's "iscsi" section (JSON text of that object), beside the
+ * nvmetcli-schema sections:
+ *   { "portals": [ { "addr": "0.0.0.0", "port": 3260, "advertise": "192.0.2.10" } ],
+ *     "targets": [ { "iqn": "iqn....", "alias": "...",
+ *                    "luns": [ { "lun": 0, "subsystem": "nqn....", "nsid": 1 } ],
+ *                    "initiators": [ "iqn...." ],
+ *                    "chap": { "user": "u", "secret": "s",
+ *                              "mutual_user": "t", "mutual_secret": "m" } } ],
+ *     "options": { "first_burst_length": 65536, "max_burst_length": 1048576,
+ *                  "immediate_data": true, "initial_r2t": false, "queue_depth": 128,
+ *                  "header_digest": "allowed", "data_digest": "allowed" } }
+ * (digests: "none", "allowed" or "required"; a portal's optional "advertise" is the
+ * address SendTargets names, for initiators behind NAT)
+ * Applies targets and options; portals are started when @start_portals. Returns 0 or
+ * -errno with a message in @err.
+ */
+int iscsi_config_apply(struct nvmf_tgt *tgt, const char *json, bool start_portals, char *err,
+		       size_t errlen);
+
+#endif

@@ -1,0 +1,626 @@
+// SPDX-License-Identifier: MIT
+/*
+ * iSCSI connections: the PDU receive state machine (BHS, AHS + header digest, data segment
+ * + padding + data digest), dispatch by opcode, the transmit queue (many PDUs per
+ * sendmsg, partial writes), and teardown once the executor has returned every command.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/crc32c.h"
+#include "iscsi_internal.h"
+#include "common/log.h"
+
+static const char *const rx_state_names[] = {
+	[RX_BHS] = "BHS", [RX_AHS] = "AHS", [RX_DATA] = "DATA", [RX_WAIT] = "WAIT",
+	[RX_STOPPED] = "STOPPED",
+};
+
+static void rx_set_state(struct iscsi_conn *c, enum iscsi_rx_state s)
+{
+	/* RX_STOPPED is final; everything else may follow anything but it. */
+	if (c->rx_state == RX_STOPPED && s != RX_STOPPED) {
+		log_debug("%s: receive state %s -> %s ignored", c->peer,
+			  rx_state_names[c->rx_state], rx_state_names[s]);
+		return;
+	}
+	c->rx_state = s;
+}
+
+/* ---- sequence numbers in target PDUs --------------------------------------------------- */
+
+void iscsi_put_sn(struct iscsi_conn *c, uint8_t *bhs, bool adv)
+{
+	put_be32(bhs + 24, adv ? c->statsn++ : c->statsn);
+	put_be32(bhs + 28, c->exp_cmdsn);
+	put_be32(bhs + 32, c->max_cmdsn);
+}
+
+/* ---- transmit --------------------------------------------------------------------------- */
+
+static void conn_flush(void *arg);
+
+struct iscsi_tx *iscsi_ctl_get(struct iscsi_conn *c)
+{
+	struct iscsi_tx *tx = TAILQ_FIRST(&c->ctl_free);
+
+	if (tx) {
+		TAILQ_REMOVE(&c->ctl_free, tx, link);
+		tx->data = NULL;
+		tx->dlen = 0;
+		tx->sent = NULL;
+		tx->owner = NULL;
+	}
+	return tx;
+}
+
+static bool is_ctl(const struct iscsi_conn *c, const struct iscsi_tx *tx)
+{
+	return tx >= c->ctl && tx < c->ctl + ISCSI_CTL_PDUS;
+}
+
+void iscsi_tx_queue(struct iscsi_conn *c, struct iscsi_tx *tx)
+{
+	tx->queued = true;
+	TAILQ_INSERT_TAIL(&c->txq, tx, link);
+	if (!c->tx_blocked)
+		reactor_defer(c->r, &c->flush_work);
+}
+
+void iscsi_tx_send(struct iscsi_conn *c, struct iscsi_tx *tx)
+{
+	bool hd = c->hdigest, dd = c->ddigest;
+	uint32_t pad = ISCSI_PAD(tx->dlen) - tx->dlen;
+
+	iscsi_bhs_set_dlen(tx->hdr, tx->dlen);
+	tx->hlen = ISCSI_BHS_LEN;
+	if (hd) {
+		iscsi_put_digest(tx->hdr + ISCSI_BHS_LEN, iscsi_header_digest(tx->hdr, ISCSI_BHS_LEN));
+		tx->hlen += ISCSI_DIGEST_LEN;
+	}
+	memset(tx->trailer, 0, sizeof(tx->trailer));
+	tx->tlen = pad;
+	if (dd && tx->dlen) {
+		struct iovec v = { (void *)tx->data, tx->dlen };
+
+		iscsi_put_digest(tx->trailer + pad, iscsi_data_digest(&v, 1, tx->dlen));
+		tx->tlen += ISCSI_DIGEST_LEN;
+	}
+	iscsi_tx_queue(c, tx);
+}
+
+static void tx_done(struct iscsi_conn *c, struct iscsi_tx *tx)
+{
+	TAILQ_REMOVE(&c->txq, tx, link);
+	tx->queued = false;
+	if (tx->sent)
+		tx->sent(c, tx);
+	if (is_ctl(c, tx) && !tx->queued) {
+		TAILQ_INSERT_TAIL(&c->ctl_free, tx, link);
+		if (c->rx_state == RX_WAIT)
+			reactor_defer(c->r, &c->rx_work);
+	}
+}
+
+/* Build iovecs for the queue from the partially sent head on. */
+static int tx_iov(struct iscsi_conn *c, struct iovec *iov)
+{
+	struct iscsi_tx *tx;
+	uint32_t skip = c->tx_off;
+	int n = 0;
+
+	TAILQ_FOREACH(tx, &c->txq, link) {
+		struct { const void *p; uint32_t len; } seg[3] = {
+			{ tx->hdr, tx->hlen }, { tx->data, tx->dlen }, { tx->trailer, tx->tlen },
+		};
+
+		if (n + 3 > ISCSI_TX_IOV)
+			break;
+		for (int i = 0; i < 3; i++) {
+			if (skip >= seg[i].len) {
+				skip -= seg[i].len;
+				continue;
+			}
+			iov[n].iov_base = (uint8_t *)seg[i].p + skip;
+			iov[n].iov_len = seg[i].len - skip;
+			skip = 0;
+			n++;
+		}
+	}
+	return n;
+}
+
+static void conn_flush(void *arg)
+{
+	struct iscsi_conn *c = arg;
+	struct iovec iov[ISCSI_TX_IOV];
+
+	for (int round = 0; round < 16 && !TAILQ_EMPTY(&c->txq); round++) {
+		struct msghdr msg = { 0 };
+		ssize_t sent;
+		int n = tx_iov(c, iov);
+
+		if (c->fd < 0)
+			return;
+		msg.msg_iov = iov;
+		msg.msg_iovlen = (size_t)n;
+		sent = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (sent < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				c->tx_blocked = true;
+				ev_io_start(c->loop, &c->wio);
+				return;
+			}
+			iscsi_conn_close(c, strerror(errno));
+			return;
+		}
+		/* retire what went out */
+		while (sent > 0) {
+			struct iscsi_tx *tx = TAILQ_FIRST(&c->txq);
+			uint32_t total = tx->hlen + tx->dlen + tx->tlen - c->tx_off;
+
+			if ((size_t)sent < total) {
+				c->tx_off += (uint32_t)sent;
+				break;
+			}
+			sent -= total;
+			c->tx_off = 0;
+			tx_done(c, tx);
+			if (c->state == CONN_CLOSING && c->fd < 0)
+				return;
+		}
+	}
+	if (!TAILQ_EMPTY(&c->txq))
+		reactor_defer(c->r, &c->flush_work);
+}
+
+static void write_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct iscsi_conn *c = w->data;
+
+	ev_io_stop(loop, &c->wio);
+	c->tx_blocked = false;
+	conn_flush(c);
+}
+
+void iscsi_send_reject(struct iscsi_conn *c, uint8_t reason, const uint8_t *bhs)
+{
+	struct iscsi_tx *tx = iscsi_ctl_get(c);
+
+	if (!tx) {
+		iscsi_conn_close(c, "no control PDU for a Reject");
+		return;
+	}
+	iscsi_bhs_init(tx->hdr, ISCSI_OP_REJECT, ISCSI_FLAG_FINAL);
+	tx->hdr[2] = reason;
+	put_be32(tx->hdr + 16, ISCSI_TAG_RESERVED);
+	iscsi_put_sn(c, tx->hdr, true);
+	/* the data segment carries the rejected header (copied: rx_hdr is reused) */
+	memcpy(tx->inline_data, bhs, ISCSI_BHS_LEN);
+	tx->data = tx->inline_data;
+	tx->dlen = ISCSI_BHS_LEN;
+	iscsi_tx_send(c, tx);
+}
+
+/* ---- receive --------------------------------------------------------------------------------- */
+
+/*
+ * Move up to @n received bytes to @dst (NULL: look at them in the staging buffer, at
+ * *@where). Returns the count, -EAGAIN when nothing is readable, or another -errno.
+ */
+static ssize_t rx_get(struct iscsi_conn *c, uint8_t *dst, uint32_t n, const uint8_t **where)
+{
+	uint32_t avail = c->rx_stage_len - c->rx_stage_off;
+	uint32_t m;
+
+	if (!avail) {
+		ssize_t r;
+
+		if (dst && n >= 4096) { /* large data: straight into place */
+			r = recv(c->fd, dst, n, MSG_DONTWAIT);
+			if (r > 0) {
+				*where = dst;
+				return r;
+			}
+		} else {
+			r = recv(c->fd, c->rx_stage, ISCSI_RX_STAGE, MSG_DONTWAIT);
+			if (r > 0) {
+				c->rx_stage_off = 0;
+				c->rx_stage_len = (uint32_t)r;
+				avail = (uint32_t)r;
+			}
+		}
+		if (r == 0)
+			return -ECONNRESET;
+		if (r < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	}
+	m = avail < n ? avail : n;
+	*where = c->rx_stage + c->rx_stage_off;
+	if (dst)
+		memcpy(dst, *where, m);
+	c->rx_stage_off += m;
+	return m;
+}
+
+static uint32_t rx_data_limit(const struct iscsi_conn *c)
+{
+	return reactor_buf_size() < ISCSI_MAX_DATA_SEG_LEN ? (uint32_t)reactor_buf_size()
+							    : ISCSI_MAX_DATA_SEG_LEN;
+}
+
+/* Where the data segment of the PDU in rx_hdr goes; may pause (-EAGAIN). */
+static int rx_header_dispatch(struct iscsi_conn *c)
+{
+	const uint8_t *bhs = c->rx_hdr;
+	uint8_t op = iscsi_bhs_opcode(bhs);
+
+	c->rx_dst = NULL;
+	c->rx_task = NULL;
+	if (c->rx_dlen > rx_data_limit(c)) {
+		log_peer("%s: data segment of %u bytes exceeds %u", c->peer, c->rx_dlen,
+			 rx_data_limit(c));
+		return -EPROTO;
+	}
+	if (c->state == CONN_LOGIN && op != ISCSI_OP_LOGIN_REQ) {
+		log_peer("%s: opcode %#x during login", c->peer, op);
+		return -EPROTO;
+	}
+	switch (op) {
+	case ISCSI_OP_SCSI_CMD:
+		if (c->discovery)
+			return -EPROTO;
+		return iscsi_scsi_cmd_rx(c, bhs);
+	case ISCSI_OP_DATA_OUT:
+		if (c->discovery)
+			return -EPROTO;
+		return iscsi_data_out_rx(c, bhs);
+	case ISCSI_OP_LOGIN_REQ:
+	case ISCSI_OP_TEXT_REQ:
+	case ISCSI_OP_NOP_OUT:
+		if (!c->rx_data) {
+			c->rx_data = reactor_buf_get(c->r);
+			if (!c->rx_data) {
+				reactor_buf_wait(c->r, &c->rx_buf_work);
+				return -EAGAIN;
+			}
+		}
+		c->rx_dst = c->rx_data;
+		return 0;
+	default:
+		return 0; /* any data of other PDUs is read and dropped */
+	}
+}
+
+static int rx_pdu_done(struct iscsi_conn *c)
+{
+	const uint8_t *bhs = c->rx_hdr;
+
+	switch (iscsi_bhs_opcode(bhs)) {
+	case ISCSI_OP_LOGIN_REQ:
+		return iscsi_login_rx(c, bhs, c->rx_data, c->rx_dlen);
+	case ISCSI_OP_TEXT_REQ:
+		return iscsi_text_rx(c, bhs, c->rx_data, c->rx_dlen);
+	case ISCSI_OP_NOP_OUT:
+		return iscsi_nop_out_rx(c, bhs, c->rx_data, c->rx_dlen);
+	case ISCSI_OP_SCSI_CMD:
+		if (c->rx_task)
+			iscsi_scsi_cmd_data_done(c, c->rx_task);
+		return 0;
+	case ISCSI_OP_DATA_OUT:
+		if (c->rx_task)
+			iscsi_data_out_done(c, c->rx_task, bhs);
+		return 0;
+	case ISCSI_OP_TMF_REQ:
+		return iscsi_tmf_rx(c, bhs);
+	case ISCSI_OP_LOGOUT_REQ:
+		return iscsi_logout_rx(c, bhs);
+	case ISCSI_OP_SNACK:
+		/* ERL 0: SNACK is not supported */
+		iscsi_send_reject(c, ISCSI_REJECT_CMD_NOT_SUPPORTED, bhs);
+		return 0;
+	default:
+		log_peer("%s: unknown opcode %#x", c->peer, iscsi_bhs_opcode(bhs));
+		iscsi_send_reject(c, ISCSI_REJECT_CMD_NOT_SUPPORTED, bhs);
+		return 0;
+	}
+}
+
+static void rx_begin(struct iscsi_conn *c)
+{
+	rx_set_state(c, RX_BHS);
+	c->rx_have = 0;
+	c->rx_need = ISCSI_BHS_LEN;
+}
+
+/* Header complete: check the digest, then decide where the data goes. */
+static int rx_header_complete(struct iscsi_conn *c)
+{
+	uint32_t ahs = iscsi_bhs_ahs_len(c->rx_hdr);
+	bool hd = c->hdigest;
+	int rc;
+
+	if (hd) {
+		uint32_t want = iscsi_get_digest(c->rx_hdr + ISCSI_BHS_LEN + ahs);
+
+		if (want != iscsi_header_digest(c->rx_hdr, ISCSI_BHS_LEN + ahs)) {
+			log_peer("%s: header digest error", c->peer);
+			return -EBADMSG;
+		}
+	}
+	c->rx_dlen = iscsi_bhs_dlen(c->rx_hdr);
+	rc = rx_header_dispatch(c);
+	if (rc == -EAGAIN) {
+		rx_set_state(c, RX_WAIT);
+		return rc;
+	}
+	if (rc)
+		return rc;
+	rx_set_state(c, RX_DATA);
+	c->rx_have = 0;
+	c->rx_need = c->rx_dlen ? iscsi_data_wire_len(c->rx_dlen, c->ddigest) : 0;
+	c->rx_crc = CRC32C_SEED;
+	return 0;
+}
+
+/* Feed received bytes through the state machine; returns -EAGAIN when out of input. */
+static int rx_step(struct iscsi_conn *c)
+{
+	const uint8_t *where;
+	ssize_t got;
+
+	switch (c->rx_state) {
+	case RX_BHS:
+	case RX_AHS:
+		got = rx_get(c, c->rx_hdr + c->rx_have, c->rx_need - c->rx_have, &where);
+		if (got < 0)
+			return (int)got;
+		c->rx_have += (uint32_t)got;
+		if (c->rx_have < c->rx_need)
+			return 0;
+		if (c->rx_state == RX_BHS) {
+			uint32_t extra = iscsi_bhs_ahs_len(c->rx_hdr) +
+					 (c->hdigest ? ISCSI_DIGEST_LEN : 0);
+
+			if (extra) {
+				rx_set_state(c, RX_AHS);
+				c->rx_need += extra;
+				return 0;
+			}
+		}
+		return rx_header_complete(c);
+	case RX_DATA: {
+		bool dd = c->ddigest;
+		uint32_t pad_end = ISCSI_PAD(c->rx_dlen);
+
+		if (c->rx_have < c->rx_dlen) {
+			uint8_t *dst = c->rx_dst ? c->rx_dst + c->rx_have : NULL;
+
+			got = rx_get(c, dst, c->rx_dlen - c->rx_have, &where);
+			if (got < 0)
+				return (int)got;
+			if (dd)
+				c->rx_crc = crc32c_update(c->rx_crc, where, (size_t)got);
+			c->rx_have += (uint32_t)got;
+		} else if (c->rx_have < c->rx_need) {
+			uint32_t off = c->rx_have - c->rx_dlen;
+
+			got = rx_get(c, c->rx_trailer + off, c->rx_need - c->rx_have, &where);
+			if (got < 0)
+				return (int)got;
+			if (dd && c->rx_have < pad_end) {
+				uint32_t pad = pad_end - c->rx_have;
+
+				c->rx_crc = crc32c_update(c->rx_crc, where,
+							  (size_t)got < pad ? (size_t)got : pad);
+			}
+			c->rx_have += (uint32_t)got;
+		}
+		if (c->rx_have < c->rx_need)
+			return 0;
+		if (dd && c->rx_dlen) {
+			uint32_t want = iscsi_get_digest(c->rx_trailer + (pad_end - c->rx_dlen));
+
+			if (want != crc32c_final(c->rx_crc)) {
+				log_peer("%s: data digest error", c->peer);
+				iscsi_send_reject(c, ISCSI_REJECT_DATA_DIGEST, c->rx_hdr);
+				return -EBADMSG;
+			}
+		}
+		rx_begin(c);
+		return rx_pdu_done(c);
+	}
+	case RX_WAIT:
+	case RX_STOPPED:
+	default:
+		return -EAGAIN;
+	}
+}
+
+static void rx_process(struct iscsi_conn *c)
+{
+	for (int i = 0; i < ISCSI_RX_BUDGET * 4; i++) {
+		int rc;
+
+		if (c->state == CONN_CLOSING || c->rx_state == RX_WAIT ||
+		    c->rx_state == RX_STOPPED)
+			return;
+		rc = rx_step(c);
+		if (rc == -EAGAIN) {
+			if (c->rx_state == RX_WAIT)
+				ev_io_stop(c->loop, &c->rio);
+			return;
+		}
+		if (rc) {
+			iscsi_conn_close(c, rc == -ECONNRESET ? "closed by the initiator"
+							    : "protocol error");
+			return;
+		}
+	}
+	/* budget used: come back after other connections had their turn */
+	reactor_defer(c->r, &c->rx_work);
+}
+
+static void read_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	rx_process(w->data);
+}
+
+/* Resume a paused header (task, buffer or control PDU became available). */
+static void rx_resume_work(void *arg)
+{
+	struct iscsi_conn *c = arg;
+	int rc;
+
+	if (c->state == CONN_CLOSING)
+		return;
+	if (c->rx_state == RX_WAIT) {
+		rx_set_state(c, RX_AHS);
+		rc = rx_header_complete(c);
+		if (rc == -EAGAIN)
+			return;
+		if (rc) {
+			iscsi_conn_close(c, "protocol error");
+			return;
+		}
+		if (c->rx_state != RX_STOPPED)
+			ev_io_start(c->loop, &c->rio);
+	}
+	rx_process(c);
+}
+
+void iscsi_rx_resume(struct iscsi_conn *c)
+{
+	if (c->rx_state == RX_WAIT)
+		reactor_defer(c->r, &c->rx_work);
+}
+
+/* ---- lifetime ------------------------------------------------------------------------------- */
+
+struct iscsi_conn *iscsi_conn_create(int fd, const char *peer)
+{
+	struct iscsi_conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->rx_stage = malloc(ISCSI_RX_STAGE);
+	if (!c->rx_stage) {
+		free(c);
+		return NULL;
+	}
+	c->fd = fd;
+	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	return c;
+}
+
+void iscsi_conn_start(void *arg)
+{
+	struct iscsi_conn *c = arg;
+
+	c->r = reactor_self();
+	c->loop = c->r->loop;
+	c->state = CONN_LOGIN;
+	c->login_first = true;
+	iscsi_params_default(&c->params);
+	TAILQ_INIT(&c->txq);
+	TAILQ_INIT(&c->ctl_free);
+	TAILQ_INIT(&c->free_tasks);
+	TAILQ_INIT(&c->active);
+	TAILQ_INIT(&c->pending);
+	for (int i = 0; i < ISCSI_CTL_PDUS; i++)
+		TAILQ_INSERT_TAIL(&c->ctl_free, &c->ctl[i], link);
+	c->flush_work.fn = conn_flush;
+	c->flush_work.arg = c;
+	c->rx_work.fn = rx_resume_work;
+	c->rx_work.arg = c;
+	c->rx_buf_work.fn = rx_resume_work;
+	c->rx_buf_work.arg = c;
+	ev_io_init(&c->rio, read_cb, c->fd, EV_READ);
+	c->rio.data = c;
+	ev_io_init(&c->wio, write_cb, c->fd, EV_WRITE);
+	c->wio.data = c;
+	rx_begin(c);
+	ev_io_start(c->loop, &c->rio);
+	log_debug("%s: iSCSI connection on reactor %u", c->peer, c->r->id);
+}
+
+static void conn_free(void *arg)
+{
+	struct iscsi_conn *c = arg;
+
+	reactor_defer_cancel(c->r, &c->flush_work);
+	reactor_defer_cancel(c->r, &c->rx_work);
+	reactor_buf_wait_cancel(c->r, &c->rx_buf_work);
+	iscsi_session_stop(c);
+	iscsi_session_free_tasks(c);
+	iscsi_login_fini(c);
+	if (c->rx_data)
+		reactor_buf_put(c->r, c->rx_data);
+	if (c->nop_data)
+		reactor_buf_put(c->r, c->nop_data);
+	pthread_mutex_lock(&g_iscsi.lock);
+	TAILQ_REMOVE(&g_iscsi.conns, c, link);
+	if (c->target)
+		iscsi_target_put_locked(c->target);
+	pthread_mutex_unlock(&g_iscsi.lock);
+	__atomic_sub_fetch(&g_iscsi.nconns, 1, __ATOMIC_RELEASE);
+	log_debug("%s: connection freed", c->peer);
+	free(c->rx_stage);
+	free(c);
+}
+
+/* Called whenever the executor returns a command of a closing connection. */
+static void conn_check_done(struct iscsi_conn *c)
+{
+	if (c->state == CONN_CLOSING && c->nvme_out == 0) {
+		c->fini_work.fn = conn_free;
+		c->fini_work.arg = c;
+		reactor_defer(c->r, &c->fini_work);
+	}
+}
+
+void iscsi_conn_close(struct iscsi_conn *c, const char *why)
+{
+	struct iscsi_task *t, *next;
+
+	if (c->state == CONN_CLOSING)
+		return;
+	log_info("%s: iSCSI connection closed: %s", c->peer, why);
+	c->state = CONN_CLOSING;
+	rx_set_state(c, RX_STOPPED);
+	if (c->fd >= 0) {
+		ev_io_stop(c->loop, &c->rio);
+		ev_io_stop(c->loop, &c->wio);
+		close(c->fd);
+		c->fd = -1;
+	}
+	/* the transmit queue dies with the socket */
+	while (!TAILQ_EMPTY(&c->txq)) {
+		struct iscsi_tx *tx = TAILQ_FIRST(&c->txq);
+
+		TAILQ_REMOVE(&c->txq, tx, link);
+		tx->queued = false;
+		if (is_ctl(c, tx))
+			TAILQ_INSERT_TAIL(&c->ctl_free, tx, link);
+	}
+	for (t = TAILQ_FIRST(&c->pending); t; t = next) {
+		next = TAILQ_NEXT(t, link);
+		iscsi_task_release(t);
+	}
+	for (t = TAILQ_FIRST(&c->active); t; t = next) {
+		next = TAILQ_NEXT(t, link);
+		iscsi_task_abort(t);
+	}
+	conn_check_done(c);
+}
+
+void iscsi_conn_nvme_returned(struct iscsi_conn *c)
+{
+	conn_check_done(c);
+}

@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iSCSI target internals shared by iscsi_*.c: targets and LUN maps, connections (one per
+ * session: MaxConnections=1, ERL 0), the receive and transmit machinery, SCSI tasks.
+ *
+ * Threads: a connection lives on one reactor from accept to close. Targets, the session
+ * table (ISID/TSIH) and options are global, under g_iscsi.lock, touched at login/logout
+ * and by configuration only.
+ */
+#ifndef NVMEOF_TARGET_ISCSI_INTERNAL_H
+#define NVMEOF_TARGET_ISCSI_INTERNAL_H
+
+#include <ev.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include "iscsi.h"
+#include "common/iscsi_pdu.h"
+#include "core/nvmf.h"
+#include "reactor/reactor.h"
+#include "scsi/scsi_xlate.h"
+
+#define ISCSI_MAX_LUNS 256
+#define ISCSI_MAX_TASKS 512	  /* upper bound of the configurable queue depth */
+#define ISCSI_IMMEDIATE_SLOTS 8	  /* tasks kept for immediate commands */
+#define ISCSI_CTL_PDUS 16	  /* control PDUs (NOP-In, Reject, TMF, text...) per conn */
+#define ISCSI_RX_STAGE 16384	  /* receive staging buffer */
+#define ISCSI_TX_IOV 64		  /* iovecs per sendmsg */
+#define ISCSI_RX_BUDGET 64	  /* PDUs handled per read event */
+#define ISCSI_NAME_BUF (ISCSI_NAME_MAX + 1)
+#define ISCSI_SECRET_MAX 256
+#define ISCSI_TPGT 1
+#define ISCSI_AHS_MAX 1020	  /* TotalAHSLength is 8 bits of 4-byte words */
+#define ISCSI_TASK_BUFS 16	  /* reactor chunks one SCSI command may use */
+
+/* ---- Targets -------------------------------------------------------------------------------- */
+struct iscsi_lun_map {
+	uint64_t lun;
+	uint32_t nsid;
+	struct scsi_lu_mode mode;	/* shared by every session (MODE SELECT) */
+};
+
+struct iscsi_chap_cred {
+	char user[ISCSI_SECRET_MAX];
+	char secret[ISCSI_SECRET_MAX];
+};
+
+struct iscsi_initiator_acl {
+	char name[ISCSI_NAME_BUF];
+	TAILQ_ENTRY(iscsi_initiator_acl) link;
+};
+
+struct iscsi_target {
+	char name[ISCSI_NAME_BUF];
+	char alias[256];
+	char subnqn[NVME_NQN_FIELD];	/* subsystem of every LUN ("" until a LUN is added) */
+	struct iscsi_lun_map luns[ISCSI_MAX_LUNS];
+	unsigned int nluns;
+	bool chap;			/* initiators must authenticate */
+	struct iscsi_chap_cred chap_in;	/* what the initiator must prove */
+	bool chap_mutual;
+	struct iscsi_chap_cred chap_out; /* what we prove when asked */
+	TAILQ_HEAD(, iscsi_initiator_acl) acl;
+	unsigned int refs;		/* sessions using it (under g_iscsi.lock) */
+	bool removed;
+	TAILQ_ENTRY(iscsi_target) link;
+};
+
+struct iscsi_portal {
+	char addr[64];
+	char port[16];
+	char advertise[256];		/* address named in SendTargets ("" = the local one) */
+	int fd;
+	ev_io io;
+	struct nvmf_port *nvmf_port;	/* when started through the transport table */
+	TAILQ_ENTRY(iscsi_portal) link;
+};
+
+struct iscsi_conn;
+
+struct iscsi_global {
+	pthread_mutex_t lock;
+	struct nvmf_tgt *tgt;
+	struct iscsi_opts opts;
+	TAILQ_HEAD(, iscsi_target) targets;
+	TAILQ_HEAD(, iscsi_portal) portals;
+	TAILQ_HEAD(, iscsi_conn) conns;	/* every connection, logged in or not */
+	unsigned int nconns;		/* atomic */
+	uint16_t next_tsih;
+	bool initialized;
+};
+extern struct iscsi_global g_iscsi;
+
+/* Look up under g_iscsi.lock. */
+struct iscsi_target *iscsi_target_find_locked(const char *iqn);
+bool iscsi_target_initiator_allowed_locked(const struct iscsi_target *t, const char *initiator);
+/* A session stops using @t (frees a removed target with its last session). */
+void iscsi_target_put_locked(struct iscsi_target *t);
+
+/* ---- Transmit ----------------------------------------------------------------------------- */
+struct iscsi_tx {
+	uint8_t hdr[ISCSI_BHS_LEN + ISCSI_DIGEST_LEN];
+	const uint8_t *data;		/* data segment (contiguous) */
+	uint32_t dlen;
+	uint8_t trailer[3 + ISCSI_DIGEST_LEN]; /* padding + data digest */
+	uint32_t hlen, tlen;		/* header and trailer bytes on the wire */
+	uint8_t inline_data[ISCSI_BHS_LEN]; /* small data segments (Reject) */
+	void (*sent)(struct iscsi_conn *c, struct iscsi_tx *tx);
+	void *owner;
+	bool queued;
+	TAILQ_ENTRY(iscsi_tx) link;
+};
+
+/* ---- SCSI tasks --------------------------------------------------------------------------- */
+enum iscsi_task_state {
+	TASK_FREE,		/* on the free list */
+	TASK_NEED_BUFFER,	/* waiting for a reactor buffer */
+	TASK_DATA_OUT,		/* receiving immediate/unsolicited/solicited data */
+	TASK_EXECUTING,		/* NVMe commands running through the executor */
+	TASK_DATA_IN,		/* sending Data-In PDUs */
+	TASK_RESPONSE,		/* SCSI Response queued */
+	TASK_NSTATES,
+};
+
+struct iscsi_task {
+	struct nvmf_req req[2];		/* [1]: second command of a fused pair */
+	struct iscsi_conn *conn;
+	enum iscsi_task_state state;
+	unsigned int idx;
+	bool immediate;			/* came with the I bit (does not hold a CmdSN slot) */
+	bool aborted;			/* TMF: finish silently */
+	bool nvme_busy;			/* an NVMe command is owned by the executor */
+	uint8_t nvme_pending;		/* commands of a fused pair still out */
+	uint32_t itt;
+	uint32_t cmdsn;
+	uint64_t lun;
+	uint8_t lun_raw[8];		/* as received, echoed in Data-In/R2T */
+	int lun_idx;			/* index in the session's LU table, -1: none */
+	bool on_list;			/* on c->pending (not started) or c->active */
+	bool started;			/* its turn in CmdSN order came */
+	bool ready;			/* immediate data received */
+	bool collapsed;			/* status went with the last Data-In */
+	bool data_err;			/* a DataSN sequence error: fail after the data */
+	uint8_t cdb[SCSI_CDB_MAX];
+	uint8_t flags;			/* R/W bits of the command */
+	uint32_t edtl;
+
+	struct scsi_plan plan;
+	uint8_t *bufs[ISCSI_TASK_BUFS];	/* reactor chunks holding the data, in order */
+	unsigned int nbufs;
+	uint8_t *buf;			/* bufs[0]: immediate replies, scratch in its upper half */
+	uint32_t buf_len;		/* data area bytes */
+	uint8_t *scratch;
+	uint32_t scratch_len;
+
+	/* Data-Out */
+	uint32_t out_len;		/* bytes of data-out we take (<= EDTL, <= xfer_len) */
+	uint32_t out_got;		/* bytes received in order so far */
+	uint32_t out_unsol_end;		/* end of the unsolicited burst */
+	bool out_unsol_done;		/* F bit of the unsolicited burst seen (or none) */
+	uint32_t r2t_off, r2t_len;	/* outstanding R2T (one at a time) */
+	bool r2t_out;
+	uint32_t ttt;
+	uint32_t r2tsn;
+	uint32_t exp_datasn;
+
+	/* Data-In and response */
+	uint32_t in_len;		/* bytes we send (<= EDTL) */
+	uint32_t in_off;
+	uint32_t datasn;
+	uint32_t residual;
+	uint8_t res_flags;		/* ISCSI_RSP_OVERFLOW/UNDERFLOW */
+	uint8_t sense[2 + SCSI_SENSE_MAX];
+
+	bool in_step;			/* NVMe step loop running (keeps the stack flat) */
+	bool step_again;
+	struct iscsi_tx tx;
+	struct reactor_work buf_work;
+	TAILQ_ENTRY(iscsi_task) link;	/* free list, or the connection's active list */
+};
+
+TAILQ_HEAD(iscsi_task_list, iscsi_task);
+
+/* ---- Session's view of one logical unit ------------------------------------------------- */
+struct iscsi_lu {
+	struct scsi_lu info;
+	uint64_t lun;
+	bool ready;
+};
+
+/* ---- Connections (= sessions) --------------------------------------------------------- */
+enum iscsi_rx_state {
+	RX_BHS,		/* reading the basic header segment */
+	RX_AHS,		/* additional header segments and header digest */
+	RX_DATA,	/* data segment, padding and data digest */
+	RX_WAIT,	/* paused: no task/buffer/control PDU available */
+	RX_STOPPED,	/* logout accepted or connection closing */
+};
+
+enum iscsi_conn_state {
+	CONN_LOGIN,	/* login phase */
+	CONN_FULL,	/* full feature phase */
+	CONN_LOGGED_OUT, /* logout response queued: close once sent */
+	CONN_CLOSING,	/* tearing down: waiting for NVMe commands to drain */
+};
+
+enum iscsi_login_step { LOGIN_SECURITY, LOGIN_CHAP_A, LOGIN_CHAP_R, LOGIN_OPERATIONAL };
+
+struct iscsi_conn {
+	struct nvmf_qpair qp;		/* the local controller's I/O queue (normal sessions) */
+	struct reactor *r;
+	struct ev_loop *loop;
+	int fd;
+	ev_io rio, wio;
+	char peer[64];
+	char local_addr[64], local_port[16];
+	char advertise[256];		/* the portal's advertised address, if any */
+	enum iscsi_conn_state state;
+	bool qp_initialized;		/* nvmf_qpair_init() done */
+	bool ctrl_connected;		/* nvmf_local_connect() succeeded */
+	struct nvmf_subsys *subsys;	/* of the target's LUNs */
+	struct nvmf_req *admin_req;	/* Identify in progress */
+	bool admin_done;
+	unsigned int nvme_out;		/* NVMe commands owned by the executor */
+
+	/* Session */
+	bool discovery;
+	char initiator[ISCSI_NAME_BUF];
+	uint8_t isid[6];
+	uint16_t tsih;
+	uint16_t cid;
+	struct iscsi_target *target;
+	struct iscsi_params params;	/* negotiated */
+	bool hdigest, ddigest;		/* CRC32C digests in effect (full feature phase) */
+	uint8_t hostid[16];
+	struct iscsi_lu *lus;		/* target's LUNs, by map index */
+	unsigned int nlus;
+	uint64_t *lun_list;
+	struct scsi_port port;
+
+	/* Sequence numbers */
+	uint32_t exp_cmdsn, max_cmdsn;
+	uint32_t statsn;
+	uint32_t next_ttt;
+
+	/* Login */
+	enum iscsi_login_step login_step;
+	uint8_t csg;
+	bool login_first;		/* first login request not seen yet */
+	bool auth_done;
+	uint32_t login_itt;
+	uint8_t chap_alg;
+	uint8_t chap_id;
+	uint8_t chap_challenge[32];
+	uint32_t chap_challenge_len;
+	char *text_in;			/* accumulated login/text request data */
+	uint32_t text_in_len;
+	char *text_out;			/* response data (text continuation) */
+	uint32_t text_out_len, text_out_off;
+	uint32_t text_ttt;
+
+	/* Receive */
+	enum iscsi_rx_state rx_state;
+	uint8_t rx_hdr[ISCSI_BHS_LEN + ISCSI_AHS_MAX + ISCSI_DIGEST_LEN];
+	uint32_t rx_have;		/* bytes of the current header/data stage */
+	uint32_t rx_need;
+	uint32_t rx_dlen;		/* data segment length of the PDU */
+	uint8_t *rx_dst;		/* where the data segment goes (NULL: discard) */
+	uint32_t rx_crc;		/* running data digest */
+	uint8_t rx_trailer[3 + ISCSI_DIGEST_LEN];
+	struct iscsi_task *rx_task;	/* task receiving the data segment */
+	uint8_t *rx_data;		/* login/text/NOP ping data (reactor chunk) */
+	uint8_t *rx_stage;
+	uint32_t rx_stage_off, rx_stage_len;
+	struct reactor_work rx_work;	/* resume after RX_WAIT (deferred) */
+	struct reactor_work rx_buf_work; /* resume after RX_WAIT (a buffer came back) */
+
+	/* Transmit */
+	TAILQ_HEAD(, iscsi_tx) txq;
+	uint32_t tx_off;		/* bytes of the head PDU already sent */
+	bool tx_blocked;		/* waiting for POLLOUT */
+	struct reactor_work flush_work;
+	struct iscsi_tx ctl[ISCSI_CTL_PDUS];
+	TAILQ_HEAD(, iscsi_tx) ctl_free;
+	uint8_t *nop_data;		/* echoed NOP-Out ping data (reactor chunk) */
+	bool nop_busy;			/* nop_data is being sent */
+
+	/* Tasks */
+	struct iscsi_task *tasks;
+	unsigned int ntasks;
+	struct iscsi_task_list free_tasks;
+	struct iscsi_task_list active;
+	struct iscsi_task_list pending;	/* received, waiting for their turn in CmdSN order */
+	unsigned int free_immediate;	/* immediate slots left */
+
+	/* TMF waiting for aborted tasks to drain */
+	bool tmf_pending;
+	uint32_t tmf_itt;
+	uint8_t tmf_response;
+	bool tmf_close_after;
+
+	struct reactor_work fini_work;
+	TAILQ_ENTRY(iscsi_conn) link;
+};
+
+static inline struct iscsi_conn *iscsi_conn_of(struct nvmf_qpair *qp)
+{
+	return container_of(qp, struct iscsi_conn, qp);
+}
+
+/* ---- iscsi_conn.c --------------------------------------------------------------------- */
+void iscsi_conn_start(void *arg);	/* reactor_send_msg() target after accept */
+struct iscsi_conn *iscsi_conn_create(int fd, const char *peer);
+void iscsi_conn_close(struct iscsi_conn *c, const char *why);
+void iscsi_tx_queue(struct iscsi_conn *c, struct iscsi_tx *tx);
+/* Fill header digest/trailer of @tx (hdr BHS written, data/dlen set) and queue it. */
+void iscsi_tx_send(struct iscsi_conn *c, struct iscsi_tx *tx);
+struct iscsi_tx *iscsi_ctl_get(struct iscsi_conn *c);
+void iscsi_rx_resume(struct iscsi_conn *c);
+/* StatSN/ExpCmdSN/MaxCmdSN at offsets 24/28/32 of a target PDU; advances StatSN if @adv. */
+void iscsi_put_sn(struct iscsi_conn *c, uint8_t *bhs, bool adv);
+void iscsi_send_reject(struct iscsi_conn *c, uint8_t reason, const uint8_t *bhs);
+/* The executor handed back a command of @c: a closing connection may now be freed. */
+void iscsi_conn_nvme_returned(struct iscsi_conn *c);
+
+/* ---- iscsi_login.c ------------------------------------------------------------------- */
+/* A Login Request PDU with its data (in c->rx_data). Returns 0 or -errno (close). */
+int iscsi_login_rx(struct iscsi_conn *c, const uint8_t *bhs, uint8_t *data, uint32_t dlen);
+int iscsi_text_rx(struct iscsi_conn *c, const uint8_t *bhs, uint8_t *data, uint32_t dlen);
+void iscsi_login_fini(struct iscsi_conn *c);
+/* MaxRecvDataSegmentLength we declare (and the largest data segment we accept). */
+uint32_t iscsi_target_mrdsl(void);
+
+/* ---- iscsi_chap.c ---------------------------------------------------------------------- */
+#define ISCSI_CHAP_MD5 5
+#define ISCSI_CHAP_SHA256 7
+/* Digest length of @alg, or 0 if unsupported. */
+unsigned int iscsi_chap_digest_len(uint8_t alg);
+/* response = H(id || secret || challenge); returns 0 or -EINVAL. */
+int iscsi_chap_response(uint8_t alg, uint8_t id, const char *secret, const uint8_t *challenge,
+			size_t clen, uint8_t *out);
+int iscsi_chap_random(uint8_t *buf, size_t len);
+
+/* ---- iscsi_session.c ---------------------------------------------------------------------- */
+/* Bind a logged-in normal session to its target: LU table, local controller. */
+int iscsi_session_start(struct iscsi_conn *c, char *err, size_t errlen);
+void iscsi_session_stop(struct iscsi_conn *c);
+int iscsi_session_alloc_tasks(struct iscsi_conn *c);
+void iscsi_session_free_tasks(struct iscsi_conn *c);
+
+/* ---- iscsi_task.c --------------------------------------------------------------------------- */
+/* A SCSI Command PDU (header parsed, before its data segment). Sets c->rx_dst/rx_task
+ * for immediate data. Returns 0 or -errno (close the connection). */
+int iscsi_scsi_cmd_rx(struct iscsi_conn *c, const uint8_t *bhs);
+/* The data segment of the PDU whose header was last given is complete. */
+void iscsi_scsi_cmd_data_done(struct iscsi_conn *c, struct iscsi_task *t);
+int iscsi_data_out_rx(struct iscsi_conn *c, const uint8_t *bhs);
+void iscsi_data_out_done(struct iscsi_conn *c, struct iscsi_task *t, const uint8_t *bhs);
+void iscsi_task_req_complete(struct nvmf_req *req);
+/* CmdSN of a non-immediate command: 1 accept now, 0 drop (outside the window). */
+int iscsi_cmdsn_check(struct iscsi_conn *c, uint32_t cmdsn, bool immediate);
+void iscsi_cmdsn_advance(struct iscsi_conn *c);
+void iscsi_window_open(struct iscsi_conn *c, unsigned int n);
+void iscsi_task_abort(struct iscsi_task *t);
+void iscsi_task_release(struct iscsi_task *t);
+/* Tasks of the connection on @lun (all when @all) are aborted; returns how many were
+ * still owned by the executor (the TMF response waits for them). */
+unsigned int iscsi_tasks_abort_lun(struct iscsi_conn *c, uint64_t lun, bool all);
+
+/* ---- I_T nexus names (iscsi_target.c) --------------------------------------------------- */
+/* Remember which initiator port (name, ISID) a host identifier stands for. */
+void iscsi_nexus_register(const uint8_t hostid[16], const char *initiator, const uint8_t isid[6]);
+/* TransportID of the initiator port behind @hostid (struct scsi_port.transport_id). */
+uint32_t iscsi_transport_id(void *arg, const uint8_t hostid[16], uint8_t *out, uint32_t cap);
+
+/* ---- iscsi_tmf.c ------------------------------------------------------------------------ */
+int iscsi_nop_out_rx(struct iscsi_conn *c, const uint8_t *bhs, uint8_t *data, uint32_t dlen);
+int iscsi_tmf_rx(struct iscsi_conn *c, const uint8_t *bhs);
+int iscsi_logout_rx(struct iscsi_conn *c, const uint8_t *bhs);
+/* An aborted task finished draining: maybe send the waiting TMF response. */
+void iscsi_tmf_task_gone(struct iscsi_conn *c);
+
+#endif

@@ -1,0 +1,998 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SCSI tasks of a normal session: CmdSN ordering and the command window, immediate,
+ * unsolicited and solicited (R2T) data, translation (scsi_xlate) and the NVMe commands run
+ * through the executor, then Data-In with status collapse or a SCSI Response, with
+ * residual over/underflow against the Expected Data Transfer Length.
+ *
+ * Task state machine (task_set_state):
+ *   FREE -> NEED_BUFFER -> DATA_OUT -> EXECUTING -> DATA_IN -> FREE
+ *                                               \-> RESPONSE -> FREE
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iscsi_internal.h"
+#include "common/log.h"
+#include "core/reservation.h"
+#include "daemon/stats.h"
+
+static const char *const task_state_names[TASK_NSTATES] = {
+	[TASK_FREE] = "FREE",
+	[TASK_NEED_BUFFER] = "NEED_BUFFER",
+	[TASK_DATA_OUT] = "DATA_OUT",
+	[TASK_EXECUTING] = "EXECUTING",
+	[TASK_DATA_IN] = "DATA_IN",
+	[TASK_RESPONSE] = "RESPONSE",
+};
+
+#define B(s) (1u << (s))
+static const uint32_t task_next[TASK_NSTATES] = {
+	[TASK_FREE] = B(TASK_DATA_OUT),
+	[TASK_NEED_BUFFER] = B(TASK_DATA_OUT) | B(TASK_EXECUTING) | B(TASK_FREE),
+	[TASK_DATA_OUT] = B(TASK_NEED_BUFFER) | B(TASK_EXECUTING) | B(TASK_RESPONSE) |
+			  B(TASK_FREE),
+	[TASK_EXECUTING] = B(TASK_DATA_IN) | B(TASK_RESPONSE) | B(TASK_FREE),
+	[TASK_DATA_IN] = B(TASK_RESPONSE) | B(TASK_FREE),
+	[TASK_RESPONSE] = B(TASK_FREE),
+};
+#undef B
+
+static void task_set_state(struct iscsi_task *t, enum iscsi_task_state s)
+{
+	if (!(task_next[t->state] & (1u << s)))
+		log_peer("%s: task %#x: illegal transition %s -> %s", t->conn->peer, t->itt,
+			 task_state_names[t->state], task_state_names[s]);
+	t->state = s;
+}
+
+static void task_run(struct iscsi_task *t);
+static void data_out_complete(struct iscsi_task *t);
+static void task_respond(struct iscsi_task *t);
+static void send_r2t(struct iscsi_task *t);
+
+/* ---- CmdSN window ----------------------------------------------------------------------- */
+
+int iscsi_cmdsn_check(struct iscsi_conn *c, uint32_t cmdsn, bool immediate)
+{
+	if (immediate || cmdsn == c->exp_cmdsn)
+		return 1;
+	if (iscsi_sn_gt(cmdsn, c->exp_cmdsn) && iscsi_sn_le(cmdsn, c->max_cmdsn))
+		return 2;
+	log_peer("%s: CmdSN %u outside the window [%u, %u]: ignored", c->peer, cmdsn,
+		 c->exp_cmdsn, c->max_cmdsn);
+	return 0;
+}
+
+static void start_pending(struct iscsi_conn *c);
+
+void iscsi_cmdsn_advance(struct iscsi_conn *c)
+{
+	c->exp_cmdsn++;
+	start_pending(c);
+}
+
+void iscsi_window_open(struct iscsi_conn *c, unsigned int n)
+{
+	c->max_cmdsn += n;
+}
+
+/* ---- task lifetime ---------------------------------------------------------------------- */
+
+static struct iscsi_task *task_get(struct iscsi_conn *c, bool immediate)
+{
+	struct iscsi_task *t = TAILQ_FIRST(&c->free_tasks);
+
+	if (!t)
+		return NULL;
+	if (immediate) {
+		if (!c->free_immediate)
+			return NULL;
+		c->free_immediate--;
+	}
+	TAILQ_REMOVE(&c->free_tasks, t, link);
+	memset(&t->plan, 0, sizeof(t->plan));
+	t->immediate = immediate;
+	t->aborted = false;
+	t->nvme_pending = 0;
+	t->buf = NULL;
+	t->nbufs = 0;
+	t->scratch = NULL;
+	t->out_len = t->out_got = t->out_unsol_end = 0;
+	t->out_unsol_done = true;
+	t->r2t_out = false;
+	t->r2tsn = t->exp_datasn = 0;
+	t->in_len = t->in_off = t->datasn = t->residual = 0;
+	t->res_flags = 0;
+	t->in_step = t->step_again = false;
+	t->started = false;
+	t->data_err = false;
+	t->lun_idx = -1;
+	return t;
+}
+
+void iscsi_task_release(struct iscsi_task *t)
+{
+	struct iscsi_conn *c = t->conn;
+
+	if (t->state == TASK_FREE)
+		return;
+	if (t->state == TASK_NEED_BUFFER || t->buf_work.waiting)
+		reactor_buf_wait_cancel(c->r, &t->buf_work);
+	if (t->tx.queued) {
+		TAILQ_REMOVE(&c->txq, &t->tx, link);
+		t->tx.queued = false;
+	}
+	for (unsigned int i = 0; i < t->nbufs; i++)
+		reactor_buf_put(c->r, t->bufs[i]);
+	t->nbufs = 0;
+	t->buf = NULL;
+	if (t->on_list)
+		TAILQ_REMOVE(t->started ? &c->active : &c->pending, t, link);
+	t->on_list = false;
+	task_set_state(t, TASK_FREE);
+	TAILQ_INSERT_HEAD(&c->free_tasks, t, link);
+	if (t->immediate)
+		c->free_immediate++;
+	else if (c->state != CONN_CLOSING)
+		iscsi_window_open(c, 1);
+	if (c->rx_state == RX_WAIT)
+		iscsi_rx_resume(c);
+}
+
+/* Stop a task: now if the executor does not own one of its commands, else on return. */
+void iscsi_task_abort(struct iscsi_task *t)
+{
+	struct iscsi_conn *c = t->conn;
+
+	t->aborted = true;
+	if (t->nvme_pending)
+		return;
+	/* a PDU partly on the wire must finish: its sent callback releases the task */
+	if (t->tx.queued && TAILQ_FIRST(&c->txq) == &t->tx && c->tx_off)
+		return;
+	iscsi_task_release(t);
+}
+
+static struct iscsi_task *task_by_itt(struct iscsi_conn *c, uint32_t itt)
+{
+	struct iscsi_task *t;
+
+	TAILQ_FOREACH(t, &c->active, link)
+		if (t->itt == itt)
+			return t;
+	TAILQ_FOREACH(t, &c->pending, link)
+		if (t->itt == itt)
+			return t;
+	return NULL;
+}
+
+unsigned int iscsi_tasks_abort_lun(struct iscsi_conn *c, uint64_t lun, bool all)
+{
+	struct iscsi_task *t, *next;
+	unsigned int busy = 0;
+
+	for (int list = 0; list < 2; list++) {
+		for (t = TAILQ_FIRST(list ? &c->pending : &c->active); t; t = next) {
+			next = TAILQ_NEXT(t, link);
+			if (!all && t->lun != lun)
+				continue;
+			iscsi_task_abort(t);
+			if (t->state != TASK_FREE)
+				busy++;
+		}
+	}
+	return busy;
+}
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static struct iscsi_lu *task_lu(struct iscsi_task *t)
+{
+	return t->lun_idx >= 0 ? &t->conn->lus[t->lun_idx] : NULL;
+}
+
+/* Byte @off of the task's data (spread over reactor chunks). */
+static uint8_t *task_ptr(const struct iscsi_task *t, uint32_t off)
+{
+	size_t chunk = reactor_buf_size();
+
+	return t->bufs[off / chunk] + off % chunk;
+}
+
+/* Describe @len bytes of task data at @off by iovecs (one per chunk crossed). */
+static int task_iov(const struct iscsi_task *t, uint32_t off, uint32_t len, struct iovec *iov,
+		    int max)
+{
+	size_t chunk = reactor_buf_size();
+	int n = 0;
+
+	while (len && n < max) {
+		uint32_t in = (uint32_t)(chunk - off % chunk);
+		uint32_t l = len < in ? len : in;
+
+		iov[n].iov_base = task_ptr(t, off);
+		iov[n].iov_len = l;
+		n++;
+		off += l;
+		len -= l;
+	}
+	return n;
+}
+
+static int lun_index(struct iscsi_conn *c, uint64_t lun)
+{
+	for (unsigned int i = 0; i < c->nlus; i++)
+		if (c->lus[i].ready && c->lus[i].lun == lun)
+			return (int)i;
+	return -1;
+}
+
+/* Data area of the task buffer (the upper half is scratch for commands that need it). */
+static void task_split_buffer(struct iscsi_task *t)
+{
+	size_t chunk = reactor_buf_size();
+
+	switch (t->plan.op) {
+	case SCSI_XOP_UNMAP:
+	case SCSI_XOP_PR_IN:
+	case SCSI_XOP_PR_OUT:
+	case SCSI_XOP_GET_LBA_STATUS:
+	case SCSI_XOP_WRITE_SAME:
+	case SCSI_XOP_MODE_SELECT:
+		t->buf_len = (uint32_t)(chunk / 2);
+		t->scratch = t->buf + chunk / 2;
+		t->scratch_len = (uint32_t)(chunk / 2);
+		break;
+	default:
+		t->buf_len = (uint32_t)chunk;
+		t->scratch = t->buf + chunk / 2;
+		t->scratch_len = (uint32_t)(chunk / 2);
+		break;
+	}
+}
+
+/* Expected lengths in each direction (no bidirectional commands). */
+static uint32_t edtl_out(const struct iscsi_task *t)
+{
+	return (t->flags & ISCSI_SCSI_CMD_WRITE) ? t->edtl : 0;
+}
+
+static uint32_t edtl_in(const struct iscsi_task *t)
+{
+	return (t->flags & ISCSI_SCSI_CMD_READ) && !(t->flags & ISCSI_SCSI_CMD_WRITE) ? t->edtl
+										       : 0;
+}
+
+/* ---- receiving a SCSI Command ------------------------------------------------------------ */
+
+int iscsi_scsi_cmd_rx(struct iscsi_conn *c, const uint8_t *bhs)
+{
+	const struct iscsi_scsi_cmd *h = (const void *)bhs;
+	bool immediate = iscsi_bhs_immediate(bhs);
+	uint32_t cmdsn = get_be32(&h->cmdsn), dlen = c->rx_dlen;
+	struct iscsi_task *t;
+	uint8_t *buf;
+	int rc;
+
+	if (c->state != CONN_FULL)
+		return -EPROTO;
+	rc = iscsi_cmdsn_check(c, cmdsn, immediate);
+	if (rc == 0) /* outside the window: silently ignored, data dropped */
+		return 0;
+	if (dlen && (!(h->flags & ISCSI_SCSI_CMD_WRITE) || !c->params.immediate_data ||
+		     dlen > c->params.first_burst_length || dlen > get_be32(&h->edtl))) {
+		log_peer("%s: unexpected immediate data (%u bytes)", c->peer, dlen);
+		return -EPROTO;
+	}
+	if (immediate && !c->free_immediate) {
+		iscsi_send_reject(c, ISCSI_REJECT_IMMEDIATE_TOO_MANY, bhs);
+		return 0;
+	}
+	/* every command gets a buffer: data-out, data-in or immediate replies */
+	buf = reactor_buf_get(c->r);
+	if (!buf) { /* resumes the header once a chunk is back */
+		reactor_buf_wait(c->r, &c->rx_buf_work);
+		return -EAGAIN;
+	}
+	t = task_get(c, immediate);
+	if (!t) { /* cannot happen inside the window; be safe */
+		reactor_buf_put(c->r, buf);
+		iscsi_send_reject(c, ISCSI_REJECT_OUT_OF_RESOURCES, bhs);
+		return 0;
+	}
+	t->bufs[0] = buf;
+	t->nbufs = 1;
+	t->buf = buf;
+	t->buf_len = (uint32_t)reactor_buf_size();
+	t->itt = get_be32(&h->itt);
+	t->cmdsn = cmdsn;
+	t->flags = h->flags;
+	t->edtl = get_be32(&h->edtl);
+	t->lun = iscsi_lun_decode(h->lun);
+	memcpy(t->lun_raw, h->lun, 8);
+	memcpy(t->cdb, h->cdb, sizeof(t->cdb));
+	t->out_got = dlen;
+	/* an unsolicited burst may follow unless F is set (InitialR2T=No) */
+	t->out_unsol_done = (h->flags & ISCSI_FLAG_FINAL) || edtl_out(t) == 0;
+	if (!t->out_unsol_done && c->params.initial_r2t) {
+		log_peer("%s: unsolicited data with InitialR2T=Yes", c->peer);
+		iscsi_task_release(t);
+		return -EPROTO;
+	}
+	t->out_unsol_end = edtl_out(t) < c->params.first_burst_length ? edtl_out(t)
+								     : c->params.first_burst_length;
+	t->exp_datasn = 0;
+	task_set_state(t, TASK_DATA_OUT);
+	t->on_list = true;
+	t->started = false;
+	TAILQ_INSERT_TAIL(&c->pending, t, link);
+	if (dlen) {
+		c->rx_dst = t->buf;
+		c->rx_task = t;
+	} else {
+		c->rx_task = t;
+	}
+	return 0;
+}
+
+/* Start tasks whose turn has come in CmdSN order. */
+static void task_start(struct iscsi_task *t);
+
+static void start_pending(struct iscsi_conn *c)
+{
+	struct iscsi_task *t;
+	bool again = true;
+
+	while (again) {
+		again = false;
+		TAILQ_FOREACH(t, &c->pending, link) {
+			if (!t->ready || t->immediate || t->cmdsn != c->exp_cmdsn)
+				continue;
+			c->exp_cmdsn++;
+			task_start(t);
+			again = true;
+			break;
+		}
+	}
+}
+
+void iscsi_scsi_cmd_data_done(struct iscsi_conn *c, struct iscsi_task *t)
+{
+	t->ready = true;
+	if (t->immediate) {
+		task_start(t);
+		return;
+	}
+	if (t->cmdsn == c->exp_cmdsn) {
+		c->exp_cmdsn++;
+		task_start(t);
+		start_pending(c);
+	}
+}
+
+/* ---- execution ---------------------------------------------------------------------------- */
+
+/* Commands an I_T nexus may still send while another holds a RESERVE(6) reservation. */
+static bool allowed_under_reserve6(const uint8_t *cdb)
+{
+	switch (cdb[0]) {
+	case SCSI_OP_INQUIRY:
+	case SCSI_OP_REPORT_LUNS:
+	case SCSI_OP_REQUEST_SENSE:
+	case SCSI_OP_RELEASE6:
+	case SCSI_OP_MAINTENANCE_IN:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void legacy_reserve(struct iscsi_task *t, bool reserve)
+{
+	struct iscsi_conn *c = t->conn;
+	struct iscsi_lu *lu = task_lu(t);
+	struct nvmf_ns *ns = lu ? nvmf_ns_get(c->subsys, lu->info.nsid, c->r) : NULL;
+	int rc = 0;
+
+	if (!ns) {
+		scsi_plan_check_condition(&t->plan, SCSI_SK_ILLEGAL_REQUEST,
+					  SCSI_ASC_LUN_NOT_SUPPORTED);
+		return;
+	}
+	if (reserve)
+		rc = nvmf_resv_legacy_reserve(ns, c->hostid);
+	else
+		nvmf_resv_legacy_release(ns, c->hostid);
+	nvmf_ns_put(ns, c->r);
+	t->plan.op = SCSI_XOP_DONE;
+	if (rc == -EBUSY)
+		t->plan.status = SCSI_STATUS_RESERVATION_CONFLICT;
+	else if (rc)
+		scsi_plan_check_condition(&t->plan, SCSI_SK_HARDWARE_ERROR,
+					  SCSI_ASC_INTERNAL_TARGET_FAILURE);
+}
+
+static bool reserve6_conflict(struct iscsi_task *t)
+{
+	struct iscsi_conn *c = t->conn;
+	struct iscsi_lu *lu = task_lu(t);
+	struct nvmf_ns *ns;
+	bool conflict;
+
+	if (!lu || !c->subsys || allowed_under_reserve6(t->cdb))
+		return false;
+	ns = nvmf_ns_get(c->subsys, lu->info.nsid, c->r);
+	if (!ns)
+		return false;
+	conflict = nvmf_resv_legacy_conflict(ns, c->hostid);
+	nvmf_ns_put(ns, c->r);
+	return conflict;
+}
+
+/* Fit the plan to what the initiator will move (EDTL) before any data flows. */
+static void clamp_to_edtl(struct iscsi_task *t)
+{
+	struct scsi_plan *p = &t->plan;
+	struct iscsi_lu *lu = task_lu(t);
+	uint32_t bs = lu ? lu->info.block_size : 512;
+
+	/* COMPARE AND WRITE and WRITE SAME: the data-out must be exactly what the CDB
+	 * describes (the verify and write data; one logical block) */
+	if (t->cdb[0] == SCSI_OP_COMPARE_AND_WRITE && p->status == SCSI_STATUS_GOOD &&
+	    (p->op == SCSI_XOP_COMPARE_AND_WRITE || p->op == SCSI_XOP_DONE) &&
+	    edtl_out(t) != p->xfer_len) {
+		scsi_plan_invalid_field(p, true, 13, 7);
+		return;
+	}
+	if (p->op == SCSI_XOP_WRITE_SAME && !p->ndob && edtl_out(t) != p->xfer_len) {
+		scsi_plan_check_condition(p, SCSI_SK_ILLEGAL_REQUEST,
+					  SCSI_ASC_INVALID_FIELD_IN_IU);
+		return;
+	}
+	if (p->dir != SCSI_DIR_OUT)
+		return;
+	t->out_len = p->xfer_len < edtl_out(t) ? p->xfer_len : edtl_out(t);
+	if (t->out_len == p->xfer_len)
+		return;
+	switch (p->op) {
+	case SCSI_XOP_WRITE:
+	case SCSI_XOP_WRITE_VERIFY:
+	case SCSI_XOP_COMPARE:
+		if (p->op == SCSI_XOP_COMPARE && p->bytchk == 3)
+			goto short_data;
+		/* only the blocks the initiator sends are written (overflow residual) */
+		p->nblocks = t->out_len / bs;
+		p->left = p->nblocks;
+		t->out_len = p->nblocks * bs;
+		if (!p->nblocks)
+			p->op = SCSI_XOP_DONE;
+		return;
+	case SCSI_XOP_UNMAP:
+	case SCSI_XOP_PR_OUT:
+	case SCSI_XOP_MODE_SELECT:
+		return; /* the parameter list check sees the short list */
+	default:
+		goto short_data;
+	}
+short_data:
+	/* COMPARE AND WRITE, WRITE SAME and friends need their whole data-out */
+	scsi_plan_check_condition(p, SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_INVALID_FIELD_IN_CDB);
+}
+
+/* Bytes of task data the plan moves through buffers (data-out or data-in). */
+static uint32_t task_data_bytes(const struct iscsi_task *t)
+{
+	const struct iscsi_lu *lu = t->lun_idx >= 0 ? &t->conn->lus[t->lun_idx] : NULL;
+
+	if (t->plan.op == SCSI_XOP_DONE || !lu)
+		return 0;
+	if (t->plan.dir == SCSI_DIR_OUT)
+		return t->out_len;
+	if (t->plan.op == SCSI_XOP_READ)
+		return t->plan.nblocks * lu->info.block_size;
+	return 0;
+}
+
+/* Chunks for the whole transfer; false while the pool is empty (a waiter is queued). */
+static bool task_get_buffers(struct iscsi_task *t)
+{
+	size_t chunk = reactor_buf_size();
+	uint32_t need = (uint32_t)((task_data_bytes(t) + chunk - 1) / chunk);
+
+	if (need > ISCSI_TASK_BUFS)
+		need = ISCSI_TASK_BUFS;
+	while (t->nbufs < need) {
+		uint8_t *b = reactor_buf_get(t->conn->r);
+
+		if (!b) {
+			reactor_buf_wait(t->conn->r, &t->buf_work);
+			return false;
+		}
+		t->bufs[t->nbufs++] = b;
+	}
+	return true;
+}
+
+/* Buffers in place: wait for data-out, or run. */
+static void task_go(struct iscsi_task *t)
+{
+	if (t->plan.op == SCSI_XOP_DONE || t->plan.dir != SCSI_DIR_OUT || !t->out_len) {
+		/* no data-out to wait for (any unsolicited data is dropped) */
+		t->out_len = 0;
+		if (!t->out_unsol_done)
+			return; /* the response waits for the end of the unsolicited burst */
+		task_set_state(t, TASK_EXECUTING);
+		task_run(t);
+		return;
+	}
+	if (t->out_got >= t->out_len && t->out_unsol_done) {
+		data_out_complete(t);
+		return;
+	}
+	if (t->out_unsol_done)
+		send_r2t(t);
+}
+
+static void task_buf_retry(void *arg)
+{
+	struct iscsi_task *t = arg;
+
+	if (t->state != TASK_NEED_BUFFER)
+		return;
+	if (t->aborted || t->conn->state == CONN_CLOSING) {
+		iscsi_task_release(t);
+		return;
+	}
+	if (!task_get_buffers(t))
+		return;
+	task_set_state(t, TASK_DATA_OUT);
+	task_go(t);
+}
+
+static void task_start(struct iscsi_task *t)
+{
+	struct iscsi_conn *c = t->conn;
+	struct iscsi_lu *lu;
+
+	TAILQ_REMOVE(&c->pending, t, link);
+	TAILQ_INSERT_TAIL(&c->active, t, link);
+	t->started = true;
+	t->lun_idx = t->lun == UINT64_MAX ? -1 : lun_index(c, t->lun);
+	lu = task_lu(t);
+	if (reserve6_conflict(t)) {
+		memset(&t->plan, 0, sizeof(t->plan));
+		t->plan.op = SCSI_XOP_DONE;
+		t->plan.status = SCSI_STATUS_RESERVATION_CONFLICT;
+	} else {
+		uint64_t xt;
+
+		task_split_buffer(t);
+		xt = stats_xlate_begin();
+		scsi_xlate_cdb(&c->port, lu ? &lu->info : NULL, t->cdb, sizeof(t->cdb), &t->plan,
+			       t->buf, (uint32_t)reactor_buf_size() / 2);
+		stats_xlate_end(xt);
+		task_split_buffer(t);
+		if (t->plan.op == SCSI_XOP_RESERVE6 || t->plan.op == SCSI_XOP_RELEASE6)
+			legacy_reserve(t, t->plan.op == SCSI_XOP_RESERVE6);
+		clamp_to_edtl(t);
+	}
+	if (t->data_err)
+		scsi_plan_check_condition(&t->plan, SCSI_SK_ABORTED_COMMAND,
+					  SCSI_ASC_DATA_PHASE_ERROR);
+	t->buf_work.fn = task_buf_retry;
+	t->buf_work.arg = t;
+	if (!task_get_buffers(t)) {
+		task_set_state(t, TASK_NEED_BUFFER);
+		return;
+	}
+	task_go(t);
+}
+
+/* All data-out in: check parameter data, then run the NVMe commands. */
+static void data_out_complete(struct iscsi_task *t)
+{
+	struct iscsi_lu *lu = task_lu(t);
+	struct scsi_plan *p = &t->plan;
+
+	task_set_state(t, TASK_EXECUTING);
+	if (p->op != SCSI_XOP_DONE && p->dir == SCSI_DIR_OUT) {
+		uint32_t len = t->out_len < t->out_got ? t->out_len : t->out_got;
+		uint64_t xt = stats_xlate_begin();
+		bool more = scsi_xlate_data_out(&lu->info, p, t->buf, len, t->scratch,
+						t->scratch_len);
+
+		stats_xlate_end(xt);
+		if (!more) {
+			task_run(t);
+			return;
+		}
+		if ((p->op == SCSI_XOP_WRITE_SAME && !p->zero_data) ||
+		    (p->op == SCSI_XOP_COMPARE && p->bytchk == 3))
+			scsi_xlate_replicate(t->buf, t->buf_len, lu->info.block_size);
+	}
+	task_run(t);
+}
+
+static void nvme_submit(struct iscsi_task *t, struct nvmf_req *req, const struct nvme_cmd *cmd,
+			const struct scsi_nvme_io *io)
+{
+	struct iscsi_conn *c = t->conn;
+
+	req->cmd = *cmd;
+	req->qpair = &c->qp;
+	req->xfer = io->len ? nvme_opc_xfer(cmd->opc) : NVME_XFER_NONE;
+	req->length = io->len;
+	req->iovcnt = 0;
+	if (io->len && io->buf == SCSI_BUF_SCRATCH) {
+		req->iov[0].iov_base = t->scratch + io->off;
+		req->iov[0].iov_len = io->len;
+		req->iovcnt = 1;
+	} else if (io->len) {
+		req->iovcnt = task_iov(t, io->off, io->len, req->iov, NVMF_REQ_MAX_IOV);
+	}
+	put_le16(&req->cmd.cid, (uint16_t)(t->idx * 2 + (req == &t->req[1])));
+	t->nvme_pending++;
+	c->nvme_out++;
+}
+
+/* scsi_xlate_next(), timed for the statistics (stats.h). */
+static bool xlate_next(const struct scsi_lu *lu, struct scsi_plan *plan, uint32_t buf_len,
+		       uint8_t *scratch, uint32_t scratch_len, struct nvme_cmd *cmd,
+		       struct scsi_nvme_io *io)
+{
+	uint64_t xt = stats_xlate_begin();
+	bool more = scsi_xlate_next(lu, plan, buf_len, scratch, scratch_len, cmd, io);
+
+	stats_xlate_end(xt);
+	return more;
+}
+
+/* Issue the plan's NVMe commands; completions that arrive inline loop here (flat stack). */
+static void task_run(struct iscsi_task *t)
+{
+	struct iscsi_conn *c = t->conn;
+	struct iscsi_lu *lu = task_lu(t);
+
+	if (t->in_step) {
+		t->step_again = true;
+		return;
+	}
+	t->in_step = true;
+	do {
+		struct nvme_cmd cmd[2];
+		struct scsi_nvme_io io[2];
+
+		t->step_again = false;
+		if (t->aborted || c->state == CONN_CLOSING || !c->ctrl_connected ||
+		    t->plan.op == SCSI_XOP_DONE || !lu ||
+		    !xlate_next(&lu->info, &t->plan, t->buf_len, t->scratch, t->scratch_len,
+				&cmd[0], &io[0])) {
+			t->in_step = false;
+			if (t->aborted || c->state == CONN_CLOSING) {
+				iscsi_task_release(t);
+				return;
+			}
+			if (t->plan.op != SCSI_XOP_DONE && lu) {
+				uint64_t xt = stats_xlate_begin();
+
+				scsi_xlate_finish(&c->port, &lu->info, &t->plan, t->buf, t->buf_len,
+						  t->scratch, t->scratch_len);
+				stats_xlate_end(xt);
+			}
+			task_respond(t);
+			return;
+		}
+		if (io[0].fused_next &&
+		    !xlate_next(&lu->info, &t->plan, t->buf_len, t->scratch, t->scratch_len,
+				&cmd[1], &io[1]))
+			io[0].fused_next = false;
+		nvme_submit(t, &t->req[0], &cmd[0], &io[0]);
+		if (io[0].fused_next)
+			nvme_submit(t, &t->req[1], &cmd[1], &io[1]);
+		nvmf_req_exec(&t->req[0]);
+		if (io[0].fused_next)
+			nvmf_req_exec(&t->req[1]);
+		/* a completion inside exec sets step_again when the plan can go on */
+	} while (t->step_again);
+	t->in_step = false;
+}
+
+void iscsi_task_req_complete(struct nvmf_req *req)
+{
+	struct iscsi_conn *c = iscsi_conn_of(req->qpair);
+	struct iscsi_task *t;
+	uint16_t status = get_le16(&req->rsp.status) & 0xfffe;
+	uint64_t xt;
+	size_t off;
+
+	/* Identify on the admin path (iscsi_session.c) */
+	if (!c->tasks || (uint8_t *)req < (uint8_t *)c->tasks ||
+	    (uint8_t *)req >= (uint8_t *)(c->tasks + c->ntasks)) {
+		if (req == c->admin_req)
+			c->admin_done = true;
+		else
+			free(req); /* completed after its caller gave up waiting */
+		return;
+	}
+	off = (size_t)((uint8_t *)req - (uint8_t *)c->tasks);
+	t = &c->tasks[off / sizeof(*t)];
+	t->nvme_pending--;
+	c->nvme_out--;
+	if (t->aborted || c->state == CONN_CLOSING) {
+		if (!t->nvme_pending) {
+			iscsi_task_release(t);
+			iscsi_tmf_task_gone(c);
+		}
+		iscsi_conn_nvme_returned(c);
+		return;
+	}
+	xt = stats_xlate_begin();
+	scsi_xlate_nvme_done(&t->plan, status);
+	stats_xlate_end(xt);
+	if (t->nvme_pending) /* the other command of a fused pair is still out */
+		return;
+	if (t->in_step)
+		t->step_again = true;
+	else
+		task_run(t);
+}
+
+/* ---- data-out ------------------------------------------------------------------------------ */
+
+static void r2t_sent(struct iscsi_conn *c, struct iscsi_tx *tx)
+{
+	struct iscsi_task *t = tx->owner;
+
+	if (t->aborted && !t->nvme_pending)
+		iscsi_task_release(t);
+}
+
+static void send_r2t(struct iscsi_task *t)
+{
+	struct iscsi_conn *c = t->conn;
+	struct iscsi_tx *tx = &t->tx;
+	uint32_t off = t->out_got < t->out_len ? t->out_got : t->out_len;
+	uint32_t len = t->out_len - off;
+
+	if (len > c->params.max_burst_length)
+		len = c->params.max_burst_length;
+	/* a burst never crosses a buffer chunk, so every Data-Out lands in one piece */
+	if (len > reactor_buf_size() - off % reactor_buf_size())
+		len = (uint32_t)(reactor_buf_size() - off % reactor_buf_size());
+	if (tx->queued) /* previous PDU still going out: the data cannot have come yet */
+		return;
+	t->ttt = ++c->next_ttt == ISCSI_TAG_RESERVED ? ++c->next_ttt : c->next_ttt;
+	t->r2t_off = off;
+	t->r2t_len = len;
+	t->r2t_out = true;
+	t->exp_datasn = 0;
+	iscsi_bhs_init(tx->hdr, ISCSI_OP_R2T, ISCSI_FLAG_FINAL);
+	memcpy(tx->hdr + 8, t->lun_raw, 8);
+	put_be32(tx->hdr + 16, t->itt);
+	put_be32(tx->hdr + 20, t->ttt);
+	iscsi_put_sn(c, tx->hdr, false);
+	put_be32(tx->hdr + 36, t->r2tsn++);
+	put_be32(tx->hdr + 40, off);
+	put_be32(tx->hdr + 44, len);
+	tx->data = NULL;
+	tx->dlen = 0;
+	tx->owner = t;
+	tx->sent = r2t_sent;
+	iscsi_tx_send(c, tx);
+}
+
+int iscsi_data_out_rx(struct iscsi_conn *c, const uint8_t *bhs)
+{
+	const struct iscsi_data_out *h = (const void *)bhs;
+	uint32_t itt = get_be32(&h->itt), ttt = get_be32(&h->ttt);
+	uint32_t off = get_be32(&h->buffer_offset), datasn = get_be32(&h->datasn);
+	uint32_t dlen = c->rx_dlen;
+	struct iscsi_task *t;
+
+	if (c->state != CONN_FULL)
+		return -EPROTO;
+	t = task_by_itt(c, itt);
+	if (!t || t->aborted) {
+		/* a task that was aborted or never accepted: its data is dropped */
+		log_debug("%s: Data-Out for unknown task %#x dropped", c->peer, itt);
+		return 0;
+	}
+	if (ttt == ISCSI_TAG_RESERVED) {
+		if (t->out_unsol_done || off != t->out_got || off + dlen > t->out_unsol_end) {
+			log_peer("%s: task %#x: bad unsolicited Data-Out (offset %u, %u bytes)",
+				 c->peer, itt, off, dlen);
+			return -EPROTO;
+		}
+	} else if (!t->r2t_out || ttt != t->ttt || off != t->out_got ||
+		   off + dlen > t->r2t_off + t->r2t_len) {
+		log_peer("%s: task %#x: Data-Out does not match the R2T (offset %u, %u bytes)",
+			 c->peer, itt, off, dlen);
+		return -EPROTO;
+	}
+	if (datasn != t->exp_datasn && !t->data_err) {
+		/* a sequence error: the command fails once its data has gone by */
+		log_peer("%s: task %#x: DataSN %u, expected %u", c->peer, itt, datasn,
+			 t->exp_datasn);
+		t->data_err = true;
+	}
+	if (off / reactor_buf_size() >= t->nbufs ||
+	    off % reactor_buf_size() + dlen > reactor_buf_size()) {
+		log_peer("%s: task %#x: Data-Out crosses a buffer (offset %u, %u bytes)", c->peer,
+			 itt, off, dlen);
+		return -EPROTO;
+	}
+	c->rx_dst = task_ptr(t, off);
+	c->rx_task = t;
+	return 0;
+}
+
+void iscsi_data_out_done(struct iscsi_conn *c, struct iscsi_task *t, const uint8_t *bhs)
+{
+	bool final = bhs[1] & ISCSI_FLAG_FINAL;
+	bool unsolicited = get_be32(bhs + 20) == ISCSI_TAG_RESERVED;
+
+	t->out_got += c->rx_dlen;
+	t->exp_datasn++;
+	if (t->data_err && t->plan.op != SCSI_XOP_DONE && t->started)
+		scsi_plan_check_condition(&t->plan, SCSI_SK_ABORTED_COMMAND,
+					  SCSI_ASC_DATA_PHASE_ERROR);
+	if (unsolicited) {
+		if (final || t->out_got >= t->out_unsol_end)
+			t->out_unsol_done = true;
+	} else if (final || t->out_got >= t->r2t_off + t->r2t_len) {
+		t->r2t_out = false;
+	}
+	if (!t->started || t->state != TASK_DATA_OUT || t->r2t_out || !t->out_unsol_done)
+		return;
+	if (t->plan.op == SCSI_XOP_DONE || t->out_got >= t->out_len) {
+		data_out_complete(t);
+		return;
+	}
+	send_r2t(t);
+}
+
+/* ---- Data-In and SCSI Response ------------------------------------------------------------ */
+
+static void compute_residual(struct iscsi_task *t)
+{
+	uint32_t expected, actual;
+
+	if (t->plan.dir == SCSI_DIR_OUT) {
+		expected = edtl_out(t);
+		actual = t->plan.xfer_len;
+	} else if (t->plan.dir == SCSI_DIR_IN) {
+		expected = edtl_in(t);
+		actual = t->plan.in_len;
+	} else {
+		expected = t->edtl;
+		actual = 0;
+	}
+	t->res_flags = 0;
+	t->residual = 0;
+	if (actual > expected) {
+		t->res_flags = ISCSI_RSP_OVERFLOW;
+		t->residual = actual - expected;
+	} else if (actual < expected) {
+		t->res_flags = ISCSI_RSP_UNDERFLOW;
+		t->residual = expected - actual;
+	}
+}
+
+static void response_sent(struct iscsi_conn *c, struct iscsi_tx *tx)
+{
+	iscsi_task_release(tx->owner);
+}
+
+static void send_scsi_rsp(struct iscsi_task *t)
+{
+	struct iscsi_conn *c = t->conn;
+	struct iscsi_tx *tx = &t->tx;
+
+	task_set_state(t, TASK_RESPONSE);
+	iscsi_bhs_init(tx->hdr, ISCSI_OP_SCSI_RSP, ISCSI_FLAG_FINAL | t->res_flags);
+	tx->hdr[2] = ISCSI_RESPONSE_COMPLETED;
+	tx->hdr[3] = t->plan.status;
+	put_be32(tx->hdr + 16, t->itt);
+	iscsi_put_sn(c, tx->hdr, true);
+	put_be32(tx->hdr + 36, t->datasn);
+	put_be32(tx->hdr + 44, t->residual);
+	tx->data = NULL;
+	tx->dlen = 0;
+	if (t->plan.status == SCSI_STATUS_CHECK_CONDITION) {
+		struct iscsi_lu *lu = task_lu(t);
+		bool desc = lu && lu->info.mode &&
+			    __atomic_load_n(&lu->info.mode->d_sense, __ATOMIC_RELAXED);
+		uint32_t n = scsi_sense_build(&t->plan.sense, desc, t->sense + 2);
+
+		put_be16(t->sense, (uint16_t)n);
+		tx->data = t->sense;
+		tx->dlen = n + 2;
+	}
+	tx->owner = t;
+	tx->sent = response_sent;
+	iscsi_tx_send(c, tx);
+}
+
+static void send_data_in(struct iscsi_task *t);
+
+static void data_in_sent(struct iscsi_conn *c, struct iscsi_tx *tx)
+{
+	struct iscsi_task *t = tx->owner;
+
+	if (t->aborted || c->state == CONN_CLOSING) {
+		iscsi_task_release(t);
+		return;
+	}
+	if (t->in_off < t->in_len) {
+		send_data_in(t);
+		return;
+	}
+	if (t->collapsed) {
+		iscsi_task_release(t);
+		return;
+	}
+	send_scsi_rsp(t);
+}
+
+static void send_data_in(struct iscsi_task *t)
+{
+	struct iscsi_conn *c = t->conn;
+	struct iscsi_tx *tx = &t->tx;
+	uint32_t n = t->in_len - t->in_off;
+	uint32_t burst_left;
+	uint8_t flags = 0;
+	bool last;
+
+	if (n > c->params.max_recv_dsl)
+		n = c->params.max_recv_dsl;
+	if (n > reactor_buf_size() - t->in_off % reactor_buf_size())
+		n = (uint32_t)(reactor_buf_size() - t->in_off % reactor_buf_size());
+	burst_left = c->params.max_burst_length - t->in_off % c->params.max_burst_length;
+	if (n > burst_left)
+		n = burst_left;
+	last = t->in_off + n == t->in_len;
+	if (last || n == burst_left)
+		flags |= ISCSI_FLAG_FINAL;
+	/* status collapse: GOOD (or CONDITION MET) without sense rides on the last PDU */
+	t->collapsed = last && t->plan.status != SCSI_STATUS_CHECK_CONDITION;
+	if (t->collapsed)
+		flags |= ISCSI_DATA_STATUS | (t->res_flags & (ISCSI_DATA_OVERFLOW |
+							       ISCSI_DATA_UNDERFLOW));
+	iscsi_bhs_init(tx->hdr, ISCSI_OP_DATA_IN, flags);
+	if (t->collapsed)
+		tx->hdr[3] = t->plan.status;
+	memcpy(tx->hdr + 8, t->lun_raw, 8);
+	put_be32(tx->hdr + 16, t->itt);
+	put_be32(tx->hdr + 20, ISCSI_TAG_RESERVED);
+	iscsi_put_sn(c, tx->hdr, t->collapsed);
+	put_be32(tx->hdr + 36, t->datasn++);
+	put_be32(tx->hdr + 40, t->in_off);
+	if (t->collapsed)
+		put_be32(tx->hdr + 44, t->residual);
+	tx->data = task_ptr(t, t->in_off);
+	tx->dlen = n;
+	tx->owner = t;
+	tx->sent = data_in_sent;
+	t->in_off += n;
+	iscsi_tx_send(c, tx);
+}
+
+static void task_respond(struct iscsi_task *t)
+{
+	if (t->plan.status == SCSI_STATUS_GOOD && t->plan.condition_met)
+		t->plan.status = SCSI_STATUS_CONDITION_MET;
+	if (t->plan.status != SCSI_STATUS_GOOD && t->plan.status != SCSI_STATUS_CONDITION_MET)
+		t->plan.in_len = 0;
+	compute_residual(t);
+	t->in_len = t->plan.dir == SCSI_DIR_IN && t->plan.status == SCSI_STATUS_GOOD
+			    ? (t->plan.in_len < edtl_in(t) ? t->plan.in_len : edtl_in(t))
+			    : 0;
+	if (t->in_len) {
+		task_set_state(t, TASK_DATA_IN);
+		send_data_in(t);
+		return;
+	}
+	send_scsi_rsp(t);
+}

@@ -1,0 +1,837 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NVMe/RDMA connection (queue pair) on its reactor: set-up from a connection request
+ * (private data checks, CQ + completion channel, QP, registered capsule and response
+ * buffers, receives posted, accept), completion processing driven by the completion
+ * channel's file descriptor, the per-request state machine, and teardown.
+ *
+ * A request slot is tied to one receive buffer: a command capsule arrives by SEND into it,
+ * write data comes in the capsule (in-capsule data) or by RDMA READ from the host's keyed
+ * buffer into a registered pool chunk, read data goes back by RDMA WRITE, and the response
+ * capsule by SEND (with Invalidate when the host asked for it), after which the receive
+ * buffer is posted again. Work requests queued during one loop iteration are posted with
+ * one ibv_post_send()/ibv_post_recv() call each, as reactor deferred work.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "rdma_internal.h"
+
+static const char *const req_state_names[RDMA_REQ_NSTATES] = {
+	[RDMA_REQ_FREE] = "FREE",
+	[RDMA_REQ_NEED_BUFFER] = "NEED_BUFFER",
+	[RDMA_REQ_TRANSFERRING_H2C] = "TRANSFERRING_H2C",
+	[RDMA_REQ_EXECUTING] = "EXECUTING",
+	[RDMA_REQ_TRANSFERRING_C2H] = "TRANSFERRING_C2H",
+};
+
+const char *rdma_req_state_name(enum rdma_req_state s)
+{
+	return s < RDMA_REQ_NSTATES ? req_state_names[s] : "?";
+}
+
+/* Legal transitions (from -> bit set of targets); others are logged (a bug here). */
+#define B(s) (1u << (s))
+static const uint32_t req_next[RDMA_REQ_NSTATES] = {
+	[RDMA_REQ_FREE] = B(RDMA_REQ_NEED_BUFFER) | B(RDMA_REQ_TRANSFERRING_H2C) |
+			  B(RDMA_REQ_EXECUTING),
+	[RDMA_REQ_NEED_BUFFER] = B(RDMA_REQ_TRANSFERRING_H2C) | B(RDMA_REQ_EXECUTING) |
+				 B(RDMA_REQ_FREE),
+	[RDMA_REQ_TRANSFERRING_H2C] = B(RDMA_REQ_EXECUTING) | B(RDMA_REQ_FREE),
+	[RDMA_REQ_EXECUTING] = B(RDMA_REQ_TRANSFERRING_C2H) | B(RDMA_REQ_FREE),
+	[RDMA_REQ_TRANSFERRING_C2H] = B(RDMA_REQ_FREE),
+};
+#undef B
+
+static void req_set_state(struct rdma_req *rr, enum rdma_req_state s)
+{
+	struct rdma_qpair *rq = rr->rq;
+
+	if (!(req_next[rr->state] & (1u << s))) {
+		static struct log_ratelimit rl;
+
+		log_msg_rl(&rl, LOG_LVL_ERR, "%s: rdma request cid %u: illegal transition %s -> %s",
+			   rq->qp.peer, rr->cid, rdma_req_state_name(rr->state),
+			   rdma_req_state_name(s));
+	}
+	if (rr->state == RDMA_REQ_EXECUTING)
+		rq->executing--;
+	if (s == RDMA_REQ_EXECUTING)
+		rq->executing++;
+	rr->state = s;
+}
+
+/* ---- batched posting ------------------------------------------------------------------------- */
+
+static void queue_send(struct rdma_qpair *rq, struct ibv_send_wr *first, struct ibv_send_wr *last)
+{
+	last->next = NULL;
+	if (rq->send_tail)
+		rq->send_tail->next = first;
+	else
+		rq->send_head = first;
+	rq->send_tail = last;
+	reactor_defer(rq->r, &rq->flush_work);
+}
+
+static void queue_recv(struct rdma_qpair *rq, struct rdma_recv *rv)
+{
+	rv->wr.next = NULL;
+	if (rq->recv_tail)
+		rq->recv_tail->next = &rv->wr;
+	else
+		rq->recv_head = &rv->wr;
+	rq->recv_tail = &rv->wr;
+	reactor_defer(rq->r, &rq->flush_work);
+}
+
+/* Reactor deferred work: post what this loop iteration queued (receives first, so the host
+ * can send again as soon as possible). */
+static void rdma_flush(void *arg)
+{
+	struct rdma_qpair *rq = arg;
+	struct ibv_recv_wr *rbad;
+	struct ibv_send_wr *sbad;
+	int rc;
+
+	if (rq->closing)
+		return;
+	if (rq->recv_head) {
+		rc = ibv_post_recv(rq->cm_id->qp, rq->recv_head, &rbad);
+		rq->recv_head = rq->recv_tail = NULL;
+		rq->stats.post_recv_calls++;
+		if (rc) {
+			log_peer("%s: ibv_post_recv: %s", rq->qp.peer, strerror(rc));
+			rdma_qpair_close(rq, "cannot post receive buffers");
+			return;
+		}
+	}
+	if (rq->send_head) {
+		rc = ibv_post_send(rq->cm_id->qp, rq->send_head, &sbad);
+		rq->send_head = rq->send_tail = NULL;
+		rq->stats.post_send_calls++;
+		if (rc) {
+			log_peer("%s: ibv_post_send: %s", rq->qp.peer, strerror(rc));
+			rdma_qpair_close(rq, "cannot post work requests");
+		}
+	}
+}
+
+/* ---- requests -------------------------------------------------------------------------------- */
+
+static void check_done(struct rdma_qpair *rq)
+{
+	if (rq->closing && rq->executing == 0 && !rq->freed)
+		reactor_defer(rq->r, &rq->fini_work);
+}
+
+static void req_release(struct rdma_req *rr)
+{
+	struct rdma_qpair *rq = rr->rq;
+
+	if (rr->state == RDMA_REQ_FREE)
+		return;
+	if (rr->state == RDMA_REQ_NEED_BUFFER)
+		rdma_pool_wait_cancel(rq->pool, rr);
+	if (rr->chunk) {
+		rdma_pool_give(rq->pool, rr->chunk);
+		rr->chunk = NULL;
+	}
+	if (rr->recv && !rq->closing)
+		queue_recv(rq, rr->recv);
+	rr->recv = NULL;
+	rr->req.iovcnt = 0;
+	req_set_state(rr, RDMA_REQ_FREE);
+	TAILQ_INSERT_HEAD(&rq->free_reqs, rr, link); /* LIFO: warm slots first */
+	rq->outstanding--;
+	if (rq->pending_count && !rq->closing)
+		reactor_defer(rq->r, &rq->rx_work);
+}
+
+static void req_execute(struct rdma_req *rr)
+{
+	uint16_t st = rr->err_status;
+
+	req_set_state(rr, RDMA_REQ_EXECUTING);
+	if (st) {
+		nvmf_req_complete_status(&rr->req, NVME_STATUS_SCT(st), NVME_STATUS_SC(st),
+					 !!(st & NVME_STATUS_DNR));
+		return;
+	}
+	nvmf_req_exec(&rr->req);
+}
+
+/* The request has its data buffer: fetch write data, or run the command. */
+static void req_data_start(struct rdma_req *rr)
+{
+	struct rdma_qpair *rq = rr->rq;
+	struct ibv_send_wr *wr = &rr->data_wr;
+
+	rr->req.iov[0].iov_base = rr->chunk->addr;
+	rr->req.iov[0].iov_len = rr->req.length;
+	rr->req.iovcnt = 1;
+	if (rr->req.xfer != NVME_XFER_HOST_TO_CTRLR) {
+		req_execute(rr);
+		return;
+	}
+	rr->data_sge.addr = (uintptr_t)rr->chunk->addr;
+	rr->data_sge.length = rr->req.length;
+	rr->data_sge.lkey = rr->chunk->lkey;
+	wr->wr_id = RDMA_WR_ID(rr->idx, RDMA_WR_READ);
+	wr->sg_list = &rr->data_sge;
+	wr->num_sge = 1;
+	wr->opcode = IBV_WR_RDMA_READ;
+	wr->send_flags = IBV_SEND_SIGNALED;
+	wr->wr.rdma.remote_addr = rr->sgl.addr;
+	wr->wr.rdma.rkey = rr->sgl.key;
+	req_set_state(rr, RDMA_REQ_TRANSFERRING_H2C);
+	rq->stats.rdma_reads++;
+	queue_send(rq, wr, wr);
+}
+
+void rdma_req_buffer_ready(struct rdma_req *rr)
+{
+	req_data_start(rr);
+}
+
+/* A command capsule of @len bytes arrived in @rv: start the free request @rr on it. */
+static void rx_capsule(struct rdma_qpair *rq, struct rdma_req *rr, struct rdma_recv *rv,
+		       uint32_t len)
+{
+	struct nvmf_req *req = &rr->req;
+	uint32_t max_io = rq->qp.tgt->opts.max_io_size;
+	uint16_t st;
+
+	TAILQ_REMOVE(&rq->free_reqs, rr, link);
+	rq->outstanding++;
+	rr->recv = rv;
+	memcpy(&req->cmd, rv->capsule, sizeof(req->cmd));
+	rr->cid = get_le16(&req->cmd.cid);
+	rr->err_status = 0;
+	rr->chunk = NULL;
+	req->length = 0;
+	req->iovcnt = 0;
+	memset(&req->rsp, 0, sizeof(req->rsp));
+	req->xfer = nvmf_req_xfer(&req->cmd, rq->cm.qid == 0);
+	st = rdma_sgl_parse(&req->cmd, req->xfer, len - (uint32_t)sizeof(struct nvme_cmd), max_io,
+			    &rr->sgl);
+	if (st) {
+		log_debug("%s: cid %u: SGL type 0x%02x rejected (status 0x%04x)", rq->qp.peer,
+			  rr->cid, req->cmd.dptr.sgl1.type, st);
+		rr->err_status = st;
+		memset(&rr->sgl, 0, sizeof(rr->sgl));
+		req_execute(rr);
+		return;
+	}
+	switch (rr->sgl.kind) {
+	case RDMA_SGL_NONE:
+		req_execute(rr);
+		return;
+	case RDMA_SGL_INLINE:
+		req->length = rr->sgl.len;
+		req->iov[0].iov_base = rv->capsule + sizeof(struct nvme_cmd) + rr->sgl.offset;
+		req->iov[0].iov_len = rr->sgl.len;
+		req->iovcnt = 1;
+		rq->stats.inline_writes++;
+		req_execute(rr);
+		return;
+	case RDMA_SGL_KEYED:
+		req->length = rr->sgl.len;
+		/* Keep arrival order: nobody overtakes requests already waiting. */
+		if (TAILQ_EMPTY(&rq->pool->waiters))
+			rr->chunk = rdma_pool_take(rq->pool);
+		if (!rr->chunk) {
+			req_set_state(rr, RDMA_REQ_NEED_BUFFER);
+			rdma_pool_wait(rq->pool, rr);
+			return;
+		}
+		req_data_start(rr);
+		return;
+	}
+}
+
+/* A receive completed: serve it now, or queue it until a request is free. */
+static void rx_recv(struct rdma_qpair *rq, uint32_t idx, uint32_t len)
+{
+	struct rdma_req *rr = TAILQ_FIRST(&rq->free_reqs);
+
+	rq->stats.recv_capsules++;
+	if (len < sizeof(struct nvme_cmd)) {
+		log_peer("%s: command capsule of %u bytes", rq->qp.peer, len);
+		rdma_qpair_close(rq, "short command capsule");
+		return;
+	}
+	if (rr && rq->pending_count == 0) {
+		rx_capsule(rq, rr, &rq->recvs[idx], len);
+		return;
+	}
+	if (rq->pending_count == rq->nrecvs) {
+		rdma_qpair_close(rq, "more capsules than receive buffers");
+		return;
+	}
+	rq->pending[(rq->pending_head + rq->pending_count) % rq->nrecvs] = idx;
+	rq->pending_len[(rq->pending_head + rq->pending_count) % rq->nrecvs] = len;
+	rq->pending_count++;
+}
+
+/* Reactor deferred work: capsules that waited for a free request. */
+static void rx_pending(void *arg)
+{
+	struct rdma_qpair *rq = arg;
+	struct rdma_req *rr;
+
+	while (!rq->closing && rq->pending_count && (rr = TAILQ_FIRST(&rq->free_reqs)) != NULL) {
+		uint32_t idx = rq->pending[rq->pending_head];
+		uint32_t len = rq->pending_len[rq->pending_head];
+
+		rq->pending_head = (rq->pending_head + 1) % rq->nrecvs;
+		rq->pending_count--;
+		rx_capsule(rq, rr, &rq->recvs[idx], len);
+	}
+}
+
+/* ops->req_complete: send read data (if any) and the response, then recycle. */
+void rdma_req_complete(struct nvmf_req *req)
+{
+	struct rdma_req *rr = rdma_req_of(req);
+	struct rdma_qpair *rq = rr->rq;
+	struct ibv_send_wr *first = &rr->rsp_wr;
+	uint16_t status = get_le16(&req->rsp.status) & ~1u;
+	bool ok = NVME_STATUS_SCT(status) == NVME_SCT_GENERIC &&
+		  NVME_STATUS_SC(status) == NVME_SC_SUCCESS;
+
+	if (rq->closing) {
+		req_release(rr);
+		check_done(rq);
+		return;
+	}
+	/* The capsule is consumed: its buffer can take the next command before we answer. */
+	if (rr->recv) {
+		queue_recv(rq, rr->recv);
+		rr->recv = NULL;
+	}
+	memcpy(rr->rsp, &req->rsp, sizeof(*rr->rsp));
+	if (ok && req->xfer == NVME_XFER_CTRLR_TO_HOST && req->length && rr->chunk) {
+		struct ibv_send_wr *wr = &rr->data_wr;
+
+		rr->data_sge.addr = (uintptr_t)rr->chunk->addr;
+		rr->data_sge.length = req->length;
+		rr->data_sge.lkey = rr->chunk->lkey;
+		wr->wr_id = RDMA_WR_ID(rr->idx, RDMA_WR_WRITE);
+		wr->sg_list = &rr->data_sge;
+		wr->num_sge = 1;
+		wr->opcode = IBV_WR_RDMA_WRITE;
+		wr->send_flags = 0; /* the response SEND after it is signaled */
+		wr->wr.rdma.remote_addr = rr->sgl.addr;
+		wr->wr.rdma.rkey = rr->sgl.key;
+		wr->next = &rr->rsp_wr;
+		first = wr;
+		rq->stats.rdma_writes++;
+	}
+	if (rr->sgl.invalidate) {
+		rr->rsp_wr.opcode = IBV_WR_SEND_WITH_INV;
+		rr->rsp_wr.invalidate_rkey = rr->sgl.key;
+		rq->stats.send_inv++;
+	} else {
+		rr->rsp_wr.opcode = IBV_WR_SEND;
+	}
+	rr->rsp_wr.send_flags = IBV_SEND_SIGNALED | (rq->send_inline ? IBV_SEND_INLINE : 0);
+	req_set_state(rr, RDMA_REQ_TRANSFERRING_C2H);
+	rq->stats.sends++;
+	queue_send(rq, first, &rr->rsp_wr);
+}
+
+/* ---- completions ----------------------------------------------------------------------------- */
+
+static const char *wr_kind_name(enum rdma_wr_kind k)
+{
+	switch (k) {
+	case RDMA_WR_RECV:
+		return "receive";
+	case RDMA_WR_READ:
+		return "RDMA READ";
+	case RDMA_WR_SEND:
+		return "response SEND";
+	default:
+		return "RDMA WRITE";
+	}
+}
+
+static void handle_wc(struct rdma_qpair *rq, const struct ibv_wc *wc)
+{
+	enum rdma_wr_kind kind = RDMA_WR_KIND(wc->wr_id);
+	uint32_t idx = RDMA_WR_IDX(wc->wr_id);
+	struct rdma_req *rr;
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		if (wc->status != IBV_WC_WR_FLUSH_ERR)
+			log_peer("%s: %s failed: %s (vendor error 0x%x)", rq->qp.peer,
+				 wr_kind_name(kind), ibv_wc_status_str(wc->status), wc->vendor_err);
+		rdma_qpair_close(rq, wc->status == IBV_WC_WR_FLUSH_ERR ? "queue pair flushed"
+								       : "RDMA transfer error");
+		return;
+	}
+	if (idx >= (kind == RDMA_WR_RECV ? rq->nrecvs : rq->nreqs)) {
+		log_err("%s: completion for unknown work request %#llx", rq->qp.peer,
+			(unsigned long long)wc->wr_id);
+		rdma_qpair_close(rq, "bad work completion");
+		return;
+	}
+	if (kind == RDMA_WR_RECV) {
+		rx_recv(rq, idx, wc->byte_len);
+		return;
+	}
+	rr = &rq->reqs[idx];
+	switch (kind) {
+	case RDMA_WR_RECV:
+		break;
+	case RDMA_WR_READ:
+		if (rr->state == RDMA_REQ_TRANSFERRING_H2C)
+			req_execute(rr);
+		break;
+	case RDMA_WR_SEND:
+		if (rr->state == RDMA_REQ_TRANSFERRING_C2H)
+			req_release(rr);
+		break;
+	case RDMA_WR_WRITE:
+		break;
+	}
+}
+
+/* Poll until the CQ is empty or *@budget is used; returns completions handled. */
+static int poll_cq(struct rdma_qpair *rq, int *budget)
+{
+	struct ibv_wc wc[RDMA_CQ_BATCH];
+	int total = 0;
+
+	while (*budget > 0 && !rq->closing) {
+		int want = *budget < RDMA_CQ_BATCH ? *budget : RDMA_CQ_BATCH;
+		int n = ibv_poll_cq(rq->cq, want, wc);
+
+		rq->stats.cq_polls++;
+		if (n < 0) {
+			rdma_qpair_close(rq, "cannot poll the completion queue");
+			break;
+		}
+		for (int i = 0; i < n && !rq->closing; i++)
+			handle_wc(rq, &wc[i]);
+		total += n;
+		*budget -= n;
+		if (n < want)
+			break;
+	}
+	return total;
+}
+
+static void cq_process(struct rdma_qpair *rq)
+{
+	int budget = RDMA_CQ_BUDGET;
+
+	for (;;) {
+		poll_cq(rq, &budget);
+		if (rq->closing)
+			return;
+		if (budget <= 0) {
+			/* More may be waiting: come back after the loop has looked at others. */
+			if (!rq->cq_more_on) {
+				ev_idle_start(rq->loop, &rq->cq_more);
+				rq->cq_more_on = true;
+			}
+			return;
+		}
+		/* Empty: ask for an event, then look once more for what raced the request. */
+		if (ibv_req_notify_cq(rq->cq, 0) != 0) {
+			rdma_qpair_close(rq, "cannot arm the completion queue");
+			return;
+		}
+		if (poll_cq(rq, &budget) == 0)
+			break;
+	}
+	if (rq->cq_more_on) {
+		ev_idle_stop(rq->loop, &rq->cq_more);
+		rq->cq_more_on = false;
+	}
+}
+
+static void cq_event_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct rdma_qpair *rq = w->data;
+	struct ibv_cq *cq;
+	void *ctx;
+
+	while (ibv_get_cq_event(rq->cc, &cq, &ctx) == 0) {
+		rq->cq_unacked++;
+		rq->stats.cq_events++;
+	}
+	if (rq->cq_unacked >= 64) {
+		ibv_ack_cq_events(rq->cq, rq->cq_unacked);
+		rq->cq_unacked = 0;
+	}
+	cq_process(rq);
+}
+
+static void cq_more_cb(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	cq_process(w->data);
+}
+
+/* ---- teardown -------------------------------------------------------------------------------- */
+
+/* Verbs objects and buffers; the QP goes first so nothing touches the buffers after. */
+static void free_resources(struct rdma_qpair *rq)
+{
+	if (rq->cm_id && rq->cm_id->qp)
+		rdma_destroy_qp(rq->cm_id);
+	if (rq->reqs) {
+		for (uint32_t i = 0; i < rq->nreqs; i++) {
+			struct rdma_req *rr = &rq->reqs[i];
+
+			if (rr->chunk)
+				rdma_pool_give(rq->pool, rr->chunk);
+			rr->chunk = NULL;
+		}
+	}
+	if (rq->cq) {
+		if (rq->cq_unacked)
+			ibv_ack_cq_events(rq->cq, rq->cq_unacked);
+		ibv_destroy_cq(rq->cq);
+	}
+	if (rq->cc)
+		ibv_destroy_comp_channel(rq->cc);
+	if (rq->mr)
+		ibv_dereg_mr(rq->mr);
+	free(rq->bufs);
+	free(rq->reqs);
+	free(rq->recvs);
+	free(rq->pending);
+	free(rq->pending_len);
+	rq->recvs = NULL;
+	rq->pending = rq->pending_len = NULL;
+	if (rq->cm_id)
+		rdma_destroy_id(rq->cm_id);
+	rdma_device_put(rq->dev);
+	rq->cq = NULL;
+	rq->cc = NULL;
+	rq->mr = NULL;
+	rq->bufs = NULL;
+	rq->reqs = NULL;
+	rq->cm_id = NULL;
+	rq->dev = NULL;
+}
+
+static void qpair_fini(void *arg)
+{
+	struct rdma_qpair *rq = arg;
+
+	if (rq->freed)
+		return;
+	rq->freed = true;
+	if (rq->started)
+		nvmf_qpair_fini(&rq->qp);
+	if (rq->rr) {
+		TAILQ_REMOVE(&rq->rr->conns, rq, link);
+		rq->rr->nconns--;
+	}
+	free_resources(rq);
+	log_debug("%s: rdma queue pair freed (%llu capsules, %llu RDMA READs, %llu RDMA WRITEs, "
+		  "%llu post_send calls)",
+		  rq->qp.peer, (unsigned long long)rq->stats.recv_capsules,
+		  (unsigned long long)rq->stats.rdma_reads,
+		  (unsigned long long)rq->stats.rdma_writes,
+		  (unsigned long long)rq->stats.post_send_calls);
+	rdma_conn_gone(rq);
+	free(rq);
+}
+
+/*
+ * Stop all I/O on the connection: the QP goes to the error state (rdma_disconnect), no
+ * completion is looked at any more, requests waiting for buffers are dropped. Requests the
+ * core owns (EXECUTING) finish on their own; once none is left the QP is destroyed (which
+ * ends every transfer into our buffers) and everything is freed.
+ */
+void rdma_qpair_close(struct rdma_qpair *rq, const char *why)
+{
+	if (rq->closing)
+		return;
+	rq->closing = true;
+	log_info("%s: rdma connection closed (%s)", rq->qp.peer, why);
+	if (rq->cq_io_on)
+		ev_io_stop(rq->loop, &rq->cq_io);
+	if (rq->cq_more_on)
+		ev_idle_stop(rq->loop, &rq->cq_more);
+	rq->cq_io_on = rq->cq_more_on = false;
+	reactor_defer_cancel(rq->r, &rq->flush_work);
+	reactor_defer_cancel(rq->r, &rq->rx_work);
+	rq->pending_count = 0;
+	rq->send_head = rq->send_tail = NULL;
+	rq->recv_head = rq->recv_tail = NULL;
+	rdma_disconnect(rq->cm_id);
+	for (uint32_t i = 0; i < rq->nreqs; i++)
+		if (rq->reqs[i].state == RDMA_REQ_NEED_BUFFER)
+			req_release(&rq->reqs[i]);
+	/* The core completes what it parks (AERs) now; those completions just release. */
+	if (rq->started)
+		nvmf_qpair_disconnected(&rq->qp);
+	check_done(rq);
+}
+
+void rdma_qpair_disconnect(struct nvmf_qpair *qp)
+{
+	rdma_qpair_close(rdma_qpair_of(qp), "disconnected by the target");
+}
+
+void rdma_qpair_cm_event(struct rdma_qpair *rq, enum rdma_cm_event_type ev, int status)
+{
+	switch (ev) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		rq->established = true;
+		log_debug("%s: rdma connection established", rq->qp.peer);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		rdma_qpair_close(rq, "host disconnected");
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		rdma_qpair_close(rq, "RDMA device removed");
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_REJECTED:
+		log_peer("%s: rdma connection failed: %s (%d)", rq->qp.peer, rdma_event_str(ev),
+			 status);
+		rdma_qpair_close(rq, rdma_event_str(ev));
+		break;
+	default:
+		log_debug("%s: CM event %s (%d)", rq->qp.peer, rdma_event_str(ev), status);
+		break;
+	}
+}
+
+void rdma_local_traddr(const struct nvmf_qpair *qp, char *buf, size_t len)
+{
+	const struct rdma_qpair *rq = container_of(qp, struct rdma_qpair, qp);
+	struct sockaddr *sa = rq->cm_id ? rdma_get_local_addr(rq->cm_id) : NULL;
+
+	if (len)
+		buf[0] = '\0';
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)len);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr, buf, (socklen_t)len);
+}
+
+/* ---- set-up ---------------------------------------------------------------------------------- */
+
+static int setup_verbs(struct rdma_qpair *rq)
+{
+	struct nvmf_tgt *tgt = rq->qp.tgt;
+	struct ibv_qp_init_attr qpa;
+	struct ibv_context *ctx = rq->cm_id->verbs;
+	uint32_t nr = rq->nrecvs, n = rq->nreqs, stride;
+	uint32_t send_wr = 2 * n + 1, cqe = send_wr + nr; /* a request has 2 WRs out at most */
+	struct ibv_recv_wr *bad;
+	size_t bytes;
+	int fl, rc;
+
+	rq->dev = rdma_device_get(ctx);
+	if (!rq->dev)
+		return -ENODEV;
+	if (send_wr > (uint32_t)rq->dev->attr.max_qp_wr || cqe > (uint32_t)rq->dev->attr.max_cqe) {
+		log_peer("%s: queue of %u entries exceeds the device limits", rq->qp.peer, nr);
+		return -ENOSPC;
+	}
+	rq->pool = rdma_pool_get(rq->rr, rq->dev, tgt->opts.max_io_size);
+	if (!rq->pool)
+		return -ENOMEM;
+	rq->cc = ibv_create_comp_channel(ctx);
+	if (!rq->cc)
+		return -errno ? -errno : -ENOMEM;
+	fl = fcntl(rq->cc->fd, F_GETFL);
+	if (fl < 0 || fcntl(rq->cc->fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	rq->cq = ibv_create_cq(ctx, (int)cqe, rq, rq->cc, 0);
+	if (!rq->cq)
+		return -errno ? -errno : -ENOMEM;
+
+	memset(&qpa, 0, sizeof(qpa));
+	qpa.qp_type = IBV_QPT_RC;
+	qpa.send_cq = rq->cq;
+	qpa.recv_cq = rq->cq;
+	qpa.cap.max_send_wr = send_wr;
+	qpa.cap.max_recv_wr = nr;
+	qpa.cap.max_send_sge = 1;
+	qpa.cap.max_recv_sge = 1;
+	qpa.cap.max_inline_data = RDMA_RSP_INLINE;
+	if (rdma_create_qp(rq->cm_id, rq->dev->pd, &qpa) != 0) {
+		/* Some devices have no inline data: registered responses work everywhere. */
+		qpa.cap.max_inline_data = 0;
+		if (rdma_create_qp(rq->cm_id, rq->dev->pd, &qpa) != 0)
+			return -errno ? -errno : -ENOMEM;
+	}
+	rq->send_inline = qpa.cap.max_inline_data >= RDMA_RSP_INLINE;
+
+	/* One registration: capsules, then responses. */
+	stride = (rq->capsule_size + 63) & ~63u;
+	bytes = (size_t)nr * stride + (size_t)n * sizeof(struct nvme_cpl);
+	if (posix_memalign((void **)&rq->bufs, 4096, bytes) != 0) {
+		rq->bufs = NULL;
+		return -ENOMEM;
+	}
+	memset(rq->bufs, 0, bytes);
+	rq->mr = ibv_reg_mr(rq->dev->pd, rq->bufs, bytes, IBV_ACCESS_LOCAL_WRITE);
+	if (!rq->mr)
+		return -errno ? -errno : -ENOMEM;
+	rq->reqs = calloc(n, sizeof(*rq->reqs));
+	rq->recvs = calloc(nr, sizeof(*rq->recvs));
+	rq->pending = calloc(nr, sizeof(*rq->pending));
+	rq->pending_len = calloc(nr, sizeof(*rq->pending_len));
+	if (!rq->reqs || !rq->recvs || !rq->pending || !rq->pending_len)
+		return -ENOMEM;
+	TAILQ_INIT(&rq->free_reqs);
+	for (uint32_t i = n; i-- > 0;) {
+		struct rdma_req *rr = &rq->reqs[i];
+
+		rr->rq = rq;
+		rr->idx = i;
+		rr->state = RDMA_REQ_FREE;
+		rr->req.qpair = &rq->qp;
+		rr->rsp = (struct nvme_cpl *)(rq->bufs + (size_t)nr * stride +
+					      (size_t)i * sizeof(struct nvme_cpl));
+		rr->rsp_sge.addr = (uintptr_t)rr->rsp;
+		rr->rsp_sge.length = sizeof(struct nvme_cpl);
+		rr->rsp_sge.lkey = rq->mr->lkey;
+		rr->rsp_wr.wr_id = RDMA_WR_ID(i, RDMA_WR_SEND);
+		rr->rsp_wr.sg_list = &rr->rsp_sge;
+		rr->rsp_wr.num_sge = 1;
+		rr->rsp_wr.opcode = IBV_WR_SEND;
+		TAILQ_INSERT_HEAD(&rq->free_reqs, rr, link);
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		struct rdma_recv *rv = &rq->recvs[i];
+
+		rv->capsule = rq->bufs + (size_t)i * stride;
+		rv->sge.addr = (uintptr_t)rv->capsule;
+		rv->sge.length = rq->capsule_size;
+		rv->sge.lkey = rq->mr->lkey;
+		rv->wr.wr_id = RDMA_WR_ID(i, RDMA_WR_RECV);
+		rv->wr.sg_list = &rv->sge;
+		rv->wr.num_sge = 1;
+		rv->wr.next = i + 1 < nr ? &rq->recvs[i + 1].wr : NULL;
+	}
+	/* Every receive buffer posted before the host may send. */
+	rc = ibv_post_recv(rq->cm_id->qp, &rq->recvs[0].wr, &bad);
+	rq->stats.post_recv_calls++;
+	return rc ? -rc : 0;
+}
+
+static int accept_conn(struct rdma_qpair *rq)
+{
+	struct rdma_conn_param p;
+	struct nvme_rdma_cm_rep rep;
+	const struct ibv_device_attr *a = &rq->dev->attr;
+
+	nvme_rdma_cm_rep_build(&rep, (uint16_t)rq->nrecvs);
+	memset(&p, 0, sizeof(p));
+	p.private_data = &rep;
+	p.private_data_len = sizeof(rep);
+	/* We issue RDMA READs (bounded by what the host can answer); the host issues none. */
+	p.initiator_depth = rq->initiator_depth < a->max_qp_init_rd_atom
+				    ? rq->initiator_depth
+				    : (uint8_t)a->max_qp_init_rd_atom;
+	p.responder_resources = rq->responder_resources < a->max_qp_rd_atom
+					? rq->responder_resources
+					: (uint8_t)a->max_qp_rd_atom;
+	p.rnr_retry_count = 7;
+	p.flow_control = 1;
+	if (rdma_accept(rq->cm_id, &p) != 0)
+		return -errno ? -errno : -EIO;
+	return 0;
+}
+
+/* Refuse the request: reject with @sts, free what was set up. */
+static void setup_fail(struct rdma_qpair *rq, uint16_t sts)
+{
+	rdma_cm_reject_sts(rq->cm_id, sts);
+	free_resources(rq);
+	rdma_conn_refused();
+	free(rq);
+}
+
+void rdma_qpair_setup(void *arg)
+{
+	struct rdma_qpair *rq = arg;
+	struct reactor *r = reactor_self();
+	struct nvmf_tgt *tgt = rq->qp.tgt;
+	struct rdma_cm_limits lim = {
+		.max_admin_entries = tgt->opts.max_admin_depth,
+		.max_io_entries = tgt->opts.max_queue_depth,
+		.max_qid = tgt->opts.max_io_queues,
+	};
+	int sts, rc;
+
+	rq->r = r;
+	rq->loop = r->loop;
+	rq->rr = rdma_reactor_get(r);
+	if (!rq->rr || rdma_migrate_id(rq->cm_id, rq->rr->ch) != 0) {
+		log_peer("rdma %s: refused: cannot take the connection on reactor %u", rq->qp.peer,
+			 r->id);
+		setup_fail(rq, NVME_RDMA_CM_NO_RSC);
+		return;
+	}
+	sts = rq->cm.recfmt == 0xffff ? NVME_RDMA_CM_INVALID_LEN : rdma_cm_check(&rq->cm, &lim);
+	if (sts) {
+		log_peer("rdma %s: rejected: %s (qid %u, hsqsize %u, hrqsize %u)", rq->qp.peer,
+			 nvme_rdma_cm_status_name(sts), rq->cm.qid, rq->cm.hsqsize, rq->cm.hrqsize);
+		setup_fail(rq, (uint16_t)sts);
+		return;
+	}
+	rq->nrecvs = (uint32_t)rq->cm.hsqsize + 1;
+	rq->nreqs = 2 * rq->nrecvs;
+	rq->icsz = rdma_port_icsz(tgt, rq->qp.port);
+	rq->capsule_size = (uint32_t)sizeof(struct nvme_cmd) + rq->icsz;
+	rq->flush_work.fn = rdma_flush;
+	rq->flush_work.arg = rq;
+	rq->rx_work.fn = rx_pending;
+	rq->rx_work.arg = rq;
+	rq->fini_work.fn = qpair_fini;
+	rq->fini_work.arg = rq;
+	rc = setup_verbs(rq);
+	if (rc) {
+		log_peer("rdma %s: refused: cannot set up the queue pair: %s", rq->qp.peer,
+			 strerror(-rc));
+		setup_fail(rq, NVME_RDMA_CM_NO_RSC);
+		return;
+	}
+	rq->qp.ops = &nvmf_rdma_transport_ops;
+	nvmf_qpair_init(&rq->qp, &nvmf_rdma_transport_ops, tgt, rq->qp.port, r);
+	rq->started = true;
+	TAILQ_INSERT_TAIL(&rq->rr->conns, rq, link);
+	rq->rr->nconns++;
+
+	ev_io_init(&rq->cq_io, cq_event_cb, rq->cc->fd, EV_READ);
+	rq->cq_io.data = rq;
+	ev_idle_init(&rq->cq_more, cq_more_cb);
+	rq->cq_more.data = rq;
+	ev_io_start(rq->loop, &rq->cq_io);
+	rq->cq_io_on = true;
+	if (ibv_req_notify_cq(rq->cq, 0) != 0) {
+		rdma_qpair_close(rq, "cannot arm the completion queue");
+		return;
+	}
+
+	rc = accept_conn(rq);
+	if (rc) {
+		log_peer("rdma %s: rdma_accept: %s", rq->qp.peer, strerror(-rc));
+		rdma_qpair_close(rq, "accept failed");
+		return;
+	}
+	rdma_count_accepted();
+	log_info("%s: rdma connected on reactor %u (queue %u, %u entries, %u bytes in-capsule, "
+		 "device %s)",
+		 rq->qp.peer, r->id, rq->cm.qid, rq->nrecvs, rq->icsz,
+		 ibv_get_device_name(rq->dev->ctx->device));
+}

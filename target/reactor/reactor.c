@@ -1,0 +1,547 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reactor threads: one libev loop per thread, a mutex-protected message list woken by an
+ * ev_async (cross-thread traffic is rare: connection hand-off, teardown, events), deferred
+ * work run before each poll (the I/O batching point), and a lock-free per-reactor pool of
+ * data buffers that only the owning thread touches.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
+#endif
+#include "reactor.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+
+#define REACTOR_DEFAULT_BUF_SIZE (128u * 1024)
+#define REACTOR_DEFAULT_BUF_BYTES (256ull * 1024 * 1024) /* per reactor */
+#define REACTOR_DEFER_BUDGET 4096 /* deferred items run per prepare before yielding */
+
+struct reactor_msg {
+	struct reactor_msg *next;
+	reactor_msg_fn fn;
+	void *arg;
+};
+
+struct reactor_exit_hook {
+	struct reactor_exit_hook *next;
+	reactor_msg_fn fn;
+	void *arg;
+};
+
+struct reactor_priv {
+	struct reactor *r;
+	ev_async wake;
+	ev_prepare prepare;
+	ev_idle kick;
+	bool pin;
+	int cpu;
+
+	pthread_mutex_t lock;	/* protects msgs only */
+	struct reactor_msg *head, *tail;
+	bool stopping;
+
+	struct reactor_exit_hook *exit_hooks;
+	TAILQ_HEAD(, reactor_work) deferred;
+
+	/* buffer pool (owner thread only); the free list is a stack of pointers, so taking
+	 * a chunk does not touch (cold) chunk memory */
+	void **free_stack;
+	void **chunks;		/* every chunk obtained, to release at exit */
+	unsigned int allocated, nfree, limit;
+	uint64_t exhausted;
+	TAILQ_HEAD(, reactor_work) buf_waiters;
+	unsigned int nwaiters;
+};
+
+static struct reactor *g_reactors;
+static unsigned int g_nreactors;
+static unsigned int g_nalloc; /* reactors set up (g_nreactors counts running ones) */
+static atomic_uint g_next;
+static _Thread_local struct reactor *tls_self;
+static size_t g_buf_size = REACTOR_DEFAULT_BUF_SIZE;
+static unsigned int g_buf_limit;
+static enum reactor_pin g_pin = REACTOR_PIN_AUTO;
+
+/* Counters only this thread writes: a relaxed load and store (no locked instruction). */
+static inline void stat_inc(uint64_t *c)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
+static inline struct reactor_priv *priv_of(const struct reactor *r)
+{
+	return r->priv;
+}
+
+void reactors_configure(size_t buf_size, unsigned int buf_limit, enum reactor_pin pin)
+{
+	if (buf_size) {
+		buf_size = (buf_size + 4095) & ~(size_t)4095;
+		g_buf_size = buf_size;
+	}
+	g_buf_limit = buf_limit;
+	g_pin = pin;
+}
+
+size_t reactor_buf_size(void)
+{
+	return g_buf_size;
+}
+
+unsigned int reactor_count(void)
+{
+	return g_nreactors;
+}
+
+struct reactor *reactor_get(unsigned int idx)
+{
+	return idx < g_nreactors ? &g_reactors[idx] : NULL;
+}
+
+struct reactor *reactor_self(void)
+{
+	return tls_self;
+}
+
+struct reactor *reactor_next(void)
+{
+	if (g_nreactors == 0)
+		return NULL;
+	return &g_reactors[atomic_fetch_add_explicit(&g_next, 1, memory_order_relaxed) %
+			   g_nreactors];
+}
+
+/* ---- deferred work -------------------------------------------------------------------- */
+
+void reactor_defer(struct reactor *r, struct reactor_work *w)
+{
+	struct reactor_priv *p = priv_of(r);
+
+	if (w->queued)
+		return;
+	w->queued = true;
+	TAILQ_INSERT_TAIL(&p->deferred, w, link);
+}
+
+void reactor_defer_cancel(struct reactor *r, struct reactor_work *w)
+{
+	struct reactor_priv *p = priv_of(r);
+
+	if (!w->queued)
+		return;
+	TAILQ_REMOVE(&p->deferred, w, link);
+	w->queued = false;
+}
+
+static void run_deferred(struct reactor_priv *p)
+{
+	unsigned int budget = REACTOR_DEFER_BUDGET;
+	struct reactor_work *w;
+
+	while (budget-- && (w = TAILQ_FIRST(&p->deferred)) != NULL) {
+		TAILQ_REMOVE(&p->deferred, w, link);
+		w->queued = false;
+		w->fn(w->arg);
+	}
+	/* Work left (or queued by other prepare watchers): poll without blocking. */
+	if (!TAILQ_EMPTY(&p->deferred))
+		ev_idle_start(p->r->loop, &p->kick);
+	else
+		ev_idle_stop(p->r->loop, &p->kick);
+}
+
+static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	struct reactor_priv *p = w->data;
+
+	stat_inc(&p->r->stats.loops);
+	if (!TAILQ_EMPTY(&p->deferred))
+		run_deferred(p);
+}
+
+static void kick_cb(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	run_deferred(w->data);
+}
+
+/* ---- messages ----------------------------------------------------------------------------- */
+
+int reactor_send_msg(struct reactor *r, reactor_msg_fn fn, void *arg)
+{
+	struct reactor_priv *p;
+	struct reactor_msg *m;
+
+	if (!r || !r->priv)
+		return -EINVAL;
+	p = priv_of(r);
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->next = NULL;
+	m->fn = fn;
+	m->arg = arg;
+	pthread_mutex_lock(&p->lock);
+	if (p->tail)
+		p->tail->next = m;
+	else
+		p->head = m;
+	p->tail = m;
+	pthread_mutex_unlock(&p->lock);
+	ev_async_send(r->loop, &p->wake);
+	return 0;
+}
+
+int reactor_for_each(reactor_msg_fn fn, void *arg)
+{
+	int rc = 0;
+
+	for (unsigned int i = 0; i < g_nreactors; i++) {
+		int r = reactor_send_msg(&g_reactors[i], fn, arg);
+
+		if (r && !rc)
+			rc = r;
+	}
+	return rc;
+}
+
+static void wake_cb(struct ev_loop *loop, ev_async *w, int revents)
+{
+	struct reactor_priv *p = w->data;
+	struct reactor_msg *m, *next;
+
+	pthread_mutex_lock(&p->lock);
+	m = p->head;
+	p->head = p->tail = NULL;
+	pthread_mutex_unlock(&p->lock);
+
+	for (; m; m = next) {
+		next = m->next;
+		stat_inc(&p->r->stats.msgs);
+		m->fn(m->arg);
+		free(m);
+	}
+}
+
+int reactor_on_exit(struct reactor *r, reactor_msg_fn fn, void *arg)
+{
+	struct reactor_exit_hook *h;
+
+	if (!r || !r->priv)
+		return -EINVAL;
+	h = malloc(sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->fn = fn;
+	h->arg = arg;
+	/* Only the owner thread (or the starter before the thread runs) adds hooks. */
+	h->next = priv_of(r)->exit_hooks;
+	priv_of(r)->exit_hooks = h;
+	return 0;
+}
+
+uint64_t reactor_cpu_ns(const struct reactor *r)
+{
+	clockid_t cid;
+	struct timespec ts;
+
+	if (!r || pthread_getcpuclockid(r->thread, &cid) != 0)
+		return 0;
+	if (clock_gettime(cid, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- buffer pool -------------------------------------------------------------------------- */
+
+void *reactor_buf_get(struct reactor *r)
+{
+	struct reactor_priv *p = priv_of(r);
+	void *chunk;
+
+	if (p->nfree)
+		return p->free_stack[--p->nfree];
+	if (p->allocated >= p->limit) {
+		p->exhausted++;
+		return NULL;
+	}
+	if (posix_memalign(&chunk, 4096, g_buf_size) != 0) {
+		p->exhausted++;
+		return NULL;
+	}
+	p->chunks[p->allocated++] = chunk;
+	return chunk;
+}
+
+static void wake_buf_waiters(struct reactor_priv *p)
+{
+	unsigned int n = p->nfree;
+	struct reactor_work *w;
+
+	/* One waiter per free chunk: each retries reactor_buf_get() and waits again if
+	 * another took the chunk first. */
+	while (n-- && (w = TAILQ_FIRST(&p->buf_waiters)) != NULL) {
+		TAILQ_REMOVE(&p->buf_waiters, w, link);
+		w->waiting = false;
+		p->nwaiters--;
+		reactor_defer(p->r, w);
+	}
+}
+
+void reactor_buf_put(struct reactor *r, void *buf)
+{
+	struct reactor_priv *p = priv_of(r);
+
+	if (!buf)
+		return;
+	if (p->nfree >= p->allocated) {
+		log_err("reactor %u: buffer returned twice", r->id);
+		return;
+	}
+	p->free_stack[p->nfree++] = buf;
+	if (p->nwaiters)
+		wake_buf_waiters(p);
+}
+
+void reactor_buf_wait(struct reactor *r, struct reactor_work *w)
+{
+	struct reactor_priv *p = priv_of(r);
+
+	if (w->waiting || w->queued)
+		return;
+	w->waiting = true;
+	TAILQ_INSERT_TAIL(&p->buf_waiters, w, link);
+	p->nwaiters++;
+	/* A chunk may have come back between the failed get and this call. */
+	if (p->nfree)
+		wake_buf_waiters(p);
+}
+
+void reactor_buf_wait_cancel(struct reactor *r, struct reactor_work *w)
+{
+	struct reactor_priv *p = priv_of(r);
+
+	if (w->waiting) {
+		TAILQ_REMOVE(&p->buf_waiters, w, link);
+		w->waiting = false;
+		p->nwaiters--;
+	}
+	reactor_defer_cancel(r, w);
+}
+
+void reactor_buf_stats(const struct reactor *r, struct reactor_buf_stats *st)
+{
+	const struct reactor_priv *p = priv_of(r);
+
+	st->allocated = p->allocated;
+	st->free = p->nfree;
+	st->limit = p->limit;
+	st->exhausted = p->exhausted;
+}
+
+/* ---- threads -------------------------------------------------------------------------- */
+
+static void pin_self(struct reactor_priv *p)
+{
+	cpu_set_t set;
+	int rc;
+
+	CPU_ZERO(&set);
+	CPU_SET(p->cpu, &set);
+	rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (rc)
+		log_warn("reactor %u: cannot pin to CPU %d: %s", p->r->id, p->cpu, strerror(rc));
+}
+
+static void *reactor_main(void *arg)
+{
+	struct reactor *r = arg;
+	struct reactor_priv *p = priv_of(r);
+
+	tls_self = r;
+	if (p->pin)
+		pin_self(p);
+	ev_run(r->loop, 0);
+	tls_self = NULL;
+	return NULL;
+}
+
+static void stop_msg(void *arg)
+{
+	struct reactor *r = arg;
+	struct reactor_priv *p = priv_of(r);
+	struct reactor_exit_hook *h;
+
+	p->stopping = true;
+	/* Pending deferred work first (e.g. final socket flushes), then the exit hooks. */
+	while (!TAILQ_EMPTY(&p->deferred))
+		run_deferred(p);
+	while ((h = p->exit_hooks) != NULL) {
+		p->exit_hooks = h->next;
+		h->fn(h->arg);
+		free(h);
+	}
+	ev_break(r->loop, EVBREAK_ALL);
+}
+
+static void reactor_free(struct reactor *r)
+{
+	struct reactor_priv *p = priv_of(r);
+	struct reactor_msg *m;
+
+	if (!p)
+		return;
+	while ((m = p->head) != NULL) {
+		p->head = m->next;
+		free(m);
+	}
+	for (unsigned int i = 0; i < p->allocated; i++)
+		free(p->chunks[i]);
+	free(p->chunks);
+	free(p->free_stack);
+	if (r->loop)
+		ev_loop_destroy(r->loop);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	r->priv = NULL;
+	r->loop = NULL;
+}
+
+static int reactor_init(struct reactor *r, unsigned int id, unsigned int ncpu, bool pin)
+{
+	struct reactor_priv *p = calloc(1, sizeof(*p));
+	uint64_t limit;
+
+	if (!p)
+		return -ENOMEM;
+	r->id = id;
+	r->priv = p;
+	p->r = r;
+	pthread_mutex_init(&p->lock, NULL);
+	TAILQ_INIT(&p->deferred);
+	TAILQ_INIT(&p->buf_waiters);
+	p->pin = pin;
+	p->cpu = (int)(id % ncpu);
+
+	limit = g_buf_limit ? g_buf_limit : REACTOR_DEFAULT_BUF_BYTES / g_buf_size;
+	if (limit < 64)
+		limit = 64;
+	p->limit = (unsigned int)limit;
+	p->chunks = calloc(p->limit, sizeof(*p->chunks));
+	p->free_stack = calloc(p->limit, sizeof(*p->free_stack));
+	if (!p->chunks || !p->free_stack)
+		return -ENOMEM;
+
+	r->loop = ev_loop_new(EVFLAG_AUTO | EVFLAG_NOSIGMASK);
+	if (!r->loop)
+		return -ENOMEM;
+	ev_async_init(&p->wake, wake_cb);
+	p->wake.data = p;
+	ev_async_start(r->loop, &p->wake);
+	ev_prepare_init(&p->prepare, prepare_cb);
+	p->prepare.data = p;
+	ev_prepare_start(r->loop, &p->prepare);
+	ev_idle_init(&p->kick, kick_cb);
+	p->kick.data = p;
+	return 0;
+}
+
+int reactors_start(unsigned int n)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int ncpu = online > 0 ? (unsigned int)online : 1;
+	sigset_t all, old;
+	bool pin;
+	int rc = 0;
+
+	if (g_reactors)
+		return -EBUSY;
+	if (n == 0)
+		n = ncpu;
+	if (n > 1024)
+		return -EINVAL;
+	pin = g_pin == REACTOR_PIN_ON || (g_pin == REACTOR_PIN_AUTO && n == ncpu && ncpu > 1);
+
+	g_reactors = calloc(n, sizeof(*g_reactors));
+	if (!g_reactors)
+		return -ENOMEM;
+	g_nalloc = n;
+	for (unsigned int i = 0; i < n; i++) {
+		rc = reactor_init(&g_reactors[i], i, ncpu, pin);
+		if (rc)
+			goto fail;
+	}
+
+	/* Reactors never take process signals: the main loop handles them. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (unsigned int i = 0; i < n; i++) {
+		rc = -pthread_create(&g_reactors[i].thread, NULL, reactor_main, &g_reactors[i]);
+		if (rc) {
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			g_nreactors = i;
+			reactors_stop();
+			return rc;
+		}
+		g_nreactors = i + 1;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	log_info("started %u reactor%s%s", n, n == 1 ? "" : "s", pin ? " (pinned)" : "");
+	return 0;
+
+fail:
+	for (unsigned int i = 0; i < n; i++)
+		reactor_free(&g_reactors[i]);
+	free(g_reactors);
+	g_reactors = NULL;
+	g_nalloc = 0;
+	return rc;
+}
+
+void reactors_stop(void)
+{
+	unsigned int n = g_nreactors;
+
+	if (!g_reactors)
+		return;
+	for (unsigned int i = 0; i < n; i++)
+		if (reactor_send_msg(&g_reactors[i], stop_msg, &g_reactors[i]) != 0)
+			log_err("reactor %u: cannot post the stop message", i);
+	for (unsigned int i = 0; i < n; i++)
+		pthread_join(g_reactors[i].thread, NULL);
+	g_nreactors = 0;
+	for (unsigned int i = 0; i < g_nalloc; i++)
+		reactor_free(&g_reactors[i]);
+	free(g_reactors);
+	g_reactors = NULL;
+	g_nalloc = 0;
+}
+
+int reactors_drain(reactor_msg_fn close_fn, const atomic_uint *live, unsigned int timeout_ms,
+		   const char *what)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	unsigned int waited = 0;
+
+	if (atomic_load(live) == 0)
+		return 0;
+	reactor_for_each(close_fn, NULL);
+	while (atomic_load_explicit(live, memory_order_acquire) != 0) {
+		if (waited >= timeout_ms) {
+			log_warn("%u %s connection(s) still busy after %u ms", atomic_load(live),
+				 what, timeout_ms);
+			return -ETIMEDOUT;
+		}
+		nanosleep(&ts, NULL);
+		waited += 5;
+	}
+	return 0;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals shared by scsi_xlate.c (block commands, NVMe side) and spc.c
+ * (immediate SPC responses: INQUIRY, VPD, MODE SENSE/SELECT, REPORT LUNS, RSOC). */
+#ifndef NVMEOF_TARGET_SCSI_XLATE_INT_H
+#define NVMEOF_TARGET_SCSI_XLATE_INT_H
+
+#include "scsi_xlate.h"
+
+/* Per-call translation context. */
+struct xctx {
+	const struct scsi_port *port;
+	const struct scsi_lu *lu;
+	const uint8_t *cdb;
+	struct scsi_plan *plan;
+	uint8_t *buf;
+	uint32_t buf_len;
+};
+
+/* One supported command: CDB usage data (SPC-4 REPORT SUPPORTED OPERATION CODES) doubles
+ * as the reserved-bit mask every CDB is checked against before its handler runs. */
+struct scsi_cmd_desc {
+	uint8_t opcode;
+	bool has_sa;
+	uint8_t sa;
+	uint8_t cdb_len;
+	bool needs_lu;		/* refused (LUN NOT SUPPORTED) without a logical unit */
+	uint8_t usage[16];
+	void (*handler)(struct xctx *x);
+};
+
+extern const struct scsi_cmd_desc scsi_cmd_table[];
+extern const unsigned int scsi_cmd_table_len;
+
+/* Finish an immediate command with @len bytes of data in x->buf (allocation length
+ * applied by the caller through plan->alloc_len). */
+static inline void xlate_done_data(struct xctx *x, uint32_t len)
+{
+	x->plan->op = SCSI_XOP_DONE;
+	x->plan->dir = SCSI_DIR_IN;
+	x->plan->in_len = len < x->plan->alloc_len ? len : x->plan->alloc_len;
+	x->plan->xfer_len = x->plan->alloc_len;
+}
+
+/* SPC handlers (spc.c) */
+void spc_inquiry(struct xctx *x);
+void spc_request_sense(struct xctx *x);
+void spc_report_luns(struct xctx *x);
+void spc_mode_sense(struct xctx *x);
+void spc_mode_select(struct xctx *x);
+void spc_report_opcodes(struct xctx *x);
+bool spc_mode_select_data(const struct scsi_lu *lu, struct scsi_plan *plan, const uint8_t *data,
+			  uint32_t len);
+
+/* Persistent reservations (spc_pr.c) */
+void spc_pr_in(struct xctx *x);
+void spc_pr_out(struct xctx *x);
+void spc_reserve_release(struct xctx *x);
+bool spc_pr_out_data(struct scsi_plan *p, const uint8_t *d, uint32_t len, uint8_t *scratch);
+bool spc_pr_next(const struct scsi_lu *lu, struct scsi_plan *p, uint32_t scratch_len,
+		 struct nvme_cmd *cmd, struct scsi_nvme_io *io);
+void spc_pr_in_finish(const struct scsi_port *port, struct scsi_plan *p, uint8_t *buf,
+		      uint32_t buf_len, const uint8_t *rpt, uint32_t rpt_len);
+
+/* Shared by the translation files (scsi_xlate.c) */
+void xlate_nvme_cmd_init(struct nvme_cmd *cmd, uint8_t opc, uint32_t nsid, uint32_t len);
+void xlate_io_ref(struct scsi_nvme_io *io, enum scsi_buf buf, uint32_t off, uint32_t len);
+void xlate_lba_out_of_range(struct scsi_plan *plan);
+
+/* Extended Reservation Report layout (header and registrant sizes) */
+#define RESV_REPORT_HDR 64
+#define RESV_REPORT_REG 64
+
+/* Largest COMPARE AND WRITE we accept, in blocks (Block Limits VPD byte 5). */
+uint32_t sbc_max_caw_blocks(const struct scsi_lu *lu);
+
+#endif

@@ -1,0 +1,17 @@
+# target/tcp/: the NVMe/TCP transport (ICReq, the PDU receive machine, R2T/H2CData,
+# C2HData, digests, the send path).
+noinst_LTLIBRARIES += libnvmeof_tcp.la
+libnvmeof_tcp_la_SOURCES = \
+	target/tcp/tcp_transport.h target/tcp/tcp_internal.h \
+	target/tcp/tcp_transport.c target/tcp/tcp_qpair.c target/tcp/tcp_recv.c \
+	target/tcp/tcp_send.c
+libnvmeof_tcp_la_CFLAGS = $(TARGET_CFLAGS)
+
+# Unit tests: the transport over a socketpair, the core replaced by a fake.
+check_PROGRAMS += tests/unit/target/tcp/tcp_recv_ut
+TESTS += tests/unit/target/tcp/tcp_recv_ut
+tests_unit_target_tcp_tcp_recv_ut_SOURCES = tests/unit/target/tcp/tcp_recv_ut.c \
+	target/core/transport.c
+tests_unit_target_tcp_tcp_recv_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_target_tcp_tcp_recv_ut_LDADD = libnvmeof_tcp.la libnvmeof_reactor.la \
+	libnvmeof_common.la $(EV_LIBS) $(ISAL_LIBS) $(UT_LIBS)

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NVMe/TCP transport internals, shared by tcp_transport.c (listeners, accept, ops table),
+ * tcp_qpair.c (connection and request lifetime), tcp_recv.c (PDU receive state machine)
+ * and tcp_send.c (batched transmit).
+ *
+ * Two state machines, kept apart:
+ *  - the connection's PDU receive machine (enum tcp_rx_state), driven by bytes arriving;
+ *  - each request's life (enum tcp_req_state), driven by PDUs, buffers, the backend and
+ *    the send path.
+ * Everything here runs on the connection's reactor, except the listener (main thread).
+ */
+#ifndef NVMEOF_TARGET_TCP_INTERNAL_H
+#define NVMEOF_TARGET_TCP_INTERNAL_H
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/uio.h>
+
+#include "common/nvme_tcp_pdu.h"
+#include "core/nvmf.h"
+#include "reactor/reactor.h"
+#include "tcp_transport.h"
+
+#define TCP_ADMIN_ICDATA 8192		/* in-capsule data on the admin queue */
+#define TCP_RBUF_SIZE (64 * 1024)	/* per-connection receive buffer */
+#define TCP_DIRECT_READ_MIN 2048	/* payload left >= this: read straight into place */
+#define TCP_TX_MAX_IOV (NVMF_REQ_MAX_IOV + 4)
+#define TCP_SENDMSG_IOV 256		/* iovecs gathered per sendmsg */
+#define TCP_RECV_BUDGET 16		/* recv calls per read callback */
+#define TCP_SEND_BUDGET 8		/* sendmsg calls per flush */
+
+/* PDU receive state machine (one per connection). */
+enum tcp_rx_state {
+	TCP_RX_AWAIT_CH,	/* waiting for the 8-byte common header */
+	TCP_RX_AWAIT_PSH,	/* waiting for the rest of the header (+ header digest) */
+	TCP_RX_AWAIT_PAYLOAD,	/* padding, data and data digest of the current PDU */
+	TCP_RX_QUIESCING,	/* fatal error or H2CTermReq: reading stopped, flushing */
+	TCP_RX_ERROR,		/* socket closed: nothing more is read or sent */
+	TCP_RX_NSTATES
+};
+
+/* Request state machine (one per request slot). */
+enum tcp_req_state {
+	TCP_REQ_FREE,			/* on the free list */
+	TCP_REQ_NEED_BUFFER,		/* waiting for data buffers from the reactor pool */
+	TCP_REQ_TRANSFERRING_H2C,	/* receiving in-capsule data or H2CData (after R2T) */
+	TCP_REQ_READY_TO_EXECUTE,	/* all data here, about to enter the core */
+	TCP_REQ_EXECUTING,		/* owned by the core/backend until req_complete */
+	TCP_REQ_READY_TO_COMPLETE,	/* core done; response (and read data) being built */
+	TCP_REQ_TRANSFERRING_C2H,	/* C2HData and/or CapsuleResp queued for sending */
+	TCP_REQ_COMPLETED,		/* sent: resources about to be released */
+	TCP_REQ_NSTATES
+};
+
+struct tcp_qpair;
+
+/* One unit of transmission: iovecs sent in order, then @done runs. */
+struct tcp_tx {
+	TAILQ_ENTRY(tcp_tx) link;
+	struct iovec iov[TCP_TX_MAX_IOV];
+	int iovcnt;
+	uint32_t len;
+	void (*done)(struct tcp_qpair *tq, struct tcp_tx *tx);
+};
+
+struct tcp_req {
+	struct nvmf_req req;		/* embedded: the core sees only this */
+	struct tcp_qpair *tq;
+	enum tcp_req_state state;
+	uint16_t ttag;			/* slot index, echoed in H2CData */
+	uint16_t cid;			/* host byte order */
+	bool cid_owned;			/* holds its CID bit (false for a duplicate CID) */
+	bool icdata;			/* data arrives in the capsule, not by R2T */
+	bool ddgst_err;			/* a data digest mismatch: fail, don't execute */
+	uint16_t err_status;		/* NVMe status found by the transport (0 = none) */
+	uint32_t h2c_next;		/* next expected H2C data offset */
+	uint32_t r2t_end;		/* end of the window the last R2T asked for */
+	uint32_t c2h_len;		/* bytes of read data being sent */
+	int nbufs;
+	void *bufs[NVMF_REQ_MAX_IOV];
+	struct tcp_tx tx;
+	TAILQ_ENTRY(tcp_req) link;	/* free list or buffer wait list */
+	uint8_t ddgst[NVME_TCP_DIGEST_LEN];
+	uint8_t rsp_hdr[sizeof(struct nvme_tcp_rsp) + NVME_TCP_DIGEST_LEN];
+	/* C2HData or R2T header; up to 128 bytes with the alignment the host asked for */
+	uint8_t pdu_hdr[NVME_TCP_PSH_MAX];
+	bool r2t_queued;		/* its R2T (in tx) is queued and not yet sent */
+};
+
+/* Per-reactor transport state: the reactor's connections and their summed counters. */
+struct tcp_reactor {
+	struct reactor *r;
+	TAILQ_HEAD(, tcp_qpair) conns;
+	unsigned int nconns;
+	struct nvmf_tcp_conn_stats stats; /* written by this reactor only, read anywhere */
+};
+
+struct tcp_qpair {
+	struct nvmf_qpair qp;		/* embedded: the core sees only this */
+	struct tcp_reactor *tr;
+	struct reactor *r;
+	struct ev_loop *loop;
+	int fd;
+	ev_io rio, wio;
+	bool rio_on, wio_on;
+
+	/* receive machine */
+	enum tcp_rx_state rx_state;
+	bool ic_done;
+	bool rx_paused;			/* waiting for a request slot or a buffer */
+	struct nvme_tcp_params p;
+	uint32_t maxr2t;		/* R2Ts the host allows outstanding per command */
+	uint8_t *rbuf;
+	uint32_t rpos, rend;		/* unread bytes are rbuf[rpos..rend) */
+	union {
+		struct nvme_tcp_common_hdr ch;
+		struct nvme_tcp_icreq icreq;
+		struct nvme_tcp_cmd cmd;
+		struct nvme_tcp_data_hdr data;
+		struct nvme_tcp_term_req term;
+		uint8_t raw[NVME_TCP_PSH_MAX];
+	} hdr;				/* current PDU header, copied out of rbuf */
+	uint32_t hdr_have;		/* valid bytes in hdr (for a TermReq's copy) */
+	uint32_t psh_len;
+	uint32_t pad_left;		/* payload phase: bytes still to consume */
+	uint32_t data_left;
+	uint32_t ddgst_left;
+	uint8_t rx_ddgst[NVME_TCP_DIGEST_LEN];
+	struct tcp_req *rx_req;		/* owner of the payload (NULL: discard) */
+	bool rx_discard;		/* consume the data without storing it */
+	uint32_t rx_datao, rx_datal;	/* payload range in rx_req's data */
+	int rx_iov_idx;			/* cursor into rx_req->req.iov */
+	size_t rx_iov_off;
+
+	/* requests */
+	struct tcp_req *reqs;
+	uint32_t nreqs;
+	uint32_t outstanding;		/* slots not FREE */
+	TAILQ_HEAD(, tcp_req) free_reqs;
+	TAILQ_HEAD(, tcp_req) buf_waitq;
+	struct reactor_work buf_work;
+	struct reactor_work resume_work;
+	uint64_t *cid_bits;		/* 65536-bit set of CIDs in flight */
+
+	/* send path */
+	TAILQ_HEAD(, tcp_tx) txq;
+	uint32_t tx_off;		/* bytes of the first item already sent */
+	struct reactor_work flush_work;
+	struct tcp_tx ic_tx;		/* ICResp */
+	struct tcp_tx term_tx;		/* C2HTermReq */
+	uint8_t ic_buf[sizeof(struct nvme_tcp_icresp)];
+	uint8_t term_buf[NVME_TCP_TERM_REQ_PLEN_MAX];
+	bool close_after_flush;		/* a C2HTermReq is queued: close once it is out */
+	bool connected_seen;		/* per-queue limits applied after Connect */
+
+	/* teardown */
+	bool closing;
+	bool freed;
+	struct reactor_work fini_work;
+	ev_timer linger;
+
+	struct nvmf_tcp_conn_stats stats;
+	TAILQ_ENTRY(tcp_qpair) link;	/* tcp_reactor.conns */
+	/* Slots [0, nreqs_ready) are set up: an admin queue's worth until Connect names an
+	 * I/O queue, so idle and admin connections touch only that much memory. */
+	uint32_t nreqs_ready;
+};
+
+/* Count on the connection and on its reactor (plain stores: one writer per counter). */
+#define TCP_STAT_ADD(tq, field, n)                                                         \
+	do {                                                                               \
+		uint64_t n__ = (n);                                                        \
+		(tq)->stats.field += n__;                                                  \
+		__atomic_store_n(&(tq)->tr->stats.field, (tq)->tr->stats.field + n__,      \
+				 __ATOMIC_RELAXED);                                        \
+	} while (0)
+
+static inline struct tcp_qpair *tcp_qpair_of(struct nvmf_qpair *qp)
+{
+	return container_of(qp, struct tcp_qpair, qp);
+}
+
+static inline struct tcp_req *tcp_req_of(struct nvmf_req *req)
+{
+	return container_of(req, struct tcp_req, req);
+}
+
+/* tcp_transport.c */
+struct tcp_reactor *tcp_reactor_get(struct reactor *r);
+uint32_t tcp_maxh2cdata(const struct nvmf_tgt *tgt);
+uint32_t tcp_io_icdata(const struct nvmf_qpair *qp);
+void tcp_conn_gone_stats(const struct nvmf_tcp_conn_stats *st, bool fatal);
+
+/* tcp_qpair.c */
+struct tcp_qpair *tcp_qpair_create(int fd, struct nvmf_tgt *tgt, struct nvmf_port *port,
+				   const char *peer);
+void tcp_qpair_start(void *arg); /* reactor message: bind and start reading */
+void tcp_qpair_close(struct tcp_qpair *tq, const char *why);
+void tcp_qpair_linger(struct tcp_qpair *tq);
+void tcp_qpair_disconnect(struct nvmf_qpair *qp);
+void tcp_qpair_check_done(struct tcp_qpair *tq);
+void tcp_req_set_state(struct tcp_req *tr, enum tcp_req_state s);
+void tcp_req_slots_add(struct tcp_qpair *tq, uint32_t upto);
+struct tcp_req *tcp_req_get(struct tcp_qpair *tq);
+void tcp_req_release(struct tcp_req *tr);
+int tcp_req_get_buffers(struct tcp_req *tr);
+void tcp_req_wait_buffers(struct tcp_req *tr);
+void tcp_req_execute(struct tcp_req *tr);
+const char *tcp_req_state_name(enum tcp_req_state s);
+const char *tcp_rx_state_name(enum tcp_rx_state s);
+
+/* tcp_recv.c */
+void tcp_rx_set_state(struct tcp_qpair *tq, enum tcp_rx_state s);
+void tcp_read_cb(struct ev_loop *loop, ev_io *w, int revents);
+void tcp_rx_resume(void *arg);
+void tcp_fatal(struct tcp_qpair *tq, uint16_t fes, uint32_t fei);
+void tcp_h2c_data_done(struct tcp_req *tr);
+
+/* tcp_send.c */
+void tcp_tx_queue(struct tcp_qpair *tq, struct tcp_tx *tx);
+void tcp_flush(void *arg); /* reactor work: send what is queued */
+void tcp_write_cb(struct ev_loop *loop, ev_io *w, int revents);
+void tcp_send_r2t(struct tcp_req *tr);
+void tcp_send_icresp(struct tcp_qpair *tq);
+void tcp_send_term_req(struct tcp_qpair *tq, uint16_t fes, uint32_t fei, const void *hdr,
+		       size_t hdr_len);
+void tcp_req_complete(struct nvmf_req *req);
+void tcp_tx_drop_all(struct tcp_qpair *tq);
+
+/* iovec helpers (tcp_send.c) */
+uint32_t tcp_iov_crc(const struct iovec *iov, int iovcnt, size_t off, size_t len);
+int tcp_iov_slice(struct iovec *dst, int max, const struct iovec *src, int srccnt, size_t off,
+		  size_t len);
+
+#endif

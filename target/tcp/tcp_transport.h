@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NVMe/TCP transport: its ops table (registered by the daemon) and what the daemon's
+ * main() and the stats interface use beyond it.
+ */
+#ifndef NVMEOF_TARGET_TCP_TRANSPORT_H
+#define NVMEOF_TARGET_TCP_TRANSPORT_H
+
+#include <stdint.h>
+
+#include "core/transport.h"
+
+extern const struct nvmf_transport_ops nvmf_tcp_transport_ops;
+
+/* Per-connection counters (plain increments on the owning reactor). */
+struct nvmf_tcp_conn_stats {
+	uint64_t pdus_rx, pdus_tx;
+	uint64_t bytes_rx, bytes_tx;
+	uint64_t recv_calls, send_calls;
+	uint64_t hdgst_errors, ddgst_errors;
+	uint64_t term_reqs_tx;
+};
+
+/* Transport-wide counters (relaxed atomics). */
+struct nvmf_tcp_stats {
+	uint64_t accepted;	/* connections accepted */
+	uint64_t rejected;	/* refused: connection limit or no memory */
+	uint64_t closed;	/* connections fully torn down */
+	uint64_t fatal;		/* connections ended by a C2HTermReq */
+	unsigned int live;	/* connections not yet torn down */
+	struct nvmf_tcp_conn_stats totals; /* every connection since start, live and gone */
+};
+
+void nvmf_tcp_get_stats(struct nvmf_tcp_stats *st);
+
+/* Main thread, at shutdown: close every connection on every reactor (requests in the
+ * backend still complete), then wait up to @timeout_ms for the teardown to finish.
+ * Returns 0, or -ETIMEDOUT with connections still alive. */
+int nvmf_tcp_close_all(unsigned int timeout_ms);
+
+#endif

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/* The ram backend: data round trips, inline completion, discard/zeroes, lba_status,
+ * memory cost. */
+#include <CUnit/Basic.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bdev/bdev.h"
+
+static int ncb;
+static int last_status;
+static bool in_submit;
+static bool cb_inside_submit;
+
+static void cb(struct bdev_io *io, int status)
+{
+	ncb++;
+	last_status = status;
+	cb_inside_submit = in_submit;
+}
+
+/* Submit and return the status; ram completes before bdev_submit() returns. */
+static int run(struct bdev *b, enum bdev_op op, bool fua, uint64_t off, uint64_t len,
+	       struct iovec *iov, int iovcnt)
+{
+	struct bdev_io io = {
+		.op = op, .fua = fua, .offset = off, .len = len, .iov = iov, .iovcnt = iovcnt,
+		.cb = cb,
+	};
+
+	ncb = 0;
+	last_status = 1;
+	in_submit = true;
+	bdev_submit(b, &io);
+	in_submit = false;
+	CU_ASSERT_EQUAL(ncb, 1);
+	CU_ASSERT_TRUE(cb_inside_submit);
+	return last_status;
+}
+
+static int rw(struct bdev *b, enum bdev_op op, uint64_t off, void *buf, size_t len)
+{
+	struct iovec iov = { buf, len };
+
+	return run(b, op, false, off, len, &iov, 1);
+}
+
+static void fill(uint8_t *p, size_t len, unsigned int seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(i * 7 + seed * 13 + (i >> 9));
+}
+
+static bool all_zero(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static long rss_kib(void)
+{
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+		rss = -1;
+	fclose(f);
+	return rss < 0 ? -1 : rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static void test_geometry(void)
+{
+	struct bdev *b = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(bdev_open("ram:8M", 4096, &b, NULL, 0), 0);
+	CU_ASSERT_STRING_EQUAL(b->ops->name, "ram");
+	CU_ASSERT_EQUAL(b->size, 8 << 20);
+	CU_ASSERT_EQUAL(b->block_size, 4096);
+	CU_ASSERT_FALSE(b->volatile_cache);
+	CU_ASSERT_FALSE(b->persistent);
+	CU_ASSERT_PTR_NOT_NULL(b->ops->lba_status);
+	bdev_close(b);
+}
+
+/* Scatter a write over uneven iovecs, gather it back through a different split. */
+static void test_round_trip_iov(void)
+{
+	static uint8_t src[16384], dst[16384 + 4096], around[4096];
+	size_t wsplit[] = { 512, 1000, 24, 3560, 3096 }; /* 8192 */
+	size_t rsplit[] = { 100, 4000, 8192 };		  /* more than 8192: only 8192 used */
+	struct iovec wiov[5], riov[3];
+	struct bdev *b = NULL;
+	size_t pos = 0;
+
+	CU_ASSERT_EQUAL_FATAL(bdev_open("ram:1M", 512, &b, NULL, 0), 0);
+	fill(src, sizeof(src), 1);
+	for (int i = 0; i < 5; i++) {
+		wiov[i] = (struct iovec){ src + pos, wsplit[i] };
+		pos += wsplit[i];
+	}
+	CU_ASSERT_EQUAL(run(b, BDEV_OP_WRITE, false, 4096, 8192, wiov, 5), 0);
+
+	memset(dst, 0xee, sizeof(dst));
+	pos = 0;
+	for (int i = 0; i < 3; i++) {
+		riov[i] = (struct iovec){ dst + pos, rsplit[i] };
+		pos += rsplit[i];
+	}
+	CU_ASSERT_EQUAL(run(b, BDEV_OP_READ, false, 4096, 8192, riov, 3), 0);
+	CU_ASSERT_EQUAL(memcmp(dst, src, 8192), 0);
+	CU_ASSERT_EQUAL(dst[8192], 0xee); /* the buffer past len is untouched */
+
+	/* Neighbours were not written. */
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_READ, 0, around, 4096), 0);
+	CU_ASSERT_TRUE(all_zero(around, 4096));
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_READ, 12288, around, 4096), 0);
+	CU_ASSERT_TRUE(all_zero(around, 4096));
+
+	/* FUA and Flush are accepted and change nothing. */
+	CU_ASSERT_EQUAL(run(b, BDEV_OP_WRITE, true, 0, 512, wiov, 1), 0);
+	CU_ASSERT_EQUAL(run(b, BDEV_OP_FLUSH, false, 0, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_READ, 0, dst, 512), 0);
+	CU_ASSERT_EQUAL(memcmp(dst, src, 512), 0);
+
+	/* The last block of the namespace, and one past it. */
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_WRITE, (1 << 20) - 512, src, 512), 0);
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_READ, (1 << 20) - 512, dst, 512), 0);
+	CU_ASSERT_EQUAL(memcmp(dst, src, 512), 0);
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_READ, 1 << 20, dst, 512), -ERANGE);
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_WRITE, 100, dst, 512), -EINVAL);
+	bdev_close(b);
+}
+
+/* Discard / Write Zeroes over whole and partial pages read back as zeroes. */
+static const struct {
+	uint32_t bs;
+	enum bdev_op op;
+	uint64_t off, len;
+} zero_cases[] = {
+	{ 512, BDEV_OP_DISCARD, 1536, 512 },	    /* inside one page */
+	{ 512, BDEV_OP_DISCARD, 3584, 9216 },	    /* partial, whole, partial page */
+	{ 512, BDEV_OP_DISCARD, 0, 65536 },	    /* everything */
+	{ 512, BDEV_OP_WRITE_ZEROES, 512, 30208 },
+	{ 4096, BDEV_OP_DISCARD, 8192, 16384 },
+	{ 4096, BDEV_OP_WRITE_ZEROES, 4096, 4096 },
+};
+
+static void test_zero_ranges(void)
+{
+	static uint8_t pat[65536], buf[65536];
+
+	for (size_t i = 0; i < sizeof(zero_cases) / sizeof(zero_cases[0]); i++) {
+		uint64_t off = zero_cases[i].off, len = zero_cases[i].len;
+		struct bdev *b = NULL;
+
+		CU_ASSERT_EQUAL_FATAL(bdev_open("ram:64K", zero_cases[i].bs, &b, NULL, 0), 0);
+		fill(pat, sizeof(pat), (unsigned int)i);
+		CU_ASSERT_EQUAL(rw(b, BDEV_OP_WRITE, 0, pat, sizeof(pat)), 0);
+		CU_ASSERT_EQUAL(run(b, zero_cases[i].op, false, off, len, NULL, 0), 0);
+		CU_ASSERT_EQUAL(rw(b, BDEV_OP_READ, 0, buf, sizeof(buf)), 0);
+		CU_ASSERT_EQUAL(memcmp(buf, pat, off), 0);
+		CU_ASSERT_TRUE(all_zero(buf + off, len));
+		CU_ASSERT_EQUAL(memcmp(buf + off + len, pat + off + len, sizeof(buf) - off - len),
+				0);
+		/* Writable again afterwards. */
+		CU_ASSERT_EQUAL(rw(b, BDEV_OP_WRITE, off, pat, zero_cases[i].bs), 0);
+		CU_ASSERT_EQUAL(rw(b, BDEV_OP_READ, off, buf, zero_cases[i].bs), 0);
+		CU_ASSERT_EQUAL(memcmp(buf, pat, zero_cases[i].bs), 0);
+		bdev_close(b);
+	}
+}
+
+struct run_want {
+	uint64_t off;
+	bool dealloc;
+	uint64_t len;
+};
+
+static void check_runs(struct bdev *b, const struct run_want *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t len = 0;
+		bool dealloc = !w[i].dealloc;
+
+		CU_ASSERT_EQUAL(bdev_lba_status(b, w[i].off, &len, &dealloc), 0);
+		if (dealloc != w[i].dealloc || len != w[i].len)
+			fprintf(stderr, "\n  at %llu: dealloc %d len %llu, want %d %llu\n",
+				(unsigned long long)w[i].off, dealloc, (unsigned long long)len,
+				w[i].dealloc, (unsigned long long)w[i].len);
+		CU_ASSERT_EQUAL(dealloc, w[i].dealloc);
+		CU_ASSERT_EQUAL(len, w[i].len);
+	}
+}
+
+static void test_lba_status(void)
+{
+	static uint8_t buf[128 * 512];
+	struct bdev *b = NULL;
+	const uint64_t B = 512, N = 1024; /* 512 KiB namespace */
+
+	CU_ASSERT_EQUAL_FATAL(bdev_open("ram:512K", 512, &b, NULL, 0), 0);
+	fill(buf, sizeof(buf), 3);
+	{
+		const struct run_want fresh[] = {
+			{ 0, true, N * B },
+			{ 700 * B, true, (N - 700) * B },
+			{ (N - 1) * B, true, B },
+		};
+		check_runs(b, fresh, 3);
+	}
+	/* Written: blocks 8..15 and 60..139 (crosses bitmap words); zeroed: 200..201. */
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_WRITE, 8 * B, buf, 8 * B), 0);
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_WRITE, 60 * B, buf, 80 * B), 0);
+	CU_ASSERT_EQUAL(run(b, BDEV_OP_WRITE_ZEROES, false, 200 * B, 2 * B, NULL, 0), 0);
+	{
+		const struct run_want w[] = {
+			{ 0, true, 8 * B },	      { 8 * B, false, 8 * B },
+			{ 12 * B, false, 4 * B },     { 16 * B, true, 44 * B },
+			{ 60 * B, false, 80 * B },    { 64 * B, false, 76 * B },
+			{ 139 * B, false, B },	      { 140 * B, true, 60 * B },
+			{ 200 * B, false, 2 * B },    { 202 * B, true, (N - 202) * B },
+		};
+		check_runs(b, w, sizeof(w) / sizeof(w[0]));
+	}
+	/* Discard the middle of the written run and one block at its start. */
+	CU_ASSERT_EQUAL(run(b, BDEV_OP_DISCARD, false, 63 * B, 66 * B, NULL, 0), 0);
+	CU_ASSERT_EQUAL(run(b, BDEV_OP_DISCARD, false, 8 * B, B, NULL, 0), 0);
+	{
+		const struct run_want w[] = {
+			{ 0, true, 9 * B },
+			{ 9 * B, false, 7 * B },
+			{ 60 * B, false, 3 * B },
+			{ 63 * B, true, 66 * B },  { 129 * B, false, 11 * B },
+		};
+		check_runs(b, w, sizeof(w) / sizeof(w[0]));
+	}
+	/* Writing the whole namespace leaves one mapped run. */
+	for (uint64_t off = 0; off < N * B; off += sizeof(buf))
+		CU_ASSERT_EQUAL(rw(b, BDEV_OP_WRITE, off, buf, sizeof(buf)), 0);
+	{
+		const struct run_want w[] = { { 0, false, N * B }, { 1000 * B, false, 24 * B } };
+		check_runs(b, w, 2);
+	}
+	bdev_close(b);
+
+	/* 4096-byte blocks: one bit per 4 KiB block. */
+	CU_ASSERT_EQUAL_FATAL(bdev_open("ram:1M", 4096, &b, NULL, 0), 0);
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_WRITE, 4096, buf, 8192), 0);
+	{
+		const struct run_want w[] = {
+			{ 0, true, 4096 },
+			{ 4096, false, 8192 },
+			{ 12288, true, (1 << 20) - 12288 },
+		};
+		check_runs(b, w, 3);
+	}
+	bdev_close(b);
+}
+
+/* A large namespace costs nothing until written; Discard gives the memory back. */
+static void test_memory_cost(void)
+{
+	const size_t chunk = 1 << 20, total = 32 << 20;
+	static uint8_t buf[1 << 20];
+	struct bdev *b = NULL;
+	long before, written, discarded;
+
+	before = rss_kib();
+	CU_ASSERT_EQUAL_FATAL(bdev_open("ram:16G", 4096, &b, NULL, 0), 0);
+	CU_ASSERT_TRUE(rss_kib() - before < 4096);
+	fill(buf, sizeof(buf), 5);
+	for (size_t off = 0; off < total; off += chunk)
+		CU_ASSERT_EQUAL(rw(b, BDEV_OP_WRITE, (8ull << 30) + off, buf, chunk), 0);
+	written = rss_kib();
+	CU_ASSERT_TRUE(written - before >= (long)(total / 1024) - 1024);
+	CU_ASSERT_EQUAL(run(b, BDEV_OP_DISCARD, false, 8ull << 30, total, NULL, 0), 0);
+	discarded = rss_kib();
+	CU_ASSERT_TRUE(written - discarded >= (long)(total / 1024) - 1024);
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_READ, (8ull << 30) + total - chunk, buf, chunk), 0);
+	CU_ASSERT_TRUE(all_zero(buf, chunk));
+	bdev_close(b);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	unsigned int fails;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("bdev_ram", NULL, NULL);
+	CU_add_test(s, "geometry and flags", test_geometry);
+	CU_add_test(s, "multi-iovec round trip, inline completion", test_round_trip_iov);
+	CU_add_test(s, "discard and write zeroes read back zeroes", test_zero_ranges);
+	CU_add_test(s, "lba_status runs", test_lba_status);
+	CU_add_test(s, "sparse memory, discard frees", test_memory_cost);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	fails = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return fails ? 1 : 0;
+}

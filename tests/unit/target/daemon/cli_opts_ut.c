@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/* nvmeof-target command line parsing: defaults, every flag, and one-line errors. */
+#include <CUnit/Basic.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/cli_opts.h"
+#include "core/nvmf.h"
+
+#define MAXARGS 16
+
+static int parse(struct cli_opts *o, char *err, const char *const *args)
+{
+	char *argv[MAXARGS + 2];
+	int argc = 0;
+
+	argv[argc++] = (char *)"nvmeof-target";
+	while (args && *args && argc < MAXARGS + 1)
+		argv[argc++] = (char *)*args++;
+	argv[argc] = NULL;
+	err[0] = '\0';
+	return cli_parse(argc, argv, o, err, 256);
+}
+
+static void test_defaults(void)
+{
+	struct cli_opts o;
+	char err[256];
+
+	CU_ASSERT_EQUAL(parse(&o, err, NULL), 0);
+	CU_ASSERT_EQUAL(o.nns, 1);
+	CU_ASSERT_STRING_EQUAL(o.ns[0], "ram:1G");
+	CU_ASSERT_STRING_EQUAL(o.nqn, NVMF_DEFAULT_NQN);
+	CU_ASSERT_EQUAL(o.nlisten, 2);
+	CU_ASSERT_STRING_EQUAL(o.listen[0].addr, "127.0.0.1");
+	CU_ASSERT_EQUAL(o.listen[0].port, 4420);
+	CU_ASSERT_EQUAL(o.listen[0].transport, URI_TRANSPORT_TCP);
+	CU_ASSERT_STRING_EQUAL(o.listen[1].addr, "127.0.0.1");
+	CU_ASSERT_EQUAL(o.listen[1].port, 3260);
+	CU_ASSERT_EQUAL(o.listen[1].transport, URI_TRANSPORT_ISCSI);
+	CU_ASSERT_EQUAL(o.discovery_port, 8009);
+	CU_ASSERT_EQUAL(o.nhosts, 0);
+	CU_ASSERT_EQUAL(o.reactors, 0);
+	CU_ASSERT_EQUAL(o.pin, REACTOR_PIN_AUTO);
+	CU_ASSERT_FALSE(o.in_capsule_set);
+	CU_ASSERT_EQUAL(o.log_level, -1);
+	CU_ASSERT_PTR_NULL(o.config);
+	CU_ASSERT_FALSE(o.daemon);
+}
+
+static void test_all_flags(void)
+{
+	static const char *const args[] = {
+		"--ns", "null:2G", "--ns", "/tmp/x.img", "--block-size", "4096",
+		"--nqn", "nqn.2026-11.io.example:a", "--listen", "tcp://[::1]:4421",
+		"--listen", "tcp://10.0.0.1", "--allow-host", "nqn.2014-08.org.nvmexpress:uuid:1",
+		"--discovery-port", "0", NULL
+	};
+	static const char *const tune[] = { "--reactors", "3", "--no-pin", "--in-capsule", "16K",
+					    "--max-queue-depth", "256", "--max-io-size", "1M",
+					    "-vv", "--daemon", "--pidfile", "/run/x.pid",
+					    "--syslog", NULL };
+	struct cli_opts o;
+	char err[256];
+
+	CU_ASSERT_EQUAL(parse(&o, err, args), 0);
+	CU_ASSERT_EQUAL(o.nns, 2);
+	CU_ASSERT_STRING_EQUAL(o.ns[1], "/tmp/x.img");
+	CU_ASSERT_EQUAL(o.block_size, 4096);
+	CU_ASSERT_STRING_EQUAL(o.nqn, "nqn.2026-11.io.example:a");
+	CU_ASSERT_EQUAL(o.nlisten, 2);
+	CU_ASSERT_TRUE(o.listen[0].ipv6);
+	CU_ASSERT_EQUAL(o.listen[0].port, 4421);
+	CU_ASSERT_EQUAL(o.listen[1].port, 4420);
+	CU_ASSERT_EQUAL(o.nhosts, 1);
+	CU_ASSERT_EQUAL(o.discovery_port, 0);
+
+	CU_ASSERT_EQUAL(parse(&o, err, tune), 0);
+	CU_ASSERT_EQUAL(o.reactors, 3);
+	CU_ASSERT_EQUAL(o.pin, REACTOR_PIN_OFF);
+	CU_ASSERT_TRUE(o.in_capsule_set);
+	CU_ASSERT_EQUAL(o.in_capsule, 16384);
+	CU_ASSERT_EQUAL(o.max_queue_depth, 256);
+	CU_ASSERT_EQUAL(o.max_io_size, 1048576);
+	CU_ASSERT_EQUAL(o.log_level, 4); /* notice + 2 = debug */
+	CU_ASSERT_TRUE(o.daemon);
+	CU_ASSERT_STRING_EQUAL(o.pidfile, "/run/x.pid");
+	CU_ASSERT_TRUE(o.syslog);
+
+	{
+		static const char *const fg[] = { "-d", "--foreground", NULL };
+
+		CU_ASSERT_EQUAL(parse(&o, err, fg), 0);
+		CU_ASSERT_FALSE(o.daemon);
+	}
+}
+
+static void test_config_and_misc(void)
+{
+	static const char *const cfg[] = { "-c", "/etc/nvmeof.json", "--reactors", "2", NULL };
+	static const char *const lvl[] = { "--log-level", "warn", "-v", NULL };
+	static const char *const ver[] = { "-V", NULL };
+	static const char *const zero_ic[] = { "--in-capsule", "0", NULL };
+	struct cli_opts o;
+	char err[256];
+
+	CU_ASSERT_EQUAL(parse(&o, err, cfg), 0);
+	CU_ASSERT_STRING_EQUAL(o.config, "/etc/nvmeof.json");
+	CU_ASSERT_EQUAL(o.nns, 0); /* the file says what to serve */
+	CU_ASSERT_EQUAL(o.nlisten, 0);
+	CU_ASSERT_EQUAL(parse(&o, err, lvl), 0);
+	CU_ASSERT_EQUAL(o.log_level, 2); /* warn + 1 */
+	CU_ASSERT_EQUAL(parse(&o, err, ver), 0);
+	CU_ASSERT_TRUE(o.version);
+	CU_ASSERT_EQUAL(parse(&o, err, zero_ic), 0);
+	CU_ASSERT_TRUE(o.in_capsule_set);
+	CU_ASSERT_EQUAL(o.in_capsule, 0);
+}
+
+struct bad_case {
+	const char *args[6];
+	const char *msg; /* substring of the one-line error */
+};
+
+static const struct bad_case bad_cases[] = {
+	{ { "--bogus" }, "--bogus: unknown option" },
+	{ { "-x" }, "-x: unknown option" },
+	{ { "--ns" }, "--ns: missing argument" },
+	{ { "-c" }, "-c: missing argument" },
+	{ { "stray" }, "unexpected argument 'stray'" },
+	{ { "--block-size", "1000" }, "--block-size: expected 512 or 4096" },
+	{ { "--block-size", "4k" }, "--block-size" },
+	{ { "--nqn", "foo" }, "--nqn: 'foo' is not an NQN" },
+	{ { "--nqn", "nqn.a b" }, "--nqn" },
+	{ { "--listen", "udp://1.2.3.4" }, "--listen: unknown listen URI" },
+	{ { "--listen", "tcp://1.2.3.4:99999" }, "--listen: invalid port" },
+	{ { "--listen", "tcp://::1" }, "brackets" },
+	{ { "--discovery-port", "-1" }, "--discovery-port" },
+	{ { "--discovery-port", "70000" }, "--discovery-port" },
+	{ { "--allow-host", "host1" }, "--allow-host" },
+	{ { "--reactors", "0" }, "--reactors: expected 1-1024" },
+	{ { "--reactors", "two" }, "--reactors" },
+	{ { "--in-capsule", "1000" }, "--in-capsule: expected a multiple of 16" },
+	{ { "--in-capsule", "2M" }, "--in-capsule" },
+	{ { "--max-queue-depth", "1" }, "--max-queue-depth: expected 2-4096" },
+	{ { "--max-io-size", "3000" }, "--max-io-size" },
+	{ { "--max-io-size", "12K" }, "--max-io-size: expected a power of 2" },
+	{ { "--log-level", "loud" }, "--log-level" },
+	{ { "-c", "x.json", "--ns", "ram:1M" }, "-c cannot be combined" },
+	{ { "--listen", "tcp://1.2.3.4", "-c", "x.json" }, "-c cannot be combined" },
+};
+
+static void test_errors(void)
+{
+	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		struct cli_opts o;
+		char err[256];
+
+		CU_ASSERT_EQUAL(parse(&o, err, bad_cases[i].args), -EINVAL);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, bad_cases[i].msg));
+		CU_ASSERT_PTR_NULL(strchr(err, '\n'));
+		if (!strstr(err, bad_cases[i].msg))
+			fprintf(stderr, "case %zu: '%s'\n", i, err);
+	}
+}
+
+static void test_usage(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cli_usage(f);
+	fclose(f);
+	/* Every long option is documented. */
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--ns SPEC"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--listen URI"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--discovery-port"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--allow-host"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--in-capsule"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--max-queue-depth"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--log-level"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--config"));
+	free(buf);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	unsigned int fails;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("cli_opts", NULL, NULL);
+	CU_add_test(s, "defaults", test_defaults);
+	CU_add_test(s, "every flag", test_all_flags);
+	CU_add_test(s, "config, levels, version", test_config_and_misc);
+	CU_add_test(s, "errors", test_errors);
+	CU_add_test(s, "usage", test_usage);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	fails = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return fails ? 1 : 0;
+}

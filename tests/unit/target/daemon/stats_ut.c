@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * target/stats.c: translation probes, snapshots (reactors, paths), their JSON line, and the
+ * UNIX-socket server driven by a private libev loop.
+ */
+#define _GNU_SOURCE
+#include <CUnit/Basic.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "core/ctrlr.h"
+#include "core/nvmf.h"
+#include "reactor/reactor.h"
+#include "daemon/stats.h"
+#include "tcp/tcp_transport.h"
+
+#define NQN "nqn.2026-11.io.nvmeof:stats-ut"
+
+static void test_probe_sampling(void)
+{
+	struct reactor_stats st = { 0 };
+	unsigned int timed = 0;
+
+	for (unsigned int i = 1; i <= 4 * STATS_XLATE_SAMPLE; i++) {
+		uint64_t t = stats_xlate_begin_on(&st);
+
+		timed += t != 0;
+		CU_ASSERT_EQUAL(t != 0, i % STATS_XLATE_SAMPLE == 0);
+		stats_xlate_end_on(&st, t);
+	}
+	CU_ASSERT_EQUAL(st.xlate_calls, 4 * STATS_XLATE_SAMPLE);
+	CU_ASSERT_EQUAL(st.xlate_sampled, 4);
+	CU_ASSERT_EQUAL(timed, 4);
+	/* a timed call that took too long (preempted) is not a sample */
+	stats_xlate_add(&st, STATS_XLATE_MAX_TICKS + 1);
+	CU_ASSERT_EQUAL(st.xlate_sampled, 4);
+	stats_xlate_add(&st, 100);
+	CU_ASSERT_EQUAL(st.xlate_sampled, 5);
+	/* off a reactor nothing is counted */
+	CU_ASSERT_EQUAL(stats_xlate_begin(), 0);
+	stats_xlate_end(0);
+	CU_ASSERT(stats_tick_hz() > 1e6);
+	CU_ASSERT(stats_probe_cost_ns() > 0);
+}
+
+static void test_estimate(void)
+{
+	static const struct {
+		uint64_t ticks, sampled, calls;
+		double hz;
+		uint64_t overhead;
+		uint64_t want;
+	} cases[] = {
+		{ 1000, 1, 8, 1e9, 0, 8000 },	  /* 1 us per call, 8 calls */
+		{ 2600, 2, 16, 2.6e9, 0, 8000 },
+		{ 1000, 1, 8, 1e9, 200, 6400 },	  /* 200 ticks of each timed call are the timer's */
+		{ 5000, 10, 100, 1e9, 50, 45000 },
+		{ 1000, 10, 100, 1e9, 150, 0 },	  /* less than the timer's own cost: nothing */
+		{ 0, 0, 5, 1e9, 0, 0 },		  /* nothing timed yet */
+		{ 1000, 1, 8, 0, 0, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CU_ASSERT_EQUAL(stats_xlate_estimate_ns(cases[i].ticks, cases[i].sampled,
+							cases[i].calls, cases[i].hz,
+							cases[i].overhead),
+				cases[i].want);
+	/* two back-to-back counter reads: small, but not nothing on every machine */
+	CU_ASSERT(stats_tick_overhead() < 10000);
+}
+
+static void test_path_add(void)
+{
+	struct stats_path p = { 0 };
+	struct nvmf_qpair_stats a = { 1, 2, 3, 4096, 8192 }, b = { 10, 20, 30, 40960, 81920 };
+
+	stats_path_add(&p, &a, 1);
+	stats_path_add(&p, &b, 4);
+	CU_ASSERT_EQUAL(p.ctrlrs, 2);
+	CU_ASSERT_EQUAL(p.io_queues, 5);
+	CU_ASSERT_EQUAL(p.read_cmds, 11);
+	CU_ASSERT_EQUAL(p.write_cmds, 22);
+	CU_ASSERT_EQUAL(p.other_cmds, 33);
+	CU_ASSERT_EQUAL(p.read_bytes, 45056);
+	CU_ASSERT_EQUAL(p.write_bytes, 90112);
+}
+
+static void test_json(void)
+{
+	struct stats_snapshot *s = calloc(1, sizeof(*s));
+	char buf[STATS_JSON_MAX];
+	int n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	s->time_ns = 100;
+	s->process_cpu_ns = 777;
+	s->nreactors = 2;
+	s->reactor[0].cpu_ns = 11;
+	s->reactor[1].cpu_ns = 22;
+	s->reactor[1].xlate_calls = 9;
+	s->total.cpu_ns = 33;
+	s->total.xlate_ns = 4500;
+	s->total.xlate_calls = 9;
+	s->probe_ns = 7.5;
+	s->nvme.read_cmds = 5;
+	s->nvme.write_cmds = 6;
+	s->scsi.ctrlrs = 1;
+	s->scsi.other_cmds = 2;
+	s->connections = 3;
+	s->tcp.accepted = 4;
+	n = stats_format_json(s, buf, sizeof(buf));
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL((size_t)n, strlen(buf));
+	CU_ASSERT(buf[0] == '{' && buf[n - 2] == '}' && buf[n - 1] == '\n');
+	CU_ASSERT_PTR_NULL(memchr(buf, '\n', (size_t)n - 1)); /* one line */
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"process_cpu_ns\":777,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"xlate_probe_ns\":7.50,\"nreactors\":2,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"reactor_total\":{\"cpu_ns\":33,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"xlate_ns\":4500,\"xlate_calls\":9}"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"reactors\":[{\"id\":0,\"cpu_ns\":11,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "{\"id\":1,\"cpu_ns\":22,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"nvme\":{\"ctrlrs\":0,\"io_queues\":0,\"read_cmds\":5,"
+					   "\"write_cmds\":6,\"other_cmds\":0,\"cmds\":11,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"scsi\":{\"ctrlrs\":1,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"cmds\":2,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"connections\":3,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"tcp\":{\"accepted\":4,"));
+	/* too small a buffer */
+	CU_ASSERT_EQUAL(stats_format_json(s, buf, 64), -ENOSPC);
+	CU_ASSERT_EQUAL(stats_format_json(s, buf, 0), -ENOSPC);
+	free(s);
+}
+
+/* ---- with reactors ------------------------------------------------------------------------- */
+static int g_done;
+
+static void probe_msg(void *arg)
+{
+	unsigned int n = *(unsigned int *)arg;
+
+	for (unsigned int i = 0; i < n; i++) {
+		uint64_t t = stats_xlate_begin();
+		volatile uint64_t x = 0;
+
+		for (unsigned int k = 0; k < 2000; k++) /* something to time */
+			x += k;
+		stats_xlate_end(t);
+	}
+	__atomic_add_fetch(&g_done, 1, __ATOMIC_RELEASE);
+}
+
+static void test_collect_reactors(void)
+{
+	static unsigned int per_reactor = 4 * STATS_XLATE_SAMPLE;
+	struct stats_snapshot *s = calloc(1, sizeof(*s));
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	g_done = 0;
+	CU_ASSERT_EQUAL_FATAL(reactor_for_each(probe_msg, &per_reactor), 0);
+	for (int i = 0; i < 2000 && __atomic_load_n(&g_done, __ATOMIC_ACQUIRE) < 2; i++)
+		usleep(1000);
+	CU_ASSERT_EQUAL_FATAL(g_done, 2);
+	stats_collect(NULL, s);
+	CU_ASSERT_EQUAL(s->nreactors, 2);
+	CU_ASSERT_EQUAL(s->reactor[0].xlate_calls, per_reactor);
+	CU_ASSERT_EQUAL(s->reactor[1].xlate_calls, per_reactor);
+	CU_ASSERT_EQUAL(s->total.xlate_calls, 2 * per_reactor);
+	CU_ASSERT(s->total.xlate_ns > 0);
+	CU_ASSERT(s->reactor[0].cpu_ns > 0 && s->reactor[1].cpu_ns > 0);
+	CU_ASSERT_EQUAL(s->total.cpu_ns, s->reactor[0].cpu_ns + s->reactor[1].cpu_ns);
+	CU_ASSERT(s->process_cpu_ns > 0);
+	CU_ASSERT(s->tick_hz > 1e6);
+	free(s);
+}
+
+/* Controllers of both kinds on a real subsystem: counted by path. */
+static void test_collect_paths(void)
+{
+	struct nvmf_tgt_opts to;
+	struct nvmf_tgt *tgt;
+	struct nvmf_subsys *sub;
+	struct nvmf_ctrlr *c[3];
+	struct nvmf_qpair qp[3];
+	struct stats_snapshot *s = calloc(1, sizeof(*s));
+	static const bool local[3] = { false, true, false };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	/* the daemon's transport table, as main() fills it */
+	if (!nvmf_transport_find("tcp"))
+		CU_ASSERT_EQUAL(nvmf_transport_register(&nvmf_tcp_transport_ops), 0);
+	CU_ASSERT_PTR_EQUAL(nvmf_transport_find("tcp"), &nvmf_tcp_transport_ops);
+	nvmf_tgt_opts_default(&to);
+	tgt = nvmf_tgt_create(&to);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
+	sub = nvmf_subsys_create(tgt, NQN);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sub);
+	memset(qp, 0, sizeof(qp));
+	for (int i = 0; i < 3; i++) {
+		c[i] = calloc(1, sizeof(*c[i]));
+		CU_ASSERT_PTR_NOT_NULL_FATAL(c[i]);
+		pthread_mutex_init(&c[i]->lock, NULL);
+		c[i]->subsys = sub;
+		c[i]->local = local[i];
+		c[i]->retired.read_cmds = 100; /* I/O queues already gone */
+		qp[i].stats.read_cmds = 10 * (i + 1);
+		qp[i].stats.write_cmds = 1;
+		qp[i].stats.read_bytes = 4096;
+		c[i]->io_qp[1] = &qp[i];
+		c[i]->num_io_qpairs = 1;
+		TAILQ_INSERT_TAIL(&sub->ctrlrs, c[i], link);
+	}
+	stats_collect(tgt, s);
+	CU_ASSERT_EQUAL(s->nvme.ctrlrs, 2);
+	CU_ASSERT_EQUAL(s->nvme.io_queues, 2);
+	CU_ASSERT_EQUAL(s->nvme.read_cmds, 100 + 10 + 100 + 30);
+	CU_ASSERT_EQUAL(s->nvme.write_cmds, 2);
+	CU_ASSERT_EQUAL(s->nvme.read_bytes, 8192);
+	CU_ASSERT_EQUAL(s->scsi.ctrlrs, 1);
+	CU_ASSERT_EQUAL(s->scsi.read_cmds, 100 + 20);
+	CU_ASSERT_EQUAL(s->scsi.write_cmds, 1);
+	CU_ASSERT(s->uptime_ns > 0);
+	for (int i = 0; i < 3; i++) {
+		TAILQ_REMOVE(&sub->ctrlrs, c[i], link);
+		pthread_mutex_destroy(&c[i]->lock);
+		free(c[i]);
+	}
+	nvmf_tgt_destroy(tgt);
+	free(s);
+}
+
+/* ---- the server ------------------------------------------------------------------------- */
+static char g_dir[64];
+
+static void sock_path(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", g_dir, name);
+}
+
+static int client_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	return fd;
+}
+
+/* Run @loop until @want lines arrived on @fd (or a bound is hit); returns the lines seen. */
+static int read_lines(struct ev_loop *loop, int fd, char *buf, size_t len, int want)
+{
+	size_t off = 0;
+	int lines = 0;
+
+	for (int i = 0; i < 2000 && lines < want; i++) {
+		ssize_t n;
+
+		ev_run(loop, EVRUN_NOWAIT);
+		n = recv(fd, buf + off, len - 1 - off, 0);
+		if (n > 0) {
+			for (ssize_t k = 0; k < n; k++)
+				lines += buf[off + (size_t)k] == '\n';
+			off += (size_t)n;
+		} else if (n == 0) {
+			break;
+		} else {
+			usleep(500);
+		}
+	}
+	buf[off] = '\0';
+	return lines;
+}
+
+static void test_server(void)
+{
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	struct stats_server *srv;
+	char path[128], err[256], *buf = malloc(4 * STATS_JSON_MAX);
+	struct stat st;
+	int fd, fd2;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(loop);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	sock_path(path, sizeof(path), "stats.sock");
+	srv = stats_server_start(loop, NULL, path, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
+	CU_ASSERT_EQUAL(stat(path, &st), 0);
+	CU_ASSERT(S_ISSOCK(st.st_mode));
+	CU_ASSERT_EQUAL(st.st_mode & 0777, 0600);
+
+	/* two requests in one write: two lines back */
+	fd = client_connect(path);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(send(fd, "stats\n\n", 7, 0), 7);
+	CU_ASSERT_EQUAL(read_lines(loop, fd, buf, 4 * STATS_JSON_MAX, 2), 2);
+	CU_ASSERT(strncmp(buf, "{\"version\":1,", 13) == 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"nreactors\":2,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(strchr(buf, '\n'), "{\"version\":1,"));
+
+	/* a second client at the same time; a request split over two writes */
+	fd2 = client_connect(path);
+	CU_ASSERT_FATAL(fd2 >= 0);
+	CU_ASSERT_EQUAL(send(fd2, "sta", 3, 0), 3);
+	CU_ASSERT_EQUAL(read_lines(loop, fd2, buf, 4 * STATS_JSON_MAX, 1), 0);
+	CU_ASSERT_EQUAL(send(fd2, "ts\n", 3, 0), 3);
+	CU_ASSERT_EQUAL(read_lines(loop, fd2, buf, 4 * STATS_JSON_MAX, 1), 1);
+
+	/* a line longer than the server takes: the server hangs up */
+	memset(buf, 'x', 1024);
+	CU_ASSERT_EQUAL(send(fd2, buf, 1024, 0), 1024);
+	read_lines(loop, fd2, buf, 4 * STATS_JSON_MAX, 1);
+	CU_ASSERT_EQUAL(recv(fd2, buf, 16, 0), 0);
+	close(fd2);
+	close(fd);
+
+	stats_server_stop(srv);
+	CU_ASSERT_NOT_EQUAL(stat(path, &st), 0); /* socket file removed */
+	ev_loop_destroy(loop);
+	free(buf);
+}
+
+static void test_server_paths(void)
+{
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stats_server *srv;
+	char path[128], err[256], longp[200];
+	int fd;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(loop);
+	/* a regular file is never replaced */
+	sock_path(path, sizeof(path), "plain-file");
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	close(fd);
+	err[0] = '\0';
+	CU_ASSERT_PTR_NULL(stats_server_start(loop, NULL, path, err, sizeof(err)));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "not a socket"));
+	unlink(path);
+	/* a socket file left behind by a previous run is */
+	sock_path(path, sizeof(path), "stale.sock");
+	CU_ASSERT_FATAL(strlen(path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CU_ASSERT_EQUAL_FATAL(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+	srv = stats_server_start(loop, NULL, path, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL(srv);
+	stats_server_stop(srv);
+	/* too long, empty, or in a missing directory */
+	memset(longp, 'a', sizeof(longp) - 1);
+	longp[sizeof(longp) - 1] = '\0';
+	CU_ASSERT_PTR_NULL(stats_server_start(loop, NULL, longp, err, sizeof(err)));
+	CU_ASSERT_PTR_NULL(stats_server_start(loop, NULL, "", err, sizeof(err)));
+	CU_ASSERT_PTR_NULL(
+		stats_server_start(loop, NULL, "/nonexistent/dir/s.sock", err, sizeof(err)));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent/dir/s.sock"));
+	ev_loop_destroy(loop);
+}
+
+static int suite_init(void)
+{
+	snprintf(g_dir, sizeof(g_dir), "/tmp/stats_ut.XXXXXX");
+	if (!mkdtemp(g_dir))
+		return -1;
+	reactors_configure(4096, 0, REACTOR_PIN_OFF);
+	return reactors_start(2);
+}
+
+static int suite_fini(void)
+{
+	reactors_stop();
+	rmdir(g_dir);
+	return 0;
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	unsigned int failures;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("target_stats", suite_init, suite_fini);
+	CU_add_test(s, "translation probes sample 1 in 8", test_probe_sampling);
+	CU_add_test(s, "translation time estimate", test_estimate);
+	CU_add_test(s, "per-path sums", test_path_add);
+	CU_add_test(s, "JSON line", test_json);
+	CU_add_test(s, "snapshot of reactors", test_collect_reactors);
+	CU_add_test(s, "snapshot of controllers by path", test_collect_paths);
+	CU_add_test(s, "statistics socket", test_server);
+	CU_add_test(s, "socket paths", test_server_paths);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failures = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failures ? 1 : 0;
+}

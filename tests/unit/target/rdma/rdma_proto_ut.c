@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/* NVMe/RDMA binding rules of the target (target/rdma_proto.c): CM request checks and SGL
+ * classification. */
+#include <CUnit/Basic.h>
+#include <string.h>
+
+#include "rdma/rdma_proto.h"
+
+#define ST(sc) (NVME_STATUS(NVME_SCT_GENERIC, (sc)) | NVME_STATUS_DNR)
+
+static const struct rdma_cm_limits lim = {
+	.max_admin_entries = 32,
+	.max_io_entries = 128,
+	.max_qid = 64,
+};
+
+struct cm_case {
+	const char *what;
+	uint16_t recfmt, qid, hrqsize, hsqsize;
+	int want;
+};
+
+static const struct cm_case cm_cases[] = {
+	{ "Linux admin queue", 0, 0, 32, 31, 0 },
+	{ "Linux I/O queue", 0, 1, 128, 127, 0 },
+	{ "last I/O queue", 0, 64, 128, 127, 0 },
+	{ "smallest queue", 0, 5, 2, 1, 0 },
+	{ "HRQSIZE equal to HSQSIZE", 0, 2, 16, 16, 0 },
+	{ "record format 1", 1, 0, 32, 31, NVME_RDMA_CM_INVALID_RECFMT },
+	{ "record format FFFFh", 0xffff, 1, 32, 31, NVME_RDMA_CM_INVALID_RECFMT },
+	{ "QID past the limit", 0, 65, 32, 31, NVME_RDMA_CM_INVALID_QID },
+	{ "QID FFFFh", 0, 0xffff, 32, 31, NVME_RDMA_CM_INVALID_QID },
+	{ "admin queue of 33 entries", 0, 0, 33, 32, NVME_RDMA_CM_INVALID_HSQSIZE },
+	{ "I/O queue of 129 entries", 0, 3, 129, 128, NVME_RDMA_CM_INVALID_HSQSIZE },
+	{ "I/O queue of 65536 entries", 0, 3, 0xffff, 0xffff, NVME_RDMA_CM_INVALID_HSQSIZE },
+	{ "HSQSIZE 0 (one entry)", 0, 1, 1, 0, NVME_RDMA_CM_INVALID_HSQSIZE },
+	{ "HRQSIZE smaller than HSQSIZE", 0, 1, 8, 31, NVME_RDMA_CM_INVALID_HRQSIZE },
+	{ "HRQSIZE 0", 0, 1, 0, 1, NVME_RDMA_CM_INVALID_HRQSIZE },
+};
+
+static void test_cm_check(void)
+{
+	for (size_t i = 0; i < sizeof(cm_cases) / sizeof(cm_cases[0]); i++) {
+		const struct cm_case *c = &cm_cases[i];
+		struct nvme_rdma_cm_params p = {
+			.recfmt = c->recfmt,
+			.qid = c->qid,
+			.hrqsize = c->hrqsize,
+			.hsqsize = c->hsqsize,
+		};
+		int got = rdma_cm_check(&p, &lim);
+
+		if (got != c->want)
+			fprintf(stderr, "  %s: got %d, want %d\n", c->what, got, c->want);
+		CU_ASSERT_EQUAL(got, c->want);
+	}
+}
+
+/* The private data bytes of a request end to end: parse, then check. */
+static void test_cm_wire_to_check(void)
+{
+	struct nvme_rdma_cm_req r;
+	struct nvme_rdma_cm_params p;
+
+	nvme_rdma_cm_req_build(&r, 1, 128, 127, 0xffff);
+	CU_ASSERT_EQUAL(nvme_rdma_cm_req_parse(&r, sizeof(r), &p), 0);
+	CU_ASSERT_EQUAL(rdma_cm_check(&p, &lim), 0);
+	put_le16(r.hsqsize, 200);
+	CU_ASSERT_EQUAL(nvme_rdma_cm_req_parse(&r, sizeof(r), &p), 0);
+	CU_ASSERT_EQUAL(rdma_cm_check(&p, &lim), NVME_RDMA_CM_INVALID_HSQSIZE);
+}
+
+enum sgl_form { KEYED, KEYED_INV, KEYED_SUB, INLINE, INLINE_RAW, TRANSPORT, PRP };
+
+struct sgl_case {
+	const char *what;
+	enum sgl_form form;
+	enum nvme_data_xfer xfer;
+	uint64_t addr;
+	uint32_t len;
+	uint32_t icdata;	/* bytes after the SQE in the capsule */
+	uint16_t want_status;
+	enum rdma_sgl_kind kind;
+	uint32_t want_len, want_off;
+	bool want_inv;
+};
+
+#define MAX_IO (128 * 1024)
+
+static const struct sgl_case sgl_cases[] = {
+	/* keyed data blocks (what Linux sends for everything not in-capsule) */
+	{ "keyed read", KEYED_INV, NVME_XFER_CTRLR_TO_HOST, 0x7f0000001000ull, 4096, 0, 0,
+	  RDMA_SGL_KEYED, 4096, 0, true },
+	{ "keyed write", KEYED, NVME_XFER_HOST_TO_CTRLR, 0x1000, MAX_IO, 0, 0, RDMA_SGL_KEYED,
+	  MAX_IO, 0, false },
+	{ "keyed, too long", KEYED, NVME_XFER_CTRLR_TO_HOST, 0x1000, MAX_IO + 512, 0,
+	  ST(NVME_SC_DATA_SGL_LENGTH_INVALID), RDMA_SGL_NONE, 0, 0, false },
+	{ "keyed null descriptor, no data", KEYED, NVME_XFER_NONE, 0, 0, 0, 0, RDMA_SGL_NONE, 0, 0,
+	  false },
+	{ "keyed length on a command without data", KEYED, NVME_XFER_NONE, 0x1000, 512, 0, 0,
+	  RDMA_SGL_NONE, 0, 0, false },
+	{ "keyed read of 0 bytes", KEYED, NVME_XFER_CTRLR_TO_HOST, 0x1000, 0, 0, 0, RDMA_SGL_NONE,
+	  0, 0, false },
+	{ "keyed, reserved subtype", KEYED_SUB, NVME_XFER_CTRLR_TO_HOST, 0x1000, 512, 0,
+	  ST(NVME_SC_SGL_DESC_TYPE_INVALID), RDMA_SGL_NONE, 0, 0, false },
+	{ "bidirectional", KEYED, NVME_XFER_BIDIRECTIONAL, 0x1000, 512, 0,
+	  ST(NVME_SC_INVALID_OPCODE), RDMA_SGL_NONE, 0, 0, false },
+	/* in-capsule data */
+	{ "in-capsule write", INLINE, NVME_XFER_HOST_TO_CTRLR, 0, 4096, 4096, 0, RDMA_SGL_INLINE,
+	  4096, 0, false },
+	{ "in-capsule write at an offset", INLINE, NVME_XFER_HOST_TO_CTRLR, 512, 1024, 2048, 0,
+	  RDMA_SGL_INLINE, 1024, 512, false },
+	{ "in-capsule, more announced than sent", INLINE, NVME_XFER_HOST_TO_CTRLR, 0, 8192, 4096,
+	  ST(NVME_SC_DATA_SGL_LENGTH_INVALID), RDMA_SGL_NONE, 0, 0, false },
+	{ "in-capsule, offset past the data", INLINE, NVME_XFER_HOST_TO_CTRLR, 8192, 16, 4096,
+	  ST(NVME_SC_INVALID_SGL_OFFSET), RDMA_SGL_NONE, 0, 0, false },
+	{ "in-capsule, offset + length past the data", INLINE, NVME_XFER_HOST_TO_CTRLR, 4000, 512,
+	  4096, ST(NVME_SC_DATA_SGL_LENGTH_INVALID), RDMA_SGL_NONE, 0, 0, false },
+	{ "in-capsule for a read", INLINE, NVME_XFER_CTRLR_TO_HOST, 0, 512, 512,
+	  ST(NVME_SC_SGL_DESC_TYPE_INVALID), RDMA_SGL_NONE, 0, 0, false },
+	{ "in-capsule, no data", INLINE, NVME_XFER_HOST_TO_CTRLR, 0, 0, 0, 0, RDMA_SGL_NONE, 0, 0,
+	  false },
+	{ "data block with an address (not offset)", INLINE_RAW, NVME_XFER_HOST_TO_CTRLR, 0, 512,
+	  512, ST(NVME_SC_SGL_DESC_TYPE_INVALID), RDMA_SGL_NONE, 0, 0, false },
+	/* descriptors RDMA does not use */
+	{ "transport data block (NVMe/TCP)", TRANSPORT, NVME_XFER_HOST_TO_CTRLR, 0, 512, 0,
+	  ST(NVME_SC_SGL_DESC_TYPE_INVALID), RDMA_SGL_NONE, 0, 0, false },
+	{ "PRP-looking bytes on a command without data", PRP, NVME_XFER_NONE, 0x1000, 0, 0, 0,
+	  RDMA_SGL_NONE, 0, 0, false },
+};
+
+static void build_sgl(struct nvme_cmd *cmd, const struct sgl_case *c)
+{
+	struct nvme_sgl_desc *sgl = &cmd->dptr.sgl1;
+
+	memset(cmd, 0, sizeof(*cmd));
+	switch (c->form) {
+	case KEYED:
+	case KEYED_INV:
+		nvme_sgl_set_keyed(sgl, c->addr, c->len, 0xabcd1234, c->form == KEYED_INV);
+		break;
+	case KEYED_SUB:
+		nvme_sgl_set_keyed(sgl, c->addr, c->len, 0xabcd1234, false);
+		sgl->type = NVME_SGL_TYPE(NVME_SGL_TYPE_KEYED_DATA_BLOCK, 0x3);
+		break;
+	case INLINE:
+		nvme_sgl_set_inline(sgl, c->addr, c->len);
+		break;
+	case INLINE_RAW:
+		nvme_sgl_set_inline(sgl, c->addr, c->len);
+		sgl->type = NVME_SGL_TYPE(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_ADDRESS);
+		break;
+	case TRANSPORT:
+		put_le32(sgl->length, c->len);
+		sgl->type = NVME_SGL_TYPE(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK,
+					  NVME_SGL_SUBTYPE_TRANSPORT);
+		break;
+	case PRP:
+		put_le64(&cmd->dptr.prp.prp1, c->addr);
+		break;
+	}
+}
+
+static void test_sgl_parse(void)
+{
+	for (size_t i = 0; i < sizeof(sgl_cases) / sizeof(sgl_cases[0]); i++) {
+		const struct sgl_case *c = &sgl_cases[i];
+		struct nvme_cmd cmd;
+		struct rdma_sgl out;
+		uint16_t st;
+
+		build_sgl(&cmd, c);
+		memset(&out, 0xee, sizeof(out));
+		st = rdma_sgl_parse(&cmd, c->xfer, c->icdata, MAX_IO, &out);
+		if (st != c->want_status || (st == 0 && out.kind != c->kind))
+			fprintf(stderr, "  %s: status 0x%04x kind %d, want 0x%04x kind %d\n",
+				c->what, st, out.kind, c->want_status, c->kind);
+		CU_ASSERT_EQUAL(st, c->want_status);
+		if (st)
+			continue;
+		CU_ASSERT_EQUAL(out.kind, c->kind);
+		CU_ASSERT_EQUAL(out.len, c->want_len);
+		if (c->kind == RDMA_SGL_INLINE)
+			CU_ASSERT_EQUAL(out.offset, c->want_off);
+		if (c->kind == RDMA_SGL_KEYED) {
+			CU_ASSERT_EQUAL(out.addr, c->addr);
+			CU_ASSERT_EQUAL(out.key, 0xabcd1234);
+			CU_ASSERT_EQUAL(out.invalidate, c->want_inv);
+		}
+	}
+}
+
+/* The host asked for invalidation on a command without data: still honoured. */
+static void test_sgl_invalidate_without_data(void)
+{
+	struct nvme_cmd cmd;
+	struct rdma_sgl out;
+
+	memset(&cmd, 0, sizeof(cmd));
+	nvme_sgl_set_keyed(&cmd.dptr.sgl1, 0, 0, 0x55, true);
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_NONE, 0, MAX_IO, &out), 0);
+	CU_ASSERT_EQUAL(out.kind, RDMA_SGL_NONE);
+	CU_ASSERT_TRUE(out.invalidate);
+	CU_ASSERT_EQUAL(out.key, 0x55);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	unsigned int fails;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("rdma_proto", NULL, NULL);
+	CU_add_test(s, "CM request checks", test_cm_check);
+	CU_add_test(s, "CM request bytes to check", test_cm_wire_to_check);
+	CU_add_test(s, "SGL classification", test_sgl_parse);
+	CU_add_test(s, "invalidate without data", test_sgl_invalidate_without_data);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	fails = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return fails ? 1 : 0;
+}
