@@ -39,3 +39,9 @@ tests_unit_initiator_bench_bench_report_ut_LDADD = $(bench_ut_libs)
 tests_unit_initiator_bench_bench_svg_ut_SOURCES = tests/unit/initiator/bench/bench_svg_ut.c $(bench_sources)
 tests_unit_initiator_bench_bench_svg_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_initiator_bench_bench_svg_ut_LDADD = $(bench_ut_libs)
+
+# nvmeof-tcp-ceiling: the loopback ceiling nvmeof-bench --ceiling compares against,
+# installed beside the bench.
+bin_PROGRAMS += initiator/nvmeof-tcp-ceiling
+initiator_nvmeof_tcp_ceiling_SOURCES = initiator/bench/tcp_ceiling.c
+initiator_nvmeof_tcp_ceiling_CFLAGS = $(HOST_CFLAGS) -O2

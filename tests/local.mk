@@ -1,0 +1,4 @@
+# tests/: checks of the tree itself. layering.sh keeps each room to its own and the other
+# rooms' public headers; layering-selftest.sh proves it rejects each kind of violation.
+TESTS += tests/layering.sh tests/layering-selftest.sh
+dist_check_SCRIPTS += tests/layering.sh tests/layering-selftest.sh
