@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "iscsi_internal.h"
 
 static const char *jstr(json_object *o, const char *key)
@@ -205,6 +206,9 @@ int iscsi_config_apply(struct nvmf_tgt *tgt, const char *json, bool start_portal
 			}
 			snprintf(port, sizeof(port), "%lld", (long long)n);
 			rc = iscsi_portal_start(tgt, addr, port, port, sizeof(port), err, errlen);
+			if (!rc)
+				log_notice("listening on iscsi://%s%s%s:%s", strchr(addr, ':') ? "[" : "",
+					   addr, strchr(addr, ':') ? "]" : "", port);
 			adv = jstr(p, "advertise");
 			if (!rc && adv && iscsi_portal_advertise(addr, port, adv) != 0) {
 				snprintf(err, errlen, "iscsi.portals[%zu].advertise: invalid", i);

@@ -152,6 +152,21 @@ static void wait_closed(uint64_t before, unsigned int n)
 	}
 }
 
+/* Wait until every controller of earlier inputs is freed; one that never is leaked. */
+static void wait_no_ctrlrs(void)
+{
+	uint64_t t0 = now_ms();
+
+	while (__atomic_load_n(&g_tgt->nctrlrs, __ATOMIC_ACQUIRE) != 0) {
+		if (now_ms() - t0 > 10000) {
+			fprintf(stderr, "fuzz_tcp_recv: %u controllers never freed\n",
+				__atomic_load_n(&g_tgt->nctrlrs, __ATOMIC_ACQUIRE));
+			abort();
+		}
+		usleep(200);
+	}
+}
+
 /*
  * Write @len bytes in pieces of @piece (0: as much as fits), reading and dropping what
  * the target sends meanwhile; then half-close and read until the target closes. If the
@@ -311,7 +326,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size = FUZZ_MAX_INPUT;
 	piece = (size_t)(data[0] >> 1) * 7;
 	/* Nothing is connected between inputs: controller IDs restart at the minimum, so the
-	 * stream can name the controller the admin script creates. */
+	 * stream can name the controller the admin script creates. A controller of the last
+	 * input may still be on its way out (its last reference is dropped on a reactor after
+	 * its queues are gone): wait for it, or the new admin queue would get another ID. */
+	wait_no_ctrlrs();
 	pthread_mutex_lock(&g_sub->lock);
 	g_sub->next_cntlid = g_sub->cntlid_min;
 	pthread_mutex_unlock(&g_sub->lock);

@@ -52,27 +52,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2> /dev/null ||
-		echo $((20000 + RANDOM % 30000))
-}
-
-# start_target LOGNAME PORT ARGS...: run the daemon, wait until the portal accepts.
+# start_target LOGNAME ARGS...: run the daemon (its iSCSI portal on port 0: the kernel
+# picks a free one) and set PORT to the port it reports once it listens.
 start_target() {
-	local log=$DIR/$1.log port=$2
-	shift 2
+	local log=$DIR/$1.log
+	shift
 	"$TGT" --reactors 2 "$@" > "$log" 2>&1 &
 	PIDS+=($!)
-	for _ in $(seq 100); do
-		if (exec 3<> "/dev/tcp/127.0.0.1/$port") 2> /dev/null; then
-			return 0
-		fi
-		if ! kill -0 "${PIDS[-1]}" 2> /dev/null; then
-			break
-		fi
-		sleep 0.1
+	PORT=
+	for _ in $(seq 200); do
+		PORT=$(sed -n 's/.*listening on iscsi:\/\/127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$log" |
+			head -n 1)
+		[ -n "$PORT" ] && [ "$PORT" != 0 ] && return 0
+		kill -0 "${PIDS[-1]}" 2> /dev/null || break
+		sleep 0.05
 	done
-	echo "FAIL: nvmeof-target did not start on port $port:"
+	echo "FAIL: nvmeof-target did not start listening:"
 	cat "$log"
 	exit 1
 }
@@ -130,12 +125,11 @@ run_suite() {
 }
 
 # ---- 1: quick flags --------------------------------------------------------------------
-P1=$(free_port)
-start_target quick "$P1" --ns ram:64M --listen "iscsi://127.0.0.1:$P1" --discovery-port 0
+start_target quick --ns ram:64M --listen "iscsi://127.0.0.1:0" --discovery-port 0
+P1=$PORT
 run_suite plain "iscsi://127.0.0.1:$P1/$IQN/0"
 
 # ---- 2: CHAP (MD5) ----------------------------------------------------------------------
-P2=$(free_port)
 cat > "$DIR/chap.json" << EOF
 {
   "hosts": [], "ports": [],
@@ -143,14 +137,15 @@ cat > "$DIR/chap.json" << EOF
     "attr": { "allow_any_host": "1" },
     "namespaces": [ { "nsid": 1, "enable": 1, "device": { "path": "ram:64M" } } ] } ],
   "iscsi": {
-    "portals": [ { "addr": "127.0.0.1", "port": $P2 } ],
+    "portals": [ { "addr": "127.0.0.1", "port": 0 } ],
     "targets": [ { "iqn": "iqn.2026-11.io.nvmeof:it-chap",
       "luns": [ { "lun": 0, "subsystem": "nqn.2026-11.io.nvmeof:it-chap", "nsid": 1 } ],
       "chap": { "user": "it-user", "secret": "it-secret-0123" } } ]
   }
 }
 EOF
-start_target chap "$P2" -c "$DIR/chap.json"
+start_target chap -c "$DIR/chap.json"
+P2=$PORT
 # without (or with wrong) credentials the login must fail
 if iscsi-inq "iscsi://127.0.0.1:$P2/iqn.2026-11.io.nvmeof:it-chap/0" > /dev/null 2>&1 ||
 	iscsi-inq "iscsi://it-user%wrong@127.0.0.1:$P2/iqn.2026-11.io.nvmeof:it-chap/0" > /dev/null 2>&1; then
@@ -162,7 +157,6 @@ fi
 run_suite chap "iscsi://it-user%it-secret-0123@127.0.0.1:$P2/iqn.2026-11.io.nvmeof:it-chap/0"
 
 # ---- 3: CRC32C header digests required --------------------------------------------------
-P3=$(free_port)
 cat > "$DIR/digest.json" << EOF
 {
   "hosts": [], "ports": [],
@@ -170,14 +164,15 @@ cat > "$DIR/digest.json" << EOF
     "attr": { "allow_any_host": "1" },
     "namespaces": [ { "nsid": 1, "enable": 1, "device": { "path": "ram:64M" } } ] } ],
   "iscsi": {
-    "portals": [ { "addr": "127.0.0.1", "port": $P3 } ],
+    "portals": [ { "addr": "127.0.0.1", "port": 0 } ],
     "options": { "header_digest": "required", "data_digest": "allowed" },
     "targets": [ { "iqn": "iqn.2026-11.io.nvmeof:it-digest",
       "luns": [ { "lun": 0, "subsystem": "nqn.2026-11.io.nvmeof:it-digest", "nsid": 1 } ] } ]
   }
 }
 EOF
-start_target digest "$P3" -c "$DIR/digest.json" --log-level info
+start_target digest -c "$DIR/digest.json" --log-level info
+P3=$PORT
 run_suite digest "iscsi://127.0.0.1:$P3/iqn.2026-11.io.nvmeof:it-digest/0"
 if ! grep -q "digests CRC32C" "$DIR/digest.log"; then
 	echo "FAIL digest: no session ran with CRC32C header digests"

@@ -44,24 +44,20 @@ port_in_use() {
 	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
-pick_port() {
-	local p
-	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 20000))
-		port_in_use "$p" || { echo "$p"; return 0; }
-	done
-	return 1
+# Both listeners on port 0 (the kernel picks free ports): read them back from the log.
+logged_port() { # SCHEME
+	sed -n "s/.*listening on $1:\/\/127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p" "$TMP/target.log" |
+		head -n 1
 }
 
-IPORT=$(pick_port) || fail "no free port"
-TPORT=$(pick_port) || fail "no free port"
-while [ "$TPORT" = "$IPORT" ]; do TPORT=$(pick_port); done
-
-"$TGT" --ns ram:128M --listen "iscsi://127.0.0.1:$IPORT" --listen "tcp://127.0.0.1:$TPORT" \
+"$TGT" --ns ram:128M --listen "iscsi://127.0.0.1:0" --listen "tcp://127.0.0.1:0" \
 	--discovery-port 0 >"$TMP/target.log" 2>&1 &
 TGT_PID=$!
-for _ in $(seq 100); do
-	port_in_use "$IPORT" && port_in_use "$TPORT" && break
+IPORT= TPORT=
+for _ in $(seq 200); do
+	IPORT=$(logged_port iscsi)
+	TPORT=$(logged_port tcp)
+	[ -n "$IPORT" ] && [ -n "$TPORT" ] && break
 	if ! kill -0 "$TGT_PID" 2>/dev/null; then
 		wait "$TGT_PID" 2>/dev/null
 		TGT_PID=
@@ -71,8 +67,9 @@ for _ in $(seq 100); do
 		fi
 		fail "nvmeof-target exited"
 	fi
-	sleep 0.1
+	sleep 0.05
 done
+[ -n "$IPORT" ] && [ -n "$TPORT" ] || fail "nvmeof-target did not report its listeners"
 port_in_use "$IPORT" || fail "no iSCSI portal on 127.0.0.1:$IPORT"
 
 ISCSI="iscsi://127.0.0.1:$IPORT/$IQN/0"
