@@ -267,7 +267,7 @@ uint16_t iscsi_lu_oncs(const struct host_iscsi_lu *lu)
 {
 	uint16_t oncs = 0;
 
-	if (lu->lim.caw_max_blocks)
+	if (lu->lim.verify) /* Compare is VERIFY(16) with BYTCHK 01b */
 		oncs |= NVME_CTRL_ONCS_COMPARE;
 	if (lu->lim.unmap_max_descs)
 		oncs |= NVME_CTRL_ONCS_DSM;

@@ -110,29 +110,28 @@ static bool step_range(uint32_t total, uint32_t per, uint32_t step, uint32_t *fi
 	return true;
 }
 
+/*
+ * Compare -> VERIFY(16) with BYTCHK 01b: the target compares the data-out buffer with the
+ * medium and writes nothing (SBC), so it works on read-only LUNs and under a Write
+ * Exclusive reservation, which COMPARE AND WRITE would not. A mismatch comes back as
+ * MISCOMPARE sense, which becomes Compare Failure. One step: VERIFICATION LENGTH is 32
+ * bits and an NVMe Compare covers at most 65,536 blocks.
+ */
 static int build_compare(const struct nvme_cmd *sqe, const struct scsi_lu_limits *lu,
 			 uint32_t step, struct scsi_encap_cmd *out)
 {
-	uint32_t cdw12 = get_le32(&sqe->cdw12), nlb = sqe_nlb(sqe), per, first, n;
+	uint32_t cdw12 = get_le32(&sqe->cdw12), nlb = sqe_nlb(sqe);
 
-	if (!lu->caw_max_blocks)
+	if (!lu->verify)
 		return ST(GENERIC, INVALID_OPCODE);
-	if (cdw12 >> NVME_RW_PRINFO_SHIFT & 0xf)
+	if (step || cdw12 >> NVME_RW_PRINFO_SHIFT & 0xf)
 		return ST(GENERIC, INVALID_FIELD);
-	per = lu->caw_max_blocks < 255 ? lu->caw_max_blocks : 255;
-	if (!step_range(nlb, per, step, &first, &n))
-		return ST(GENERIC, INVALID_FIELD);
-	memset(out->cdb, 0, sizeof(out->cdb));
-	out->cdb[0] = SCSI_OP_COMPARE_AND_WRITE;
-	out->cdb[1] = (cdw12 & NVME_RW_FUA) ? 0x08 : 0;
-	put_be64(&out->cdb[2], sqe_slba(sqe) + first);
-	out->cdb[13] = (uint8_t)n;
-	out->cdb_len = 16;
-	out->data = SCSI_DATA_OUT_TWICE;
-	out->data_off = first << lu->block_shift;
-	out->part_len = n << lu->block_shift;
-	out->xfer_len = 2 * out->part_len;
-	out->last = first + n == nlb;
+	cdb16(out, SCSI_OP_VERIFY16, 0x02 /* BYTCHK 01b */, sqe_slba(sqe), nlb);
+	out->data = SCSI_DATA_OUT;
+	out->data_off = 0;
+	out->part_len = 0;
+	out->xfer_len = nlb << lu->block_shift;
+	out->last = true;
 	return 0;
 }
 

@@ -275,7 +275,13 @@ static void test_finish(void)
 	iscsi_lu_finish(&lu);
 	CU_ASSERT_EQUAL(lu.lim.caw_max_blocks, 0);
 	CU_ASSERT_EQUAL(lu.lim.unmap_max_descs, 0);
-	CU_ASSERT_EQUAL(iscsi_lu_oncs(&lu), NVME_CTRL_ONCS_WRITE_ZEROES | NVME_CTRL_ONCS_VERIFY);
+	CU_ASSERT_EQUAL(iscsi_lu_oncs(&lu), NVME_CTRL_ONCS_COMPARE | NVME_CTRL_ONCS_WRITE_ZEROES |
+						    NVME_CTRL_ONCS_VERIFY);
+	/* Compare needs VERIFY(16): a list without it leaves Compare out. */
+	lu.op_verify16 = false;
+	iscsi_lu_finish(&lu);
+	CU_ASSERT_EQUAL(iscsi_lu_oncs(&lu), NVME_CTRL_ONCS_WRITE_ZEROES);
+	lu.op_verify16 = true;
 
 	/* Block Limits says no UNMAP (descriptor count 0) even with LBPU. */
 	memset(&lu, 0, sizeof(lu));
@@ -488,8 +494,10 @@ static void test_controller_variants(void)
 
 	CU_ASSERT_EQUAL_FATAL(do_connect(ft, &ctrlr), 0);
 	nvmeof_ctrlr_get_info(ctrlr, &ci);
-	/* Block Limits reports COMPARE AND WRITE length 0; UNMAP and WRITE SAME from B2h. */
-	CU_ASSERT_EQUAL(ci.oncs, NVME_CTRL_ONCS_DSM | NVME_CTRL_ONCS_WRITE_ZEROES);
+	/* No opcode list: VERIFY(16) is tried, so Compare is offered (COMPARE AND WRITE
+	 * length 0 does not matter); UNMAP and WRITE SAME from B2h. */
+	CU_ASSERT_EQUAL(ci.oncs, NVME_CTRL_ONCS_COMPARE | NVME_CTRL_ONCS_DSM |
+					 NVME_CTRL_ONCS_WRITE_ZEROES);
 	CU_ASSERT_EQUAL(ci.mdts_bytes, 1u << 20); /* 2048 x 4 KiB capped at 1 MiB */
 	CU_ASSERT_EQUAL(nvmeof_ns_get_block_size(nvmeof_ctrlr_get_ns(ctrlr, 0)), 4096);
 	memset(buf, 0x5c, 8 * 4096);
@@ -499,7 +507,11 @@ static void test_controller_variants(void)
 	CU_ASSERT_EQUAL(memcmp(ft_disk(ft) + 7 * 4096, buf, 8 * 4096), 0);
 	CU_ASSERT_EQUAL(nvmeof_compare_sync(nvmeof_ctrlr_get_qpair(ctrlr, 0),
 					    nvmeof_ctrlr_get_ns(ctrlr, 0), 7, 1, buf, 0),
-			NVMEOF_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_OPCODE));
+			0);
+	buf[100] ^= 1;
+	CU_ASSERT_EQUAL(nvmeof_compare_sync(nvmeof_ctrlr_get_qpair(ctrlr, 0),
+					    nvmeof_ctrlr_get_ns(ctrlr, 0), 7, 1, buf, 0),
+			NVMEOF_STATUS(NVME_SCT_MEDIA, NVME_SC_COMPARE_FAILURE));
 	nvmeof_ctrlr_disconnect(ctrlr);
 	ft_free(ft);
 	free(buf);

@@ -260,13 +260,15 @@ static void test_commands(void)
 	pattern(buf, 64 * 512, 3);
 	CU_ASSERT_EQUAL(nvmeof_write_sync(qp, ns, 1000, 40, buf, 0), 0);
 
-	/* Compare: 40 blocks in COMPARE AND WRITE steps of 16. */
+	/* Compare: one VERIFY(16) with BYTCHK 01b, never COMPARE AND WRITE (which writes). */
 	CU_ASSERT_EQUAL(nvmeof_compare_sync(qp, ns, 1000, 40, buf, 0), 0);
-	CU_ASSERT_EQUAL(st->caws, 3);
+	CU_ASSERT_EQUAL(st->byte_verifies, 1);
+	CU_ASSERT_EQUAL(st->caws, 0);
 	buf[39 * 512 + 5] ^= 1;
 	CU_ASSERT_EQUAL(nvmeof_compare_sync(qp, ns, 1000, 40, buf, NVMEOF_IO_FUA),
 			NVMEOF_STATUS(NVMEOF_SCT_MEDIA, NVMEOF_SC_COMPARE_FAILURE));
 	CU_ASSERT_EQUAL(st->miscompares, 1);
+	CU_ASSERT_EQUAL(st->byte_verifies, 2);
 	buf[39 * 512 + 5] ^= 1;
 	CU_ASSERT_EQUAL(memcmp(ft_disk(ft) + 1000 * 512, buf, 40 * 512), 0);
 

@@ -842,8 +842,28 @@ static void execute(struct ft_conn *c, const uint8_t *cdb, const uint8_t *out, u
 		STAT_INC(c, syncs);
 		return;
 	case SCSI_OP_VERIFY16:
-		if (!lba_ok(cfg, lba, n))
+		if (!lba_ok(cfg, lba, n)) {
 			check_condition(c, res, SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_LBA_OUT_OF_RANGE);
+			return;
+		}
+		if (((cdb[1] >> 1) & 3) == 0) /* BYTCHK 00b: the medium only */
+			return;
+		/* BYTCHK 01b: compare the data-out with the medium, write nothing */
+		STAT_INC(c, byte_verifies);
+		if (((cdb[1] >> 1) & 3) != 1 || out_len != n * bs) {
+			check_condition(c, res, SCSI_SK_ILLEGAL_REQUEST,
+					SCSI_ASC_INVALID_FIELD_IN_CDB);
+			return;
+		}
+		pthread_mutex_lock(&ft->lock);
+		if (memcmp(ft->disk + lba * bs, out, n * bs)) {
+			pthread_mutex_unlock(&ft->lock);
+			STAT_INC(c, miscompares);
+			check_condition(c, res, SCSI_SK_MISCOMPARE,
+					SCSI_ASC_MISCOMPARE_DURING_VERIFY);
+			return;
+		}
+		pthread_mutex_unlock(&ft->lock);
 		return;
 	default:
 		check_condition(c, res, SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_INVALID_OPCODE);

@@ -162,43 +162,34 @@ static void test_write_zeroes(void)
 	}
 }
 
-/* ---- Compare -> COMPARE AND WRITE, the data twice, in steps --------------------------------- */
+/* ---- Compare -> VERIFY(16) BYTCHK 01b: a pure compare, nothing written ------------------ */
 static void test_compare(void)
 {
 	struct scsi_encap_cmd out;
 	struct nvme_cmd sqe;
 
-	/* 20 blocks with an 8-block limit: 8 + 8 + 4. */
 	sqe_rw(&sqe, NVME_OPC_COMPARE, 1000, 20, NVME_RW_FUA);
-	for (uint32_t step = 0; step < 3; step++) {
-		uint32_t n = step < 2 ? 8 : 4;
-
-		CU_ASSERT_EQUAL_FATAL(scsi_encap_build(&sqe, &lu512, step, NULL, 0, 0, NULL, &out),
-				      0);
-		CU_ASSERT_EQUAL(out.cdb_len, 16);
-		CU_ASSERT_EQUAL(out.cdb[0], SCSI_OP_COMPARE_AND_WRITE);
-		CU_ASSERT_EQUAL(out.cdb[1], 0x08);
-		CU_ASSERT_EQUAL(get_be64(&out.cdb[2]), 1000 + 8 * step);
-		CU_ASSERT_EQUAL(out.cdb[13], n);
-		CU_ASSERT_EQUAL(out.data, SCSI_DATA_OUT_TWICE);
-		CU_ASSERT_EQUAL(out.data_off, 8 * 512 * step);
-		CU_ASSERT_EQUAL(out.part_len, n * 512);
-		CU_ASSERT_EQUAL(out.xfer_len, 2 * n * 512); /* compare data + write data */
-		CU_ASSERT_EQUAL(out.last, step == 2);
-	}
-	/* The 8-bit NUMBER OF LOGICAL BLOCKS caps a step at 255 blocks. */
+	CU_ASSERT_EQUAL_FATAL(scsi_encap_build(&sqe, &lu512, 0, NULL, 0, 0, NULL, &out), 0);
+	CU_ASSERT_EQUAL(out.cdb_len, 16);
+	CU_ASSERT_EQUAL(out.cdb[0], SCSI_OP_VERIFY16);
+	CU_ASSERT_EQUAL(out.cdb[1], 0x02); /* BYTCHK 01b; VERIFY has no FUA */
+	CU_ASSERT_EQUAL(get_be64(&out.cdb[2]), 1000);
+	CU_ASSERT_EQUAL(get_be32(&out.cdb[10]), 20);
+	CU_ASSERT_EQUAL(out.data, SCSI_DATA_OUT); /* the compare data once, not twice */
+	CU_ASSERT_EQUAL(out.data_off, 0);
+	CU_ASSERT_EQUAL(out.xfer_len, 20 * 512);
+	CU_ASSERT_TRUE(out.last);
+	/* the largest NVMe Compare in one command: no 255-block COMPARE AND WRITE steps */
+	sqe_rw(&sqe, NVME_OPC_COMPARE, 0, 65536, 0);
+	CU_ASSERT_EQUAL(scsi_encap_build(&sqe, &lu512, 0, NULL, 0, 0, NULL, &out), 0);
+	CU_ASSERT_EQUAL(get_be32(&out.cdb[10]), 65536);
+	CU_ASSERT_TRUE(out.last);
+	CU_ASSERT_EQUAL(scsi_encap_build(&sqe, &lu512, 1, NULL, 0, 0, NULL, &out),
+			ST(GENERIC, INVALID_FIELD));
 	{
 		struct scsi_lu_limits lu = lu512;
 
-		lu.caw_max_blocks = 1000;
-		sqe_rw(&sqe, NVME_OPC_COMPARE, 0, 300, 0);
-		CU_ASSERT_EQUAL(scsi_encap_build(&sqe, &lu, 0, NULL, 0, 0, NULL, &out), 0);
-		CU_ASSERT_EQUAL(out.cdb[13], 255);
-		CU_ASSERT_FALSE(out.last);
-		CU_ASSERT_EQUAL(scsi_encap_build(&sqe, &lu, 1, NULL, 0, 0, NULL, &out), 0);
-		CU_ASSERT_EQUAL(out.cdb[13], 45);
-		CU_ASSERT_TRUE(out.last);
-		lu.caw_max_blocks = 0; /* the LU has no COMPARE AND WRITE */
+		lu.verify = false; /* the LU has no VERIFY(16) */
 		CU_ASSERT_EQUAL(scsi_encap_build(&sqe, &lu, 0, NULL, 0, 0, NULL, &out),
 				ST(GENERIC, INVALID_OPCODE));
 	}
