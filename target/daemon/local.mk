@@ -27,7 +27,7 @@ tests_unit_target_daemon_stats_ut_SOURCES = tests/unit/target/daemon/stats_ut.c
 tests_unit_target_daemon_stats_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_daemon_stats_ut_LDADD = libnvmeof_daemon.la libnvmeof_tcp.la \
 	libnvmeof_core.la libnvmeof_bdev.la libnvmeof_reactor.la libnvmeof_common.la \
-	$(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) $(ISAL_LIBS) $(UT_LIBS)
+	$(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) $(ISAL_LIBS) $(UT_LIBS) -lm
 
 # Unit tests: the daemon's command line.
 check_PROGRAMS += tests/unit/target/daemon/cli_opts_ut

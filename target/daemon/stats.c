@@ -106,22 +106,24 @@ double stats_probe_cost_ns(void)
 	struct reactor_stats *volatile stp = &st;
 	double best = 0;
 
-	/* What the probes do on a reactor (reactor_self() included), on a local struct; CPU
-	 * time, so that being preempted does not count. */
+	/* What the probes of one SCSI command do on a reactor (reactor_self() included), on a
+	 * local struct; CPU time, so that being preempted does not count. */
 	for (unsigned int round = 0; round < PROBE_ROUNDS; round++) {
 		uint64_t c0 = thread_cpu_ns(), c1;
 		double per;
 
 		for (unsigned int i = 0; i < PROBE_CALLS; i++) {
-			uint64_t t0, t1;
+			struct stats_xlate_io io;
 
 			(void)reactor_self();
-			t0 = stats_xlate_begin_on(stp);
-			if (t0) {
-				t1 = stats_ticks();
-				(void)reactor_self();
-				stats_xlate_add(stp, t1 - t0);
+			stats_xlate_io_start_on(stp, &io);
+			for (unsigned int k = 0; k < STATS_PROBE_SPANS; k++) {
+				uint64_t t = stats_xlate_begin(&io);
+
+				stats_xlate_end(&io, t);
 			}
+			(void)reactor_self();
+			stats_xlate_io_done_on(stp, &io);
 		}
 		c1 = thread_cpu_ns();
 		per = (double)(c1 - c0) / PROBE_CALLS;
@@ -143,17 +145,17 @@ void stats_path_add(struct stats_path *p, const struct nvmf_qpair_stats *qs, uns
 	p->write_bytes += qs->write_bytes;
 }
 
-uint64_t stats_xlate_estimate_ns(uint64_t ticks, uint64_t sampled, uint64_t calls, double hz,
-				 uint64_t overhead)
+uint64_t stats_xlate_estimate_ns(uint64_t ticks, uint64_t spans, uint64_t sampled, uint64_t ios,
+				 double hz, uint64_t overhead)
 {
 	double per;
 
 	if (!sampled || hz <= 0)
 		return 0;
-	per = (double)ticks / (double)sampled - (double)overhead;
+	per = ((double)ticks - (double)spans * (double)overhead) / (double)sampled;
 	if (per <= 0)
 		return 0;
-	return (uint64_t)(per * 1e9 / hz * (double)calls);
+	return (uint64_t)(per * 1e9 / hz * (double)ios);
 }
 
 static void collect_reactors(struct stats_snapshot *snap, double hz)
@@ -164,18 +166,19 @@ static void collect_reactors(struct stats_snapshot *snap, double hz)
 	for (unsigned int i = 0; i < n; i++) {
 		struct reactor *r = reactor_get(i);
 		struct stats_reactor sr;
-		uint64_t ticks, sampled;
+		uint64_t ticks, spans;
 
 		if (!r)
 			continue;
 		sr.cpu_ns = reactor_cpu_ns(r);
 		sr.loops = __atomic_load_n(&r->stats.loops, __ATOMIC_RELAXED);
 		sr.msgs = __atomic_load_n(&r->stats.msgs, __ATOMIC_RELAXED);
-		sampled = __atomic_load_n(&r->stats.xlate_sampled, __ATOMIC_RELAXED);
+		sr.xlate_sampled = __atomic_load_n(&r->stats.xlate_sampled, __ATOMIC_RELAXED);
 		ticks = __atomic_load_n(&r->stats.xlate_ticks, __ATOMIC_RELAXED);
-		sr.xlate_calls = __atomic_load_n(&r->stats.xlate_calls, __ATOMIC_RELAXED);
-		sr.xlate_ns = stats_xlate_estimate_ns(ticks, sampled, sr.xlate_calls, hz,
-						      stats_tick_overhead());
+		spans = __atomic_load_n(&r->stats.xlate_spans, __ATOMIC_RELAXED);
+		sr.xlate_calls = __atomic_load_n(&r->stats.xlate_ios, __ATOMIC_RELAXED);
+		sr.xlate_ns = stats_xlate_estimate_ns(ticks, spans, sr.xlate_sampled,
+						      sr.xlate_calls, hz, stats_tick_overhead());
 		if (i < STATS_MAX_REACTORS)
 			snap->reactor[i] = sr;
 		snap->total.cpu_ns += sr.cpu_ns;
@@ -183,6 +186,7 @@ static void collect_reactors(struct stats_snapshot *snap, double hz)
 		snap->total.msgs += sr.msgs;
 		snap->total.xlate_ns += sr.xlate_ns;
 		snap->total.xlate_calls += sr.xlate_calls;
+		snap->total.xlate_sampled += sr.xlate_sampled;
 	}
 }
 
@@ -263,10 +267,11 @@ static void jput(struct jbuf *b, const char *fmt, ...)
 static void jreactor(struct jbuf *b, const struct stats_reactor *r)
 {
 	jput(b,
-	     "\"cpu_ns\":%llu,\"loops\":%llu,\"msgs\":%llu,\"xlate_ns\":%llu,\"xlate_calls\":%llu",
+	     "\"cpu_ns\":%llu,\"loops\":%llu,\"msgs\":%llu,\"xlate_ns\":%llu,\"xlate_calls\":%llu,"
+	     "\"xlate_sampled\":%llu",
 	     (unsigned long long)r->cpu_ns, (unsigned long long)r->loops,
 	     (unsigned long long)r->msgs, (unsigned long long)r->xlate_ns,
-	     (unsigned long long)r->xlate_calls);
+	     (unsigned long long)r->xlate_calls, (unsigned long long)r->xlate_sampled);
 }
 
 static void jpath(struct jbuf *b, const char *name, const struct stats_path *p)

@@ -20,6 +20,7 @@
 #include "common/iscsi_pdu.h"
 #include "core/nvmf.h"
 #include "reactor/reactor.h"
+#include "reactor/xlate_timer.h"
 #include "scsi/scsi_xlate.h"
 
 #define ISCSI_MAX_LUNS 256
@@ -133,6 +134,7 @@ struct iscsi_task {
 	bool aborted;			/* TMF: finish silently */
 	bool nvme_busy;			/* an NVMe command is owned by the executor */
 	uint8_t nvme_pending;		/* commands of a fused pair still out */
+	struct stats_xlate_io xio;	/* SCSI-side cost, when this command is sampled */
 	uint32_t itt;
 	uint32_t cmdsn;
 	uint64_t lun;

@@ -16,7 +16,6 @@
 #include "iscsi_internal.h"
 #include "common/log.h"
 #include "core/reservation.h"
-#include "daemon/stats.h"
 
 static const char *const task_state_names[TASK_NSTATES] = {
 	[TASK_FREE] = "FREE",
@@ -118,6 +117,7 @@ void iscsi_task_release(struct iscsi_task *t)
 
 	if (t->state == TASK_FREE)
 		return;
+	stats_xlate_io_done(&t->xio);
 	if (t->state == TASK_NEED_BUFFER || t->buf_work.waiting)
 		reactor_buf_wait_cancel(c->r, &t->buf_work);
 	if (t->tx.queued) {
@@ -559,6 +559,7 @@ static void task_start(struct iscsi_task *t)
 	TAILQ_REMOVE(&c->pending, t, link);
 	TAILQ_INSERT_TAIL(&c->active, t, link);
 	t->started = true;
+	stats_xlate_io_start(&t->xio);
 	t->lun_idx = t->lun == UINT64_MAX ? -1 : lun_index(c, t->lun);
 	lu = task_lu(t);
 	if (reserve6_conflict(t)) {
@@ -566,17 +567,17 @@ static void task_start(struct iscsi_task *t)
 		t->plan.op = SCSI_XOP_DONE;
 		t->plan.status = SCSI_STATUS_RESERVATION_CONFLICT;
 	} else {
-		uint64_t xt;
+		/* set-up, decoding and buffer split: all SCSI-side work */
+		uint64_t xt = stats_xlate_begin(&t->xio);
 
 		task_split_buffer(t);
-		xt = stats_xlate_begin();
 		scsi_xlate_cdb(&c->port, lu ? &lu->info : NULL, t->cdb, sizeof(t->cdb), &t->plan,
 			       t->buf, (uint32_t)reactor_buf_size() / 2);
-		stats_xlate_end(xt);
 		task_split_buffer(t);
 		if (t->plan.op == SCSI_XOP_RESERVE6 || t->plan.op == SCSI_XOP_RELEASE6)
 			legacy_reserve(t, t->plan.op == SCSI_XOP_RESERVE6);
 		clamp_to_edtl(t);
+		stats_xlate_end(&t->xio, xt);
 	}
 	if (t->data_err)
 		scsi_plan_check_condition(&t->plan, SCSI_SK_ABORTED_COMMAND,
@@ -599,18 +600,14 @@ static void data_out_complete(struct iscsi_task *t)
 	task_set_state(t, TASK_EXECUTING);
 	if (p->op != SCSI_XOP_DONE && p->dir == SCSI_DIR_OUT) {
 		uint32_t len = t->out_len < t->out_got ? t->out_len : t->out_got;
-		uint64_t xt = stats_xlate_begin();
+		uint64_t xt = stats_xlate_begin(&t->xio);
 		bool more = scsi_xlate_data_out(&lu->info, p, t->buf, len, t->scratch,
 						t->scratch_len);
 
-		stats_xlate_end(xt);
-		if (!more) {
-			task_run(t);
-			return;
-		}
-		if ((p->op == SCSI_XOP_WRITE_SAME && !p->zero_data) ||
-		    (p->op == SCSI_XOP_COMPARE && p->bytchk == 3))
+		if (more && ((p->op == SCSI_XOP_WRITE_SAME && !p->zero_data) ||
+			     (p->op == SCSI_XOP_COMPARE && p->bytchk == 3)))
 			scsi_xlate_replicate(t->buf, t->buf_len, lu->info.block_size);
+		stats_xlate_end(&t->xio, xt);
 	}
 	task_run(t);
 }
@@ -637,15 +634,14 @@ static void nvme_submit(struct iscsi_task *t, struct nvmf_req *req, const struct
 	c->nvme_out++;
 }
 
-/* scsi_xlate_next(), timed for the statistics (stats.h). */
-static bool xlate_next(const struct scsi_lu *lu, struct scsi_plan *plan, uint32_t buf_len,
-		       uint8_t *scratch, uint32_t scratch_len, struct nvme_cmd *cmd,
+/* scsi_xlate_next(), timed for the statistics (reactor/xlate_timer.h). */
+static bool xlate_next(struct iscsi_task *t, const struct scsi_lu *lu, struct nvme_cmd *cmd,
 		       struct scsi_nvme_io *io)
 {
-	uint64_t xt = stats_xlate_begin();
-	bool more = scsi_xlate_next(lu, plan, buf_len, scratch, scratch_len, cmd, io);
+	uint64_t xt = stats_xlate_begin(&t->xio);
+	bool more = scsi_xlate_next(lu, &t->plan, t->buf_len, t->scratch, t->scratch_len, cmd, io);
 
-	stats_xlate_end(xt);
+	stats_xlate_end(&t->xio, xt);
 	return more;
 }
 
@@ -667,26 +663,23 @@ static void task_run(struct iscsi_task *t)
 		t->step_again = false;
 		if (t->aborted || c->state == CONN_CLOSING || !c->ctrl_connected ||
 		    t->plan.op == SCSI_XOP_DONE || !lu ||
-		    !xlate_next(&lu->info, &t->plan, t->buf_len, t->scratch, t->scratch_len,
-				&cmd[0], &io[0])) {
+		    !xlate_next(t, &lu->info, &cmd[0], &io[0])) {
 			t->in_step = false;
 			if (t->aborted || c->state == CONN_CLOSING) {
 				iscsi_task_release(t);
 				return;
 			}
 			if (t->plan.op != SCSI_XOP_DONE && lu) {
-				uint64_t xt = stats_xlate_begin();
+				uint64_t xt = stats_xlate_begin(&t->xio);
 
 				scsi_xlate_finish(&c->port, &lu->info, &t->plan, t->buf, t->buf_len,
 						  t->scratch, t->scratch_len);
-				stats_xlate_end(xt);
+				stats_xlate_end(&t->xio, xt);
 			}
 			task_respond(t);
 			return;
 		}
-		if (io[0].fused_next &&
-		    !xlate_next(&lu->info, &t->plan, t->buf_len, t->scratch, t->scratch_len,
-				&cmd[1], &io[1]))
+		if (io[0].fused_next && !xlate_next(t, &lu->info, &cmd[1], &io[1]))
 			io[0].fused_next = false;
 		nvme_submit(t, &t->req[0], &cmd[0], &io[0]);
 		if (io[0].fused_next)
@@ -728,9 +721,9 @@ void iscsi_task_req_complete(struct nvmf_req *req)
 		iscsi_conn_nvme_returned(c);
 		return;
 	}
-	xt = stats_xlate_begin();
+	xt = stats_xlate_begin(&t->xio);
 	scsi_xlate_nvme_done(&t->plan, status);
-	stats_xlate_end(xt);
+	stats_xlate_end(&t->xio, xt);
 	if (t->nvme_pending) /* the other command of a fused pair is still out */
 		return;
 	if (t->in_step)

@@ -1,6 +1,7 @@
 # target/reactor/: one libev loop per CPU, messages between them, timers.
 noinst_LTLIBRARIES += libnvmeof_reactor.la
-libnvmeof_reactor_la_SOURCES = target/reactor/reactor.c target/reactor/reactor.h
+libnvmeof_reactor_la_SOURCES = target/reactor/reactor.c target/reactor/reactor.h \
+	target/reactor/xlate_timer.h
 libnvmeof_reactor_la_CFLAGS = $(TARGET_CFLAGS)
 libnvmeof_reactor_la_LIBADD = $(EV_LIBS)
 
