@@ -23,3 +23,17 @@ TESTS += tests/unit/common/nvme_tcp_pdu_ut
 tests_unit_common_nvme_tcp_pdu_ut_SOURCES = tests/unit/common/nvme_tcp_pdu_ut.c
 tests_unit_common_nvme_tcp_pdu_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_common_nvme_tcp_pdu_ut_LDADD = libnvmeof_common.la $(ISAL_LIBS) $(UT_LIBS)
+
+# In-band authentication (DH-HMAC-CHAP) and NVMe/TCP TLS PSKs: wire formats, key formats and
+# their cryptography on OpenSSL 3 (EVP_MAC, EVP_KDF, EVP_PKEY DH).
+libnvmeof_common_la_SOURCES += \
+	common/nvme_auth_spec.h
+
+auth_ut_cflags = $(UT_CFLAGS) $(OPENSSL_CFLAGS)
+auth_ut_libs = libnvmeof_common.la $(ISAL_LIBS) $(OPENSSL_LIBS) $(UT_LIBS)
+
+check_PROGRAMS += tests/unit/common/nvme_auth_spec_ut
+TESTS += tests/unit/common/nvme_auth_spec_ut
+tests_unit_common_nvme_auth_spec_ut_SOURCES = tests/unit/common/nvme_auth_spec_ut.c
+tests_unit_common_nvme_auth_spec_ut_CFLAGS = $(auth_ut_cflags)
+tests_unit_common_nvme_auth_spec_ut_LDADD = $(auth_ut_libs)
