@@ -29,7 +29,8 @@ tests_unit_common_nvme_tcp_pdu_ut_LDADD = libnvmeof_common.la $(ISAL_LIBS) $(UT_
 libnvmeof_common_la_SOURCES += \
 	common/nvme_auth_spec.h \
 	common/base64.c common/base64.h \
-	common/secret.c common/secret.h
+	common/secret.c common/secret.h \
+	common/dhchap_crypto.c common/dhchap_crypto.h
 libnvmeof_common_la_CFLAGS += $(OPENSSL_CFLAGS)
 libnvmeof_common_la_LIBADD += $(OPENSSL_LIBS)
 
@@ -53,3 +54,10 @@ TESTS += tests/unit/common/secret_ut
 tests_unit_common_secret_ut_SOURCES = tests/unit/common/secret_ut.c
 tests_unit_common_secret_ut_CFLAGS = $(auth_ut_cflags)
 tests_unit_common_secret_ut_LDADD = $(auth_ut_libs)
+
+check_PROGRAMS += tests/unit/common/dhchap_crypto_ut
+TESTS += tests/unit/common/dhchap_crypto_ut
+tests_unit_common_dhchap_crypto_ut_SOURCES = tests/unit/common/dhchap_crypto_ut.c \
+	tests/unit/common/ut_hex.h
+tests_unit_common_dhchap_crypto_ut_CFLAGS = $(auth_ut_cflags)
+tests_unit_common_dhchap_crypto_ut_LDADD = $(auth_ut_libs)
