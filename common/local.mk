@@ -31,7 +31,8 @@ libnvmeof_common_la_SOURCES += \
 	common/base64.c common/base64.h \
 	common/secret.c common/secret.h \
 	common/dhchap_crypto.c common/dhchap_crypto.h \
-	common/dhchap_key.c common/dhchap_key.h
+	common/dhchap_key.c common/dhchap_key.h \
+	common/tls_psk.c common/tls_psk.h
 libnvmeof_common_la_CFLAGS += $(OPENSSL_CFLAGS)
 libnvmeof_common_la_LIBADD += $(OPENSSL_LIBS)
 
@@ -68,3 +69,10 @@ TESTS += tests/unit/common/dhchap_key_ut
 tests_unit_common_dhchap_key_ut_SOURCES = tests/unit/common/dhchap_key_ut.c
 tests_unit_common_dhchap_key_ut_CFLAGS = $(auth_ut_cflags)
 tests_unit_common_dhchap_key_ut_LDADD = $(auth_ut_libs)
+
+check_PROGRAMS += tests/unit/common/tls_psk_ut
+TESTS += tests/unit/common/tls_psk_ut
+tests_unit_common_tls_psk_ut_SOURCES = tests/unit/common/tls_psk_ut.c \
+	tests/unit/common/ut_hex.h
+tests_unit_common_tls_psk_ut_CFLAGS = $(auth_ut_cflags)
+tests_unit_common_tls_psk_ut_LDADD = $(auth_ut_libs)
