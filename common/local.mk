@@ -35,3 +35,56 @@ TESTS += tests/unit/common/iscsi_pdu_ut
 tests_unit_common_iscsi_pdu_ut_SOURCES = tests/unit/common/iscsi_pdu_ut.c
 tests_unit_common_iscsi_pdu_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_common_iscsi_pdu_ut_LDADD = libnvmeof_common.la $(UT_LIBS)
+
+# In-band authentication (DH-HMAC-CHAP) and NVMe/TCP TLS PSKs: wire formats, key formats and
+# their cryptography on OpenSSL 3 (EVP_MAC, EVP_KDF, EVP_PKEY DH).
+libnvmeof_common_la_SOURCES += \
+	common/nvme_auth_spec.h \
+	common/base64.c common/base64.h \
+	common/secret.c common/secret.h \
+	common/dhchap_crypto.c common/dhchap_crypto.h \
+	common/dhchap_key.c common/dhchap_key.h \
+	common/tls_psk.c common/tls_psk.h
+libnvmeof_common_la_CFLAGS += $(OPENSSL_CFLAGS)
+libnvmeof_common_la_LIBADD += $(OPENSSL_LIBS)
+
+auth_ut_cflags = $(UT_CFLAGS) $(OPENSSL_CFLAGS)
+auth_ut_libs = libnvmeof_common.la $(ISAL_LIBS) $(OPENSSL_LIBS) $(UT_LIBS)
+
+check_PROGRAMS += tests/unit/common/nvme_auth_spec_ut
+TESTS += tests/unit/common/nvme_auth_spec_ut
+tests_unit_common_nvme_auth_spec_ut_SOURCES = tests/unit/common/nvme_auth_spec_ut.c
+tests_unit_common_nvme_auth_spec_ut_CFLAGS = $(auth_ut_cflags)
+tests_unit_common_nvme_auth_spec_ut_LDADD = $(auth_ut_libs)
+
+check_PROGRAMS += tests/unit/common/base64_ut
+TESTS += tests/unit/common/base64_ut
+tests_unit_common_base64_ut_SOURCES = tests/unit/common/base64_ut.c
+tests_unit_common_base64_ut_CFLAGS = $(auth_ut_cflags)
+tests_unit_common_base64_ut_LDADD = $(auth_ut_libs)
+
+check_PROGRAMS += tests/unit/common/secret_ut
+TESTS += tests/unit/common/secret_ut
+tests_unit_common_secret_ut_SOURCES = tests/unit/common/secret_ut.c
+tests_unit_common_secret_ut_CFLAGS = $(auth_ut_cflags)
+tests_unit_common_secret_ut_LDADD = $(auth_ut_libs)
+
+check_PROGRAMS += tests/unit/common/dhchap_crypto_ut
+TESTS += tests/unit/common/dhchap_crypto_ut
+tests_unit_common_dhchap_crypto_ut_SOURCES = tests/unit/common/dhchap_crypto_ut.c \
+	tests/unit/common/ut_hex.h
+tests_unit_common_dhchap_crypto_ut_CFLAGS = $(auth_ut_cflags)
+tests_unit_common_dhchap_crypto_ut_LDADD = $(auth_ut_libs)
+
+check_PROGRAMS += tests/unit/common/dhchap_key_ut
+TESTS += tests/unit/common/dhchap_key_ut
+tests_unit_common_dhchap_key_ut_SOURCES = tests/unit/common/dhchap_key_ut.c
+tests_unit_common_dhchap_key_ut_CFLAGS = $(auth_ut_cflags)
+tests_unit_common_dhchap_key_ut_LDADD = $(auth_ut_libs)
+
+check_PROGRAMS += tests/unit/common/tls_psk_ut
+TESTS += tests/unit/common/tls_psk_ut
+tests_unit_common_tls_psk_ut_SOURCES = tests/unit/common/tls_psk_ut.c \
+	tests/unit/common/ut_hex.h
+tests_unit_common_tls_psk_ut_CFLAGS = $(auth_ut_cflags)
+tests_unit_common_tls_psk_ut_LDADD = $(auth_ut_libs)

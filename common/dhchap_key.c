@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+#include "dhchap_key.h"
+
+#include <errno.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dhchap_crypto.h"
+
+static const char transform_seed[] = "NVMe-over-Fabrics";
+
+static int key_fail(int rc, char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int key_fail(int rc, char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+/* Key length NN requires: 0 = any allowed length. */
+static size_t hash_key_len(uint8_t hash)
+{
+	return hash ? nvme_auth_hash_len(hash) : 0;
+}
+
+int nvme_dhchap_key_parse(const char *text, struct nvme_dhchap_key *out, char *err,
+			  size_t errlen)
+{
+	const size_t plen = sizeof(NVME_DHCHAP_KEY_PREFIX) - 1;
+	struct nvme_secret *s;
+	const char *b64, *end;
+	size_t want;
+	uint8_t hash;
+	int rc;
+
+	out->hash = 0;
+	out->secret = NULL;
+	if (!text || strncmp(text, NVME_DHCHAP_KEY_PREFIX, plen) != 0)
+		return key_fail(-EINVAL, err, errlen,
+				"DH-HMAC-CHAP secret: does not start with \"DHHC-1:\"");
+	text += plen;
+	if (text[0] < '0' || text[0] > '9' || text[1] < '0' || text[1] > '9' || text[2] != ':')
+		return key_fail(-EINVAL, err, errlen,
+				"DH-HMAC-CHAP secret: expected two digits and ':' after "
+				"\"DHHC-1:\"");
+	hash = (uint8_t)((text[0] - '0') * 10 + (text[1] - '0'));
+	if (hash > NVME_AUTH_HASH_SHA512)
+		return key_fail(-EINVAL, err, errlen,
+				"DH-HMAC-CHAP secret: unknown transformation %02u (00-03)", hash);
+	b64 = text + 3;
+	end = strchr(b64, ':');
+	if (!end)
+		return key_fail(-EINVAL, err, errlen,
+				"DH-HMAC-CHAP secret: truncated (no closing ':')");
+	if (end[1] != '\0')
+		return key_fail(-EINVAL, err, errlen,
+				"DH-HMAC-CHAP secret: unexpected text after the closing ':'");
+	rc = nvme_key_decode_b64crc(b64, (size_t)(end - b64), &s, NULL);
+	switch (rc) {
+	case 0:
+		break;
+	case -EILSEQ:
+		return key_fail(rc, err, errlen, "DH-HMAC-CHAP secret: invalid base64");
+	case -EMSGSIZE:
+		return key_fail(rc, err, errlen,
+				"DH-HMAC-CHAP secret: key length is not 32, 48 or 64 bytes");
+	case -EBADMSG:
+		return key_fail(rc, err, errlen, "DH-HMAC-CHAP secret: CRC mismatch");
+	default:
+		return key_fail(rc, err, errlen, "DH-HMAC-CHAP secret: %s", strerror(-rc));
+	}
+	want = hash_key_len(hash);
+	if (want && s->len != want) {
+		rc = key_fail(-EMSGSIZE, err, errlen,
+			      "DH-HMAC-CHAP secret: %zu-byte key, transformation %02u needs %zu",
+			      s->len, hash, want);
+		nvme_secret_free(s);
+		return rc;
+	}
+	out->hash = hash;
+	out->secret = s;
+	return 0;
+}
+
+int nvme_dhchap_key_format(const struct nvme_dhchap_key *key, char *buf, size_t len)
+{
+	int n, rc;
+
+	if (!key->secret || key->hash > NVME_AUTH_HASH_SHA512)
+		return -EINVAL;
+	if (hash_key_len(key->hash) && key->secret->len != hash_key_len(key->hash))
+		return -EINVAL;
+	n = snprintf(buf, len, NVME_DHCHAP_KEY_PREFIX "%02u:", key->hash);
+	if (n < 0 || (size_t)n >= len)
+		return -ENOSPC;
+	rc = nvme_key_encode_b64crc(key->secret->key, key->secret->len, buf + n, len - n);
+	if (rc < 0)
+		return rc;
+	n += rc;
+	if ((size_t)n + 1 >= len)
+		return -ENOSPC;
+	buf[n++] = ':';
+	buf[n] = '\0';
+	return n;
+}
+
+void nvme_dhchap_key_clear(struct nvme_dhchap_key *key)
+{
+	nvme_secret_free(key->secret);
+	key->secret = NULL;
+	key->hash = 0;
+}
+
+/* @out (hash length bytes) = HMAC_hash(@key, @nqn || "NVMe-over-Fabrics"). */
+static int transform(uint8_t hash, const uint8_t *key, size_t klen, const char *nqn,
+		     uint8_t *out)
+{
+	struct iovec iov[2] = {
+		{ (void *)nqn, strlen(nqn) },
+		{ (void *)transform_seed, sizeof(transform_seed) - 1 },
+	};
+
+	return nvme_auth_hmac_iov(hash, key, klen, iov, 2, out);
+}
+
+int nvme_dhchap_key_transform(const struct nvme_dhchap_key *key, const char *nqn,
+			      struct nvme_secret **out)
+{
+	struct nvme_secret *t;
+	int rc;
+
+	*out = NULL;
+	if (!key->secret || !nqn)
+		return -EINVAL;
+	if (key->hash == 0) {
+		*out = nvme_secret_from(key->secret->key, key->secret->len);
+		return *out ? 0 : -ENOMEM;
+	}
+	if (!nvme_auth_hash_len(key->hash))
+		return -EINVAL;
+	t = nvme_secret_alloc(nvme_auth_hash_len(key->hash));
+	if (!t)
+		return -ENOMEM;
+	rc = transform(key->hash, key->secret->key, key->secret->len, nqn, t->key);
+	if (rc) {
+		nvme_secret_free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+int nvme_dhchap_key_generate(const uint8_t *secret, size_t len, uint8_t hash, const char *nqn,
+			     struct nvme_dhchap_key *out)
+{
+	uint8_t raw[NVME_SECRET_MAX];
+	struct nvme_secret *s;
+	int rc = 0;
+
+	out->hash = 0;
+	out->secret = NULL;
+	if (!nvme_key_len_valid(len) || hash > NVME_AUTH_HASH_SHA512 ||
+	    (hash && (len != nvme_auth_hash_len(hash) || !nqn)))
+		return -EINVAL;
+	if (secret)
+		memcpy(raw, secret, len);
+	else if (RAND_priv_bytes(raw, (int)len) != 1)
+		return -EIO;
+	s = nvme_secret_alloc(len);
+	if (!s) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (hash)
+		rc = transform(hash, raw, len, nqn, s->key);
+	else
+		memcpy(s->key, raw, len);
+	if (rc) {
+		nvme_secret_free(s);
+		goto out;
+	}
+	out->hash = hash;
+	out->secret = s;
+out:
+	OPENSSL_cleanse(raw, sizeof(raw));
+	return rc;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+#include "secret.h"
+
+#include <errno.h>
+#include <isa-l/crc.h>
+#include <openssl/crypto.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base64.h"
+#include "endian.h"
+
+#define SECRET_ALLOC_MAX (NVME_SECRET_MAX * 16) /* room for DH shared secrets (1024 bytes) */
+
+struct nvme_secret *nvme_secret_alloc(size_t len)
+{
+	struct nvme_secret *s;
+
+	if (len == 0 || len > SECRET_ALLOC_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s) + len);
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->len = len;
+	return s;
+}
+
+struct nvme_secret *nvme_secret_from(const void *key, size_t len)
+{
+	struct nvme_secret *s = nvme_secret_alloc(len);
+
+	if (s)
+		memcpy(s->key, key, len);
+	return s;
+}
+
+void nvme_secret_free(struct nvme_secret *s)
+{
+	if (!s)
+		return;
+	OPENSSL_cleanse(s, sizeof(*s) + s->len);
+	free(s);
+}
+
+bool nvme_secret_equal(const struct nvme_secret *a, const struct nvme_secret *b)
+{
+	if (!a || !b || a->len != b->len)
+		return false;
+	return CRYPTO_memcmp(a->key, b->key, a->len) == 0;
+}
+
+uint32_t nvme_key_crc32(const void *buf, size_t len)
+{
+	/* ISA-L's reflected IEEE CRC takes the zlib-style seed 0 and does the inversions. */
+	return crc32_gzip_refl(0, (const unsigned char *)buf, len);
+}
+
+int nvme_key_encode_b64crc(const uint8_t *key, size_t len, char *out, size_t outlen)
+{
+	uint8_t buf[NVME_SECRET_MAX + 4];
+	int rc;
+
+	if (!nvme_key_len_valid(len))
+		return -EINVAL;
+	memcpy(buf, key, len);
+	put_le32(buf + len, nvme_key_crc32(key, len));
+	rc = base64_encode(buf, len + 4, out, outlen);
+	OPENSSL_cleanse(buf, sizeof(buf));
+	return rc;
+}
+
+int nvme_key_decode_b64crc(const char *b64, size_t n, struct nvme_secret **out, uint32_t *crc)
+{
+	uint8_t buf[BASE64_DECODED_MAX(NVME_KEY_B64_LEN(NVME_SECRET_MAX))];
+	size_t klen;
+	int rc;
+
+	*out = NULL;
+	if (n > NVME_KEY_B64_LEN(NVME_SECRET_MAX)) /* longer than any allowed key */
+		return -EMSGSIZE;
+	rc = base64_decode(b64, n, buf, sizeof(buf));
+	if (rc < 0)
+		goto out;
+	if (rc < 4 || !nvme_key_len_valid((size_t)rc - 4)) {
+		rc = -EMSGSIZE;
+		goto out;
+	}
+	klen = (size_t)rc - 4;
+	if (get_le32(buf + klen) != nvme_key_crc32(buf, klen)) {
+		rc = -EBADMSG;
+		goto out;
+	}
+	*out = nvme_secret_from(buf, klen);
+	if (!*out) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (crc)
+		*crc = get_le32(buf + klen);
+	rc = 0;
+out:
+	OPENSSL_cleanse(buf, sizeof(buf));
+	return rc;
+}
