@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # tests/interop/lab/guest-init.sh - /init of the interop lab's initramfs (build-guest.sh
 # puts it there), run by the guest kernel with only busybox at hand.
 #
@@ -90,5 +91,6 @@ mkdir -p $R/mnt/host
 mount -t 9p -o "$P9,cache=mmap,access=any" labshare $R/mnt/host ||
 	echo "lab-init: WARNING: the test folder is not mounted at /mnt/host"
 
+# shellcheck disable=SC2093 # only reached when switch_root fails
 exec switch_root $R /bin/bash /run/lab/guest-run.sh
 give_up "switch_root failed"

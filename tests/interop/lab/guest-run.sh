@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/interop/lab/guest-run.sh - PID 1 of the interop lab guest, started by
 # guest-init.sh with the host's bash once the root filesystem is in place. It runs the job
 # that run-in-guest.sh copied into the control folder (/run/lab/job.sh, with the arguments

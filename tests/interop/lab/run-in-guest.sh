@@ -141,8 +141,10 @@ boot() {
 	else
 		# multi-threaded TCG; a plain x86-64 CPU model with SSE4.2 and POPCNT keeps glibc
 		# off the AVX code paths, which TCG emulates slowly
+		# shellcheck disable=SC2054 # the commas belong to qemu's option values
 		cpu=(-accel tcg,thread=multi -cpu qemu64,+ssse3,+sse4.1,+sse4.2,+popcnt)
 	fi
+	# shellcheck disable=SC2054 # the commas belong to qemu's option values
 	local qemu=(qemu-system-x86_64 -name nvmeof-lab -nodefaults -no-user-config -no-reboot
 		-machine pc "${cpu[@]}" "${FIRMWARE[@]}" -m "$LAB_MEM" -smp "$LAB_SMP"
 		-display none -vga none -monitor none -serial stdio
