@@ -67,9 +67,9 @@ nv_deps() {
 			--no-install-recommends "${missing[@]}"
 }
 
-# nv_lab: the qemu lab directory (NVMEOF_LAB, or shared/lab beside the source tree)
+# nv_lab: the qemu lab directory (NVMEOF_LAB, or the tree's own tests/interop/lab)
 nv_lab() {
-	local d=${NVMEOF_LAB:-$NV_TOP/../shared/lab}
+	local d=${NVMEOF_LAB:-$NV_TOP/tests/interop/lab}
 	[ -x "$d/build-guest.sh" ] || return 1
 	(cd "$d" && pwd)
 }

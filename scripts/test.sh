@@ -7,9 +7,9 @@
 #                                   integration tests (interop tests skipped)
 #   scripts/test.sh --no-interop    skip the interop tests (same as NVMEOF_SKIP_INTEROP=1)
 #
-# Environment: NVMEOF_LAB (the qemu lab directory, default ../shared/lab beside the source
-# tree), CI=true (interop tests fail instead of skipping when the lab cannot run),
-# TESTS="..." (run only these tests, as with `make check TESTS=...`).
+# Environment: NVMEOF_LAB (the qemu lab directory, default tests/interop/lab),
+# NVMEOF_LAB_KERNEL (the guest kernel: stable or backports), CI=true (interop tests fail
+# instead of skipping when the lab cannot run), TESTS="..." (only these tests).
 # Last line: "check: N passed, N failed, N skipped" (test programs, from test-suite.log).
 
 . "$(dirname "$0")/lib.sh"
@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
 		;;
 	--no-interop) interop=0 ;;
 	-h | --help)
-		sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*) nv_die "unknown option $1 (see --help)" ;;
@@ -73,14 +73,14 @@ report() {
 }
 
 lab_setup() {
-	local lab
+	local lab kernel=${NVMEOF_LAB_KERNEL:-${LAB_KERNEL:-stable}}
 	if ! lab=$(nv_lab); then
-		echo "no qemu lab found (NVMEOF_LAB or $NV_TOP/../shared/lab): interop tests will skip" \
+		echo "no qemu lab at ${NVMEOF_LAB:-$NV_TOP/tests/interop/lab}: interop tests will skip" \
 			"(or fail under CI=true)"
 		return 0
 	fi
-	echo "qemu lab: $lab"
-	nv_as_root "$lab/build-guest.sh"
+	echo "qemu lab: $lab (LAB_KERNEL=$kernel)"
+	nv_as_root env LAB_KERNEL="$kernel" "$lab/build-guest.sh"
 }
 
 nv_step dependencies nv_deps || nv_die "installing the dependencies failed"

@@ -1,14 +1,16 @@
 # shellcheck shell=bash
 # tests/interop/lib.sh - sourced by the interop tests (tests/interop/*.sh).
 #
-# The Linux kernel host in the qemu lab (a stock Debian kernel, see ../shared/lab beside the
-# source tree) against nvmeof-target running on this machine: the target listens on
+# The Linux kernel host in the qemu lab (a stock Debian kernel, see tests/interop/lab)
+# against nvmeof-target running on this machine: the target listens on
 # 127.0.0.1:PORT and the guest dials 10.0.2.2:PORT, which qemu user networking maps to the
 # host's 127.0.0.1.
 #
 # Environment:
 #   NVMEOF_SKIP_INTEROP=1        skip these tests (exit 77)
-#   NVMEOF_LAB=DIR               the lab (default: $top_srcdir/../shared/lab)
+#   NVMEOF_LAB=DIR               the lab (default: $top_srcdir/tests/interop/lab)
+#   NVMEOF_LAB_KERNEL=K          the guest kernel: stable (default, Debian 12's 6.1) or
+#                                backports (6.12); LAB_KERNEL is honoured as well
 #   NVMEOF_INTEROP_TARGET=nvmet  reference run: the same guest checks against the Linux
 #                                kernel target (nvmet-tcp) inside the guest instead of
 #                                nvmeof-target (checks the lab and the test itself)
@@ -81,10 +83,13 @@ ix_init() {
 	*) ix_log "NVMEOF_INTEROP_TARGET must be nvmeof or nvmet"; exit 99 ;;
 	esac
 
-	IX_LAB=${NVMEOF_LAB:-$top_srcdir/../shared/lab}
+	IX_LAB=${NVMEOF_LAB:-$top_srcdir/tests/interop/lab}
 	[ -x "$IX_LAB/run-in-guest.sh" ] && [ -x "$IX_LAB/build-guest.sh" ] ||
 		ix_cannot_run "no qemu lab at $IX_LAB (set NVMEOF_LAB to the lab directory)"
 	IX_LAB=$(cd "$IX_LAB" && pwd)
+	# the kernel both build-guest.sh and every run-in-guest.sh of the test use
+	LAB_KERNEL=${NVMEOF_LAB_KERNEL:-${LAB_KERNEL:-stable}}
+	export LAB_KERNEL
 	[ "$(id -u)" = 0 ] || ix_cannot_run "the qemu lab needs root"
 	if [ "$IX_REF" = nvmeof ] && [ ! -x "$IX_TARGET_BIN" ]; then
 		ix_log "no $IX_TARGET_BIN (build first)"
@@ -99,7 +104,7 @@ ix_init() {
 	# build-guest.sh is idempotent (under a second once the kernel and initramfs exist)
 	if ! "$IX_LAB/build-guest.sh" > "$IX_DIR/build-guest.log" 2>&1; then
 		tail -n 20 "$IX_DIR/build-guest.log"
-		ix_cannot_run "the lab's build-guest.sh failed (log above)"
+		ix_cannot_run "the lab's build-guest.sh (LAB_KERNEL=$LAB_KERNEL) failed (log above)"
 	fi
 	command -v ss > /dev/null || ix_cannot_run "ss (iproute2) missing"
 
@@ -171,7 +176,8 @@ ix_stop_target() {
 # ix_guest CMDFILE ARGS...: run CMDFILE in the lab guest with $IX_DIR at /mnt/host; the
 # console goes to stdout and $IX_DIR/console.log. Sets IX_GUEST_RC.
 ix_guest() {
-	ix_log "lab guest: $(basename "$1") ${*:2} (LAB_SMP=${LAB_SMP:-2}, LAB_TIMEOUT=${LAB_TIMEOUT:-600})"
+	ix_log "lab guest: $(basename "$1") ${*:2} (LAB_KERNEL=$LAB_KERNEL, LAB_SMP=${LAB_SMP:-2}," \
+		"LAB_TIMEOUT=${LAB_TIMEOUT:-600})"
 	# a kernel oops in the guest ends the run at once (status 125) instead of at the timeout
 	LAB_SHARE=$IX_DIR LAB_TIMEOUT=${LAB_TIMEOUT:-600} LAB_APPEND="oops=panic ${LAB_APPEND:-}" \
 		"$IX_LAB/run-in-guest.sh" "$@" > "$IX_DIR/console.log" 2>&1 &

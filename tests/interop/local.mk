@@ -1,14 +1,20 @@
 # tests/interop/: the Linux kernel host in the qemu lab against nvmeof-target (lib.sh).
 # They skip (exit 77) where the lab cannot run, except under CI=true, and take a lock so
-# only one lab guest runs at a time.
+# only one lab guest runs at a time. The lab itself is tests/interop/lab; lab-selftest.sh
+# checks it in one boot.
 interop_tests = \
+	tests/interop/lab-selftest.sh \
 	tests/interop/kernel-host-tcp.sh \
 	tests/interop/kernel-host-digest.sh \
 	tests/interop/initiator-nvmet.sh
 TESTS += $(interop_tests)
 dist_check_SCRIPTS += $(interop_tests)
 EXTRA_DIST += tests/interop/lib.sh tests/interop/guest-kernel-host.sh \
-	tests/interop/guest-nvmet-target.sh
+	tests/interop/guest-nvmet-target.sh tests/interop/guest-lab-selftest.sh
+# the lab harness: build-guest.sh and run-in-guest.sh are run from the source tree
+EXTRA_DIST += tests/interop/lab/README.md tests/interop/lab/build-guest.sh \
+	tests/interop/lab/run-in-guest.sh tests/interop/lab/guest-init.sh \
+	tests/interop/lab/guest-run.sh
 # NVMe/RDMA over soft-RoCE, everything inside the guest (skipped when built without RDMA).
 rdma_interop_tests = tests/interop/rdma-kernel-host.sh tests/interop/rdma-initiator.sh
 TESTS += $(rdma_interop_tests)

@@ -89,7 +89,8 @@ px_stop() {
 # the guest scripts source guest-prod-lib.sh from the share
 px_guest_start() {
 	cp "$top_srcdir/tests/interop/guest-prod-lib.sh" "$IX_DIR/" || exit 99
-	ix_log "lab guest: $(basename "$1") ${*:2} (LAB_SMP=${LAB_SMP:-2}, LAB_TIMEOUT=${LAB_TIMEOUT:-600})"
+	ix_log "lab guest: $(basename "$1") ${*:2} (LAB_KERNEL=$LAB_KERNEL, LAB_SMP=${LAB_SMP:-2}," \
+		"LAB_TIMEOUT=${LAB_TIMEOUT:-600})"
 	LAB_SHARE=$IX_DIR LAB_TIMEOUT=${LAB_TIMEOUT:-600} LAB_APPEND="oops=panic ${LAB_APPEND:-}" \
 		"$IX_LAB/run-in-guest.sh" "$@" > "$IX_DIR/console.log" 2>&1 9>&- &
 	IX_GUEST_PID=$!
