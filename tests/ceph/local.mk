@@ -1,0 +1,8 @@
+# tests/ceph/: a one-node Ceph cluster for tests (ceph-cluster.sh) and librbd's
+# asynchronous C API against it (rbd_aio_probe, built when configure finds librbd).
+if HAVE_RBD
+check_PROGRAMS += tests/ceph/rbd_aio_probe
+tests_ceph_rbd_aio_probe_SOURCES = tests/ceph/rbd_aio_probe.c
+tests_ceph_rbd_aio_probe_LDADD = $(RBD_LIBS)
+endif
+EXTRA_DIST += tests/ceph/ceph-cluster.sh
