@@ -10,7 +10,8 @@ NV_DEPS=(build-essential autoconf automake libtool pkg-config
 	libev-dev libssl-dev libisal-dev liburing-dev libjson-c-dev libcunit1-dev
 	libibverbs-dev librdmacm-dev
 	nvme-cli fio libiscsi-bin tgt open-iscsi e2fsprogs iproute2 util-linux
-	clang libclang-rt-14-dev clang-format)
+	clang libclang-rt-14-dev clang-format
+	ceph-mon ceph-mgr ceph-osd ceph-common librbd-dev librados-dev libmicrohttpd-dev prometheus)
 
 NV_STEPS=()
 nv_log() { echo "== $(basename "$0"): $*"; }
