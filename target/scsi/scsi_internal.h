@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Internals shared by scsi_xlate.c (block commands, NVMe side) and spc.c
- * (immediate SPC responses: INQUIRY, VPD, MODE SENSE/SELECT, REPORT LUNS, RSOC). */
+/* Internals of the translation, shared by scsi_xlate.c (command table, dispatch, NVMe side),
+ * sbc.c (block commands), spc.c (INQUIRY, VPD, MODE SENSE/SELECT, REPORT LUNS, RSOC) and
+ * spc_pr.c (persistent reservations). */
 #ifndef NVMEOF_TARGET_SCSI_XLATE_INT_H
 #define NVMEOF_TARGET_SCSI_XLATE_INT_H
 
@@ -41,6 +42,36 @@ static inline void xlate_done_data(struct xctx *x, uint32_t len)
 	x->plan->xfer_len = x->plan->alloc_len;
 }
 
+/* The LU refuses writes: namespace write protected or MODE SELECT set SWP. */
+static inline bool lu_write_protected(const struct scsi_lu *lu)
+{
+	return lu->read_only || (lu->mode && __atomic_load_n(&lu->mode->swp, __ATOMIC_RELAXED));
+}
+
+/* Block command handlers (sbc.c) */
+void sbc_test_unit_ready(struct xctx *x);
+void sbc_start_stop(struct xctx *x);
+void sbc_read(struct xctx *x);
+void sbc_write(struct xctx *x);
+void sbc_verify(struct xctx *x);
+void sbc_compare_and_write(struct xctx *x);
+void sbc_sync_cache(struct xctx *x);
+void sbc_prefetch(struct xctx *x);
+void sbc_write_same(struct xctx *x);
+void sbc_unmap(struct xctx *x);
+void sbc_read_capacity10(struct xctx *x);
+void sbc_read_capacity16(struct xctx *x);
+void sbc_get_lba_status(struct xctx *x);
+/* Their data-out and data-in */
+bool sbc_unmap_data(const struct scsi_lu *lu, struct scsi_plan *p, const uint8_t *d,
+		    uint32_t len, uint8_t *scratch, uint32_t scratch_len);
+bool sbc_write_same_data(const struct scsi_lu *lu, struct scsi_plan *p, const uint8_t *data,
+			 uint32_t len);
+void sbc_lba_status_finish(struct scsi_plan *p, uint8_t *buf, uint32_t buf_len,
+			   const uint8_t *d, uint32_t len);
+/* Blocks one NVMe data command may move (MDTS and the NLB field). */
+uint32_t sbc_cmd_max_blocks(const struct scsi_lu *lu);
+
 /* SPC handlers (spc.c) */
 void spc_inquiry(struct xctx *x);
 void spc_request_sense(struct xctx *x);
@@ -70,7 +101,7 @@ void xlate_lba_out_of_range(struct scsi_plan *plan);
 #define RESV_REPORT_HDR 64
 #define RESV_REPORT_REG 64
 
-/* Largest COMPARE AND WRITE we accept, in blocks (Block Limits VPD byte 5). */
+/* Largest COMPARE AND WRITE we accept, in blocks (Block Limits VPD byte 5; sbc.c). */
 uint32_t sbc_max_caw_blocks(const struct scsi_lu *lu);
 
 #endif

@@ -39,11 +39,6 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
-static bool lu_wp(const struct scsi_lu *lu)
-{
-	return lu->read_only || (lu->mode && __atomic_load_n(&lu->mode->swp, __ATOMIC_RELAXED));
-}
-
 /* ---- INQUIRY ------------------------------------------------------------------------------ */
 
 static uint32_t inquiry_standard(struct xctx *x, uint8_t *b)
@@ -379,12 +374,12 @@ void spc_mode_sense(struct xctx *x)
 	}
 	if (ten) {
 		put_be16(&b[0], (uint16_t)(len - 2));
-		b[3] = SCSI_MODE_DSP_DPOFUA | (lu_wp(lu) ? SCSI_MODE_DSP_WP : 0);
+		b[3] = SCSI_MODE_DSP_DPOFUA | (lu_write_protected(lu) ? SCSI_MODE_DSP_WP : 0);
 		b[4] = llbaa ? 0x01 : 0;
 		put_be16(&b[6], (uint16_t)bdl);
 	} else {
 		b[0] = (uint8_t)(len - 1);
-		b[2] = SCSI_MODE_DSP_DPOFUA | (lu_wp(lu) ? SCSI_MODE_DSP_WP : 0);
+		b[2] = SCSI_MODE_DSP_DPOFUA | (lu_write_protected(lu) ? SCSI_MODE_DSP_WP : 0);
 		b[3] = (uint8_t)bdl;
 	}
 	xlate_done_data(x, len);
