@@ -13,9 +13,15 @@
 #include "core/lba_status.h"
 #include "scsi_internal.h"
 
-static void write_protected(struct scsi_plan *plan)
+/* A command whose row asks for the write-protect check (WRITE, WRITE AND VERIFY, WRITE
+ * SAME, UNMAP, COMPARE AND WRITE) is refused on a write-protected LU; the handlers call this
+ * once the CDB's fields are valid, so a bad field is reported first. */
+static bool wp_refused(struct xctx *x)
 {
-	scsi_plan_check_condition(plan, SCSI_SK_DATA_PROTECT, SCSI_ASC_WRITE_PROTECTED);
+	if (!(x->desc->flags & SCSI_CMD_WP_CHECK) || !lu_write_protected(x->lu))
+		return false;
+	scsi_plan_check_condition(x->plan, SCSI_SK_DATA_PROTECT, SCSI_ASC_WRITE_PROTECTED);
+	return true;
 }
 
 static bool range_ok(const struct scsi_lu *lu, uint64_t lba, uint64_t n)
@@ -131,10 +137,8 @@ void sbc_write(struct xctx *x)
 	rw_fields(c, &lba, &tl, &tl_byte);
 	if (!rw_check(x, lba, tl, c[0] == SCSI_OP_WRITE6 ? 0 : c[1] >> 5, true, tl_byte))
 		return;
-	if (lu_write_protected(x->lu)) {
-		write_protected(x->plan);
+	if (wp_refused(x))
 		return;
-	}
 	plan_rw(x, SCSI_XOP_WRITE, lba, tl, c[0] != SCSI_OP_WRITE6 && (c[1] & 0x08));
 	x->plan->dir = SCSI_DIR_OUT;
 	x->plan->xfer_len = tl * x->lu->block_size;
@@ -179,10 +183,8 @@ void sbc_verify(struct xctx *x)
 	data = write || bytchk != 0;
 	if (!rw_check(x, lba, tl, c[1] >> 5, data, tl_byte))
 		return;
-	if (write && lu_write_protected(x->lu)) {
-		write_protected(x->plan);
+	if (wp_refused(x))
 		return;
-	}
 	if (write) {
 		plan_rw(x, SCSI_XOP_WRITE_VERIFY, lba, tl, true);
 		x->plan->bytchk = bytchk;
@@ -229,10 +231,8 @@ void sbc_compare_and_write(struct xctx *x)
 		xlate_lba_out_of_range(x->plan);
 		return;
 	}
-	if (lu_write_protected(x->lu)) {
-		write_protected(x->plan);
+	if (wp_refused(x))
 		return;
-	}
 	plan_rw(x, SCSI_XOP_COMPARE_AND_WRITE, lba, n, c[1] & 0x08);
 	if (n) {
 		x->plan->dir = SCSI_DIR_OUT;
@@ -334,10 +334,8 @@ void sbc_write_same(struct xctx *x)
 		xlate_lba_out_of_range(p);
 		return;
 	}
-	if (lu_write_protected(x->lu)) {
-		write_protected(p);
+	if (wp_refused(x))
 		return;
-	}
 	p->op = SCSI_XOP_WRITE_SAME;
 	p->lba = p->next_lba = lba;
 	p->nblocks = n;
@@ -364,10 +362,8 @@ void sbc_unmap(struct xctx *x)
 		scsi_plan_invalid_field(x->plan, true, 1, 0);
 		return;
 	}
-	if (lu_write_protected(x->lu)) {
-		write_protected(x->plan);
+	if (wp_refused(x))
 		return;
-	}
 	if (len == 0) {
 		x->plan->op = SCSI_XOP_DONE;
 		return;

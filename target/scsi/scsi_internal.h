@@ -7,6 +7,8 @@
 
 #include "scsi_xlate.h"
 
+struct scsi_cmd_desc;
+
 /* Per-call translation context. */
 struct xctx {
 	const struct scsi_port *port;
@@ -15,22 +17,45 @@ struct xctx {
 	struct scsi_plan *plan;
 	uint8_t *buf;
 	uint32_t buf_len;
+	const struct scsi_cmd_desc *desc; /* the command's table row */
 };
 
-/* One supported command: CDB usage data (SPC-4 REPORT SUPPORTED OPERATION CODES) doubles
- * as the reserved-bit mask every CDB is checked against before its handler runs. */
+/* Service actions: CDB byte 1 bits 4:0 of the opcodes that have them. */
+#define SCSI_SA_COUNT 32
+
+/* What a command needs before or while its handler runs (scsi_cmd_desc.flags). */
+#define SCSI_CMD_NEEDS_LU 0x01	/* refused (LOGICAL UNIT NOT SUPPORTED) without a logical unit */
+#define SCSI_CMD_WP_CHECK 0x02	/* refused (WRITE PROTECTED) on a write-protected LU, checked
+				 * by the handler once the CDB's fields are valid */
+#define SCSI_CMD_RESV6_OK 0x04	/* runs while another I_T nexus holds a RESERVE(6) */
+#define SCSI_CMD_SA_FIELD 0x08	/* an unknown service action is INVALID FIELD IN CDB (byte 1
+				 * bit 4), not INVALID COMMAND OPERATION CODE */
+
+/*
+ * One row of the command table, indexed by opcode (and for opcodes with service actions, a
+ * second table indexed by service action). A row with cdb_len 0 is an unsupported command.
+ * The CDB usage data (SPC-4 REPORT SUPPORTED OPERATION CODES) doubles as the reserved-bit
+ * mask every CDB is checked against before its handler runs; in a service action row the
+ * low 5 bits of usage[1] are the service action field (all ones: any value allowed there).
+ */
 struct scsi_cmd_desc {
-	uint8_t opcode;
-	bool has_sa;
-	uint8_t sa;
+	void (*handler)(struct xctx *x);	/* NULL in an opcode row with service actions */
+	const struct scsi_cmd_desc *sa;		/* [SCSI_SA_COUNT] service action rows, or NULL */
 	uint8_t cdb_len;
-	bool needs_lu;		/* refused (LUN NOT SUPPORTED) without a logical unit */
+	uint8_t dir;				/* enum scsi_dir: data moved when there is some */
+	uint8_t flags;				/* SCSI_CMD_* */
 	uint8_t usage[16];
-	void (*handler)(struct xctx *x);
 };
 
-extern const struct scsi_cmd_desc scsi_cmd_table[];
-extern const unsigned int scsi_cmd_table_len;
+extern const struct scsi_cmd_desc scsi_cmd_table[256];
+
+/*
+ * The row of the command @opcode with service action @sa (ignored when the opcode has none),
+ * or NULL when that command is not supported. @op_row (may be NULL) receives the opcode's
+ * row when the opcode itself is supported, NULL otherwise.
+ */
+const struct scsi_cmd_desc *scsi_cmd_lookup(uint8_t opcode, uint16_t sa,
+					    const struct scsi_cmd_desc **op_row);
 
 /* Finish an immediate command with @len bytes of data in x->buf (allocation length
  * applied by the caller through plan->alloc_len). */

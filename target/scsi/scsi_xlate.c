@@ -428,112 +428,199 @@ void scsi_xlate_finish(const struct scsi_port *port, const struct scsi_lu *lu,
 
 #define CTL 0x04 /* CONTROL byte: NACA is the only bit evaluated (and refused when set) */
 
-const struct scsi_cmd_desc scsi_cmd_table[] = {
-	{ SCSI_OP_TEST_UNIT_READY, false, 0, 6, true, { 0x00, 0, 0, 0, 0, CTL },
-	  sbc_test_unit_ready },
-	{ SCSI_OP_REQUEST_SENSE, false, 0, 6, false, { 0x03, 0x01, 0, 0, 0xff, CTL },
-	  spc_request_sense },
-	{ SCSI_OP_READ6, false, 0, 6, true, { 0x08, 0x1f, 0xff, 0xff, 0xff, CTL }, sbc_read },
-	{ SCSI_OP_WRITE6, false, 0, 6, true, { 0x0a, 0x1f, 0xff, 0xff, 0xff, CTL }, sbc_write },
-	{ SCSI_OP_INQUIRY, false, 0, 6, false, { 0x12, 0x01, 0xff, 0xff, 0xff, CTL },
-	  spc_inquiry },
-	{ SCSI_OP_MODE_SELECT6, false, 0, 6, true, { 0x15, 0x11, 0, 0, 0xff, CTL },
-	  spc_mode_select },
-	{ SCSI_OP_RESERVE6, false, 0, 6, true, { 0x16, 0, 0, 0, 0, CTL }, spc_reserve_release },
-	{ SCSI_OP_RELEASE6, false, 0, 6, true, { 0x17, 0, 0, 0, 0, CTL }, spc_reserve_release },
-	{ SCSI_OP_MODE_SENSE6, false, 0, 6, true, { 0x1a, 0x08, 0xff, 0xff, 0xff, CTL },
-	  spc_mode_sense },
-	{ SCSI_OP_START_STOP_UNIT, false, 0, 6, true, { 0x1b, 0x01, 0, 0x0f, 0xf7, CTL },
-	  sbc_start_stop },
-	{ SCSI_OP_READ_CAPACITY10, false, 0, 10, true,
-	  { 0x25, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, CTL }, sbc_read_capacity10 },
-	{ SCSI_OP_READ10, false, 0, 10, true,
-	  { 0x28, 0xfc, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, CTL }, sbc_read },
-	{ SCSI_OP_WRITE10, false, 0, 10, true,
-	  { 0x2a, 0xf8, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, CTL }, sbc_write },
-	{ SCSI_OP_WRITE_VERIFY10, false, 0, 10, true,
-	  { 0x2e, 0xf6, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, CTL }, sbc_verify },
-	{ SCSI_OP_VERIFY10, false, 0, 10, true,
-	  { 0x2f, 0xf6, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, CTL }, sbc_verify },
-	{ SCSI_OP_PRE_FETCH10, false, 0, 10, true,
-	  { 0x34, 0x02, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, CTL }, sbc_prefetch },
-	{ SCSI_OP_SYNC_CACHE10, false, 0, 10, true,
-	  { 0x35, 0x02, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, CTL }, sbc_sync_cache },
-	{ SCSI_OP_WRITE_SAME10, false, 0, 10, true,
-	  { 0x41, 0xfe, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, CTL }, sbc_write_same },
-	{ SCSI_OP_UNMAP, false, 0, 10, true, { 0x42, 0x01, 0, 0, 0, 0, 0x1f, 0xff, 0xff, CTL },
-	  sbc_unmap },
-	{ SCSI_OP_MODE_SELECT10, false, 0, 10, true, { 0x55, 0x11, 0, 0, 0, 0, 0, 0xff, 0xff, CTL },
-	  spc_mode_select },
-	{ SCSI_OP_MODE_SENSE10, false, 0, 10, true,
-	  { 0x5a, 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff, CTL }, spc_mode_sense },
-	{ SCSI_OP_PERSISTENT_RESERVE_IN, true, SCSI_PR_IN_READ_KEYS, 10, true,
-	  { 0x5e, 0x1f, 0, 0, 0, 0, 0, 0xff, 0xff, CTL }, spc_pr_in },
-	{ SCSI_OP_PERSISTENT_RESERVE_IN, true, SCSI_PR_IN_READ_RESERVATION, 10, true,
-	  { 0x5e, 0x1f, 0, 0, 0, 0, 0, 0xff, 0xff, CTL }, spc_pr_in },
-	{ SCSI_OP_PERSISTENT_RESERVE_IN, true, SCSI_PR_IN_REPORT_CAPABILITIES, 10, true,
-	  { 0x5e, 0x1f, 0, 0, 0, 0, 0, 0xff, 0xff, CTL }, spc_pr_in },
-	{ SCSI_OP_PERSISTENT_RESERVE_IN, true, SCSI_PR_IN_READ_FULL_STATUS, 10, true,
-	  { 0x5e, 0x1f, 0, 0, 0, 0, 0, 0xff, 0xff, CTL }, spc_pr_in },
-	{ SCSI_OP_PERSISTENT_RESERVE_OUT, true, SCSI_PR_OUT_REGISTER, 10, true,
-	  { 0x5f, 0x1f, 0xff, 0, 0, 0xff, 0xff, 0xff, 0xff, CTL }, spc_pr_out },
-	{ SCSI_OP_PERSISTENT_RESERVE_OUT, true, SCSI_PR_OUT_RESERVE, 10, true,
-	  { 0x5f, 0x1f, 0xff, 0, 0, 0xff, 0xff, 0xff, 0xff, CTL }, spc_pr_out },
-	{ SCSI_OP_PERSISTENT_RESERVE_OUT, true, SCSI_PR_OUT_RELEASE, 10, true,
-	  { 0x5f, 0x1f, 0xff, 0, 0, 0xff, 0xff, 0xff, 0xff, CTL }, spc_pr_out },
-	{ SCSI_OP_PERSISTENT_RESERVE_OUT, true, SCSI_PR_OUT_CLEAR, 10, true,
-	  { 0x5f, 0x1f, 0xff, 0, 0, 0xff, 0xff, 0xff, 0xff, CTL }, spc_pr_out },
-	{ SCSI_OP_PERSISTENT_RESERVE_OUT, true, SCSI_PR_OUT_PREEMPT, 10, true,
-	  { 0x5f, 0x1f, 0xff, 0, 0, 0xff, 0xff, 0xff, 0xff, CTL }, spc_pr_out },
-	{ SCSI_OP_PERSISTENT_RESERVE_OUT, true, SCSI_PR_OUT_PREEMPT_AND_ABORT, 10, true,
-	  { 0x5f, 0x1f, 0xff, 0, 0, 0xff, 0xff, 0xff, 0xff, CTL }, spc_pr_out },
-	{ SCSI_OP_PERSISTENT_RESERVE_OUT, true, SCSI_PR_OUT_REGISTER_AND_IGNORE, 10, true,
-	  { 0x5f, 0x1f, 0xff, 0, 0, 0xff, 0xff, 0xff, 0xff, CTL }, spc_pr_out },
-	{ SCSI_OP_READ16, false, 0, 16, true,
-	  { 0x88, 0xfc, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-	    0x1f, CTL }, sbc_read },
-	{ SCSI_OP_COMPARE_AND_WRITE, false, 0, 16, true,
-	  { 0x89, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0xff, 0x1f,
-	    CTL }, sbc_compare_and_write },
-	{ SCSI_OP_WRITE16, false, 0, 16, true,
-	  { 0x8a, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-	    0x1f, CTL }, sbc_write },
-	{ SCSI_OP_WRITE_VERIFY16, false, 0, 16, true,
-	  { 0x8e, 0xf6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-	    0x1f, CTL }, sbc_verify },
-	{ SCSI_OP_VERIFY16, false, 0, 16, true,
-	  { 0x8f, 0xf6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-	    0x1f, CTL }, sbc_verify },
-	{ SCSI_OP_PRE_FETCH16, false, 0, 16, true,
-	  { 0x90, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-	    0x1f, CTL }, sbc_prefetch },
-	{ SCSI_OP_SYNC_CACHE16, false, 0, 16, true,
-	  { 0x91, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-	    0x1f, CTL }, sbc_sync_cache },
-	{ SCSI_OP_WRITE_SAME16, false, 0, 16, true,
-	  { 0x93, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-	    0x1f, CTL }, sbc_write_same },
-	{ SCSI_OP_SERVICE_ACTION_IN16, true, SCSI_SAI_READ_CAPACITY16, 16, true,
-	  { 0x9e, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-	    0x01, CTL }, sbc_read_capacity16 },
-	{ SCSI_OP_SERVICE_ACTION_IN16, true, SCSI_SAI_GET_LBA_STATUS, 16, true,
-	  { 0x9e, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-	    0, CTL }, sbc_get_lba_status },
-	{ SCSI_OP_REPORT_LUNS, false, 0, 12, false,
-	  { 0xa0, 0, 0xff, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, CTL }, spc_report_luns },
-	{ SCSI_OP_MAINTENANCE_IN, true, SCSI_MI_REPORT_SUPPORTED_OPCODES, 12, false,
-	  { 0xa3, 0x1f, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, CTL },
-	  spc_report_opcodes },
-	{ SCSI_OP_READ12, false, 0, 12, true,
-	  { 0xa8, 0xfc, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, CTL }, sbc_read },
-	{ SCSI_OP_WRITE12, false, 0, 12, true,
-	  { 0xaa, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, CTL }, sbc_write },
-	{ SCSI_OP_WRITE_VERIFY12, false, 0, 12, true,
-	  { 0xae, 0xf6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, CTL }, sbc_verify },
-	{ SCSI_OP_VERIFY12, false, 0, 12, true,
-	  { 0xaf, 0xf6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, CTL }, sbc_verify },
+/* Row flags, short */
+#define LU SCSI_CMD_NEEDS_LU
+#define WP SCSI_CMD_WP_CHECK
+#define R6 SCSI_CMD_RESV6_OK
+
+/* Usage data of the CDB sizes the block commands share (byte 0: opcode, byte 1: flags). */
+#define USAGE_RW10(op, b1) { op, b1, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, CTL }
+#define USAGE_RW12(op, b1) { op, b1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, CTL }
+#define USAGE_RW16(op, b1)                                                                     \
+	{ op, b1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f,  \
+	  CTL }
+
+/* PERSISTENT RESERVE IN (5Eh) service actions */
+#define PR_IN(h)                                                                               \
+	{ .handler = h, .cdb_len = 10, .dir = SCSI_DIR_IN, .flags = LU,                          \
+	  .usage = { 0x5e, 0x1f, 0, 0, 0, 0, 0, 0xff, 0xff, CTL } }
+static const struct scsi_cmd_desc pr_in_sa[SCSI_SA_COUNT] = {
+	[SCSI_PR_IN_READ_KEYS] = PR_IN(spc_pr_in),
+	[SCSI_PR_IN_READ_RESERVATION] = PR_IN(spc_pr_in),
+	[SCSI_PR_IN_REPORT_CAPABILITIES] = PR_IN(spc_pr_in),
+	[SCSI_PR_IN_READ_FULL_STATUS] = PR_IN(spc_pr_in),
 };
-const unsigned int scsi_cmd_table_len = sizeof(scsi_cmd_table) / sizeof(scsi_cmd_table[0]);
+
+/* PERSISTENT RESERVE OUT (5Fh) service actions (REGISTER AND MOVE is not supported) */
+#define PR_OUT(h)                                                                              \
+	{ .handler = h, .cdb_len = 10, .dir = SCSI_DIR_OUT, .flags = LU,                         \
+	  .usage = { 0x5f, 0x1f, 0xff, 0, 0, 0xff, 0xff, 0xff, 0xff, CTL } }
+static const struct scsi_cmd_desc pr_out_sa[SCSI_SA_COUNT] = {
+	[SCSI_PR_OUT_REGISTER] = PR_OUT(spc_pr_out),
+	[SCSI_PR_OUT_RESERVE] = PR_OUT(spc_pr_out),
+	[SCSI_PR_OUT_RELEASE] = PR_OUT(spc_pr_out),
+	[SCSI_PR_OUT_CLEAR] = PR_OUT(spc_pr_out),
+	[SCSI_PR_OUT_PREEMPT] = PR_OUT(spc_pr_out),
+	[SCSI_PR_OUT_PREEMPT_AND_ABORT] = PR_OUT(spc_pr_out),
+	[SCSI_PR_OUT_REGISTER_AND_IGNORE] = PR_OUT(spc_pr_out),
+};
+
+/* SERVICE ACTION IN(16) (9Eh) */
+static const struct scsi_cmd_desc sai16_sa[SCSI_SA_COUNT] = {
+	[SCSI_SAI_READ_CAPACITY16] = {
+		.handler = sbc_read_capacity16, .cdb_len = 16, .dir = SCSI_DIR_IN, .flags = LU,
+		.usage = { 0x9e, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+			   0xff, 0xff, 0x01, CTL } },
+	[SCSI_SAI_GET_LBA_STATUS] = {
+		.handler = sbc_get_lba_status, .cdb_len = 16, .dir = SCSI_DIR_IN, .flags = LU,
+		.usage = { 0x9e, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+			   0xff, 0xff, 0, CTL } },
+};
+
+/* MAINTENANCE IN (A3h) */
+static const struct scsi_cmd_desc maint_in_sa[SCSI_SA_COUNT] = {
+	[SCSI_MI_REPORT_SUPPORTED_OPCODES] = {
+		.handler = spc_report_opcodes, .cdb_len = 12, .dir = SCSI_DIR_IN, .flags = R6,
+		.usage = { 0xa3, 0x1f, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, CTL } },
+};
+
+const struct scsi_cmd_desc scsi_cmd_table[256] = {
+	[SCSI_OP_TEST_UNIT_READY] = {
+		.handler = sbc_test_unit_ready, .cdb_len = 6, .dir = SCSI_DIR_NONE, .flags = LU,
+		.usage = { 0x00, 0, 0, 0, 0, CTL } },
+	[SCSI_OP_REQUEST_SENSE] = {
+		.handler = spc_request_sense, .cdb_len = 6, .dir = SCSI_DIR_IN, .flags = R6,
+		.usage = { 0x03, 0x01, 0, 0, 0xff, CTL } },
+	[SCSI_OP_READ6] = {
+		.handler = sbc_read, .cdb_len = 6, .dir = SCSI_DIR_IN, .flags = LU,
+		.usage = { 0x08, 0x1f, 0xff, 0xff, 0xff, CTL } },
+	[SCSI_OP_WRITE6] = {
+		.handler = sbc_write, .cdb_len = 6, .dir = SCSI_DIR_OUT, .flags = LU | WP,
+		.usage = { 0x0a, 0x1f, 0xff, 0xff, 0xff, CTL } },
+	[SCSI_OP_INQUIRY] = {
+		.handler = spc_inquiry, .cdb_len = 6, .dir = SCSI_DIR_IN, .flags = R6,
+		.usage = { 0x12, 0x01, 0xff, 0xff, 0xff, CTL } },
+	[SCSI_OP_MODE_SELECT6] = {
+		.handler = spc_mode_select, .cdb_len = 6, .dir = SCSI_DIR_OUT, .flags = LU,
+		.usage = { 0x15, 0x11, 0, 0, 0xff, CTL } },
+	[SCSI_OP_RESERVE6] = {
+		.handler = spc_reserve_release, .cdb_len = 6, .dir = SCSI_DIR_NONE, .flags = LU,
+		.usage = { 0x16, 0, 0, 0, 0, CTL } },
+	[SCSI_OP_RELEASE6] = {
+		.handler = spc_reserve_release, .cdb_len = 6, .dir = SCSI_DIR_NONE,
+		.flags = LU | R6, .usage = { 0x17, 0, 0, 0, 0, CTL } },
+	[SCSI_OP_MODE_SENSE6] = {
+		.handler = spc_mode_sense, .cdb_len = 6, .dir = SCSI_DIR_IN, .flags = LU,
+		.usage = { 0x1a, 0x08, 0xff, 0xff, 0xff, CTL } },
+	[SCSI_OP_START_STOP_UNIT] = {
+		.handler = sbc_start_stop, .cdb_len = 6, .dir = SCSI_DIR_NONE, .flags = LU,
+		.usage = { 0x1b, 0x01, 0, 0x0f, 0xf7, CTL } },
+	[SCSI_OP_READ_CAPACITY10] = {
+		.handler = sbc_read_capacity10, .cdb_len = 10, .dir = SCSI_DIR_IN, .flags = LU,
+		.usage = { 0x25, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, CTL } },
+	[SCSI_OP_READ10] = {
+		.handler = sbc_read, .cdb_len = 10, .dir = SCSI_DIR_IN, .flags = LU,
+		.usage = USAGE_RW10(0x28, 0xfc) },
+	[SCSI_OP_WRITE10] = {
+		.handler = sbc_write, .cdb_len = 10, .dir = SCSI_DIR_OUT, .flags = LU | WP,
+		.usage = USAGE_RW10(0x2a, 0xf8) },
+	[SCSI_OP_WRITE_VERIFY10] = {
+		.handler = sbc_verify, .cdb_len = 10, .dir = SCSI_DIR_OUT, .flags = LU | WP,
+		.usage = USAGE_RW10(0x2e, 0xf6) },
+	[SCSI_OP_VERIFY10] = {
+		.handler = sbc_verify, .cdb_len = 10, .dir = SCSI_DIR_OUT, .flags = LU,
+		.usage = USAGE_RW10(0x2f, 0xf6) },
+	[SCSI_OP_PRE_FETCH10] = {
+		.handler = sbc_prefetch, .cdb_len = 10, .dir = SCSI_DIR_NONE, .flags = LU,
+		.usage = USAGE_RW10(0x34, 0x02) },
+	[SCSI_OP_SYNC_CACHE10] = {
+		.handler = sbc_sync_cache, .cdb_len = 10, .dir = SCSI_DIR_NONE, .flags = LU,
+		.usage = USAGE_RW10(0x35, 0x02) },
+	[SCSI_OP_WRITE_SAME10] = {
+		.handler = sbc_write_same, .cdb_len = 10, .dir = SCSI_DIR_OUT, .flags = LU | WP,
+		.usage = USAGE_RW10(0x41, 0xfe) },
+	[SCSI_OP_UNMAP] = {
+		.handler = sbc_unmap, .cdb_len = 10, .dir = SCSI_DIR_OUT, .flags = LU | WP,
+		.usage = { 0x42, 0x01, 0, 0, 0, 0, 0x1f, 0xff, 0xff, CTL } },
+	[SCSI_OP_MODE_SELECT10] = {
+		.handler = spc_mode_select, .cdb_len = 10, .dir = SCSI_DIR_OUT, .flags = LU,
+		.usage = { 0x55, 0x11, 0, 0, 0, 0, 0, 0xff, 0xff, CTL } },
+	[SCSI_OP_MODE_SENSE10] = {
+		.handler = spc_mode_sense, .cdb_len = 10, .dir = SCSI_DIR_IN, .flags = LU,
+		.usage = { 0x5a, 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff, CTL } },
+	[SCSI_OP_PERSISTENT_RESERVE_IN] = {
+		.sa = pr_in_sa, .cdb_len = 10, .dir = SCSI_DIR_IN,
+		.flags = LU | SCSI_CMD_SA_FIELD },
+	[SCSI_OP_PERSISTENT_RESERVE_OUT] = {
+		.sa = pr_out_sa, .cdb_len = 10, .dir = SCSI_DIR_OUT,
+		.flags = LU | SCSI_CMD_SA_FIELD },
+	[SCSI_OP_READ16] = {
+		.handler = sbc_read, .cdb_len = 16, .dir = SCSI_DIR_IN, .flags = LU,
+		.usage = USAGE_RW16(0x88, 0xfc) },
+	[SCSI_OP_COMPARE_AND_WRITE] = {
+		.handler = sbc_compare_and_write, .cdb_len = 16, .dir = SCSI_DIR_OUT,
+		.flags = LU | WP,
+		.usage = { 0x89, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0,
+			   0xff, 0x1f, CTL } },
+	[SCSI_OP_WRITE16] = {
+		.handler = sbc_write, .cdb_len = 16, .dir = SCSI_DIR_OUT, .flags = LU | WP,
+		.usage = USAGE_RW16(0x8a, 0xf8) },
+	[SCSI_OP_WRITE_VERIFY16] = {
+		.handler = sbc_verify, .cdb_len = 16, .dir = SCSI_DIR_OUT, .flags = LU | WP,
+		.usage = USAGE_RW16(0x8e, 0xf6) },
+	[SCSI_OP_VERIFY16] = {
+		.handler = sbc_verify, .cdb_len = 16, .dir = SCSI_DIR_OUT, .flags = LU,
+		.usage = USAGE_RW16(0x8f, 0xf6) },
+	[SCSI_OP_PRE_FETCH16] = {
+		.handler = sbc_prefetch, .cdb_len = 16, .dir = SCSI_DIR_NONE, .flags = LU,
+		.usage = USAGE_RW16(0x90, 0x02) },
+	[SCSI_OP_SYNC_CACHE16] = {
+		.handler = sbc_sync_cache, .cdb_len = 16, .dir = SCSI_DIR_NONE, .flags = LU,
+		.usage = USAGE_RW16(0x91, 0x02) },
+	[SCSI_OP_WRITE_SAME16] = {
+		.handler = sbc_write_same, .cdb_len = 16, .dir = SCSI_DIR_OUT, .flags = LU | WP,
+		.usage = USAGE_RW16(0x93, 0xff) },
+	[SCSI_OP_SERVICE_ACTION_IN16] = {
+		.sa = sai16_sa, .cdb_len = 16, .dir = SCSI_DIR_IN, .flags = LU },
+	[SCSI_OP_REPORT_LUNS] = {
+		.handler = spc_report_luns, .cdb_len = 12, .dir = SCSI_DIR_IN, .flags = R6,
+		.usage = { 0xa0, 0, 0xff, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, CTL } },
+	[SCSI_OP_MAINTENANCE_IN] = {
+		.sa = maint_in_sa, .cdb_len = 12, .dir = SCSI_DIR_IN, .flags = R6 },
+	[SCSI_OP_READ12] = {
+		.handler = sbc_read, .cdb_len = 12, .dir = SCSI_DIR_IN, .flags = LU,
+		.usage = USAGE_RW12(0xa8, 0xfc) },
+	[SCSI_OP_WRITE12] = {
+		.handler = sbc_write, .cdb_len = 12, .dir = SCSI_DIR_OUT, .flags = LU | WP,
+		.usage = USAGE_RW12(0xaa, 0xf8) },
+	[SCSI_OP_WRITE_VERIFY12] = {
+		.handler = sbc_verify, .cdb_len = 12, .dir = SCSI_DIR_OUT, .flags = LU | WP,
+		.usage = USAGE_RW12(0xae, 0xf6) },
+	[SCSI_OP_VERIFY12] = {
+		.handler = sbc_verify, .cdb_len = 12, .dir = SCSI_DIR_OUT, .flags = LU,
+		.usage = USAGE_RW12(0xaf, 0xf6) },
+};
+
+const struct scsi_cmd_desc *scsi_cmd_lookup(uint8_t opcode, uint16_t sa,
+					    const struct scsi_cmd_desc **op_row)
+{
+	const struct scsi_cmd_desc *d = &scsi_cmd_table[opcode];
+
+	if (op_row)
+		*op_row = d->cdb_len ? d : NULL;
+	if (!d->cdb_len)
+		return NULL;
+	if (!d->sa)
+		return d;
+	if (sa >= SCSI_SA_COUNT || !d->sa[sa].cdb_len)
+		return NULL;
+	return &d->sa[sa];
+}
+
+bool scsi_xlate_reserve6_exempt(uint8_t opcode)
+{
+	return scsi_cmd_table[opcode].flags & SCSI_CMD_RESV6_OK;
+}
 
 static int highest_bit(uint8_t v)
 {
@@ -544,61 +631,34 @@ static int highest_bit(uint8_t v)
 	return b;
 }
 
-static uint8_t cdb_len_of(uint8_t opcode)
-{
-	switch (opcode >> 5) {
-	case 0: return 6;
-	case 1: case 2: return 10;
-	case 4: return 16;
-	case 5: return 12;
-	default: return 0;
-	}
-}
-
 void scsi_xlate_cdb(const struct scsi_port *port, const struct scsi_lu *lu, const uint8_t *cdb,
 		    size_t cdb_len, struct scsi_plan *plan, uint8_t *buf, uint32_t buf_len)
 {
-	const struct scsi_cmd_desc *d = NULL, *any_sa = NULL;
-	struct xctx x = { port, lu, cdb, plan, buf, buf_len };
-	uint8_t len = cdb_len_of(cdb[0]);
+	const struct scsi_cmd_desc *op = &scsi_cmd_table[cdb[0]], *d;
+	struct xctx x = { port, lu, cdb, plan, buf, buf_len, NULL };
 
 	memset(plan, 0, sizeof(*plan));
 	plan->op = SCSI_XOP_DONE;
 	plan->status = SCSI_STATUS_GOOD;
-	if (!len || cdb_len < len) {
+	if (!op->cdb_len || cdb_len < op->cdb_len) {
 		scsi_plan_check_condition(plan, SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_INVALID_OPCODE);
 		return;
 	}
-	for (unsigned int i = 0; i < scsi_cmd_table_len; i++) {
-		const struct scsi_cmd_desc *e = &scsi_cmd_table[i];
-
-		if (e->opcode != cdb[0])
-			continue;
-		if (!e->has_sa || e->sa == (cdb[1] & 0x1f)) {
-			d = e;
-			break;
-		}
-		any_sa = e;
-	}
-	if (!d && any_sa) {
+	d = scsi_cmd_lookup(cdb[0], cdb[1] & 0x1f, NULL);
+	if (!d) {
 		/* known opcode, unknown service action: PERSISTENT RESERVE IN/OUT report the
 		 * field, the others an unsupported command */
-		if (cdb[0] == SCSI_OP_PERSISTENT_RESERVE_IN ||
-		    cdb[0] == SCSI_OP_PERSISTENT_RESERVE_OUT) {
-			if (!lu)
-				goto no_lu;
-			scsi_plan_invalid_field(plan, true, 1, 4);
-		} else {
+		if (!(op->flags & SCSI_CMD_SA_FIELD)) {
 			scsi_plan_check_condition(plan, SCSI_SK_ILLEGAL_REQUEST,
 						  SCSI_ASC_INVALID_OPCODE);
+			return;
 		}
+		if ((op->flags & SCSI_CMD_NEEDS_LU) && !lu)
+			goto no_lu;
+		scsi_plan_invalid_field(plan, true, 1, 4);
 		return;
 	}
-	if (!d) {
-		scsi_plan_check_condition(plan, SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_INVALID_OPCODE);
-		return;
-	}
-	if (d->needs_lu && !lu)
+	if ((d->flags & SCSI_CMD_NEEDS_LU) && !lu)
 		goto no_lu;
 	/* reserved bits, then NACA */
 	for (uint8_t i = 1; i < d->cdb_len; i++) {
@@ -611,7 +671,13 @@ void scsi_xlate_cdb(const struct scsi_port *port, const struct scsi_lu *lu, cons
 			return;
 		}
 	}
+	x.desc = d;
 	d->handler(&x);
+	/* The engine moves data the way the plan says; a handler that disagrees with its
+	 * row is a bug, reported rather than moving data the wrong way. */
+	if (plan->dir != SCSI_DIR_NONE && plan->dir != d->dir)
+		scsi_plan_check_condition(plan, SCSI_SK_HARDWARE_ERROR,
+					  SCSI_ASC_INTERNAL_TARGET_FAILURE);
 	return;
 no_lu:
 	scsi_plan_check_condition(plan, SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_LUN_NOT_SUPPORTED);
