@@ -125,7 +125,7 @@ void iscsi_build_id_ctrl(const struct host_iscsi_lu *lu, const char *target_name
 void iscsi_build_id_ns(const struct host_iscsi_lu *lu, struct nvme_id_ns *id);
 void iscsi_build_ns_desc_list(const struct host_iscsi_lu *lu, uint8_t *buf);
 
-/* ---- Queue pairs (iscsi.c) ----------------------------------------------------------------- */
+/* ---- Queue pairs (host_iscsi*.c) -------------------------------------------------------- */
 /* Per-task machine. */
 enum iscsi_task_state {
 	ISCSI_TASK_FREE,    /* slot not in use */
@@ -273,6 +273,54 @@ int iscsi_start_task(struct iscsi_qpair *iq, struct nvmeof_req *req, enum iscsi_
 /* Complete @req at once with an NVMe status (NVMEOF_STATUS form) and result words. */
 void iscsi_complete_local(struct nvmeof_req *req, uint16_t status, bool dnr, uint32_t dw0,
 			  uint32_t dw1);
+
+/* ---- Inside the queue pair (host_iscsi*.c) ---------------------------------------------- */
+static inline void iscsi_task_set_state(struct host_iscsi_task *t, enum iscsi_task_state s)
+{
+	t->state = s;
+}
+
+/* host_iscsi.c: a PDU or condition we cannot accept: the queue pair fails (during Logout,
+ * quietly); returns @err. */
+int iscsi_fatal(struct iscsi_qpair *iq, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Send and receive what @revents allows. 0 or -errno once the connection is gone. */
+int iscsi_io(struct iscsi_qpair *iq, short revents);
+short iscsi_which_events(const struct nvmeof_qpair *qp);
+
+/* host_iscsi_send.c */
+/* Fill @out (room for @max) with the part of @src covering [@off, @off + @len); stops when
+ * @max entries are used. *@covered says how far it got. */
+int iscsi_src_slice(const struct iscsi_src *src, uint32_t off, uint32_t len, struct iovec *out,
+		    int max, size_t *covered);
+/* Queue @p with @data_len bytes of its source from @data_off (digests, padding). */
+void iscsi_pdu_queue(struct iscsi_qpair *iq, struct iscsi_pdu_out *p, uint32_t data_off,
+		     uint32_t data_len);
+void iscsi_put_exp_statsn(struct iscsi_qpair *iq, uint8_t *bhs);
+/* Answer an R2T: Data-Out for [@off, @off + @len) under target transfer tag @ttt. */
+void iscsi_start_r2t(struct iscsi_qpair *iq, struct host_iscsi_task *t, uint32_t off,
+		     uint32_t len, uint32_t ttt);
+/* The task got its CmdSN: queue its SCSI Command (with immediate data) or NOP-Out. */
+void iscsi_task_issue(struct iscsi_qpair *iq, struct host_iscsi_task *t);
+/* Send what the socket takes; 0 or -errno (the queue pair failed). */
+int iscsi_send(struct iscsi_qpair *iq);
+/* A free control PDU (Logout, NOP-Out answering a NOP-In), or NULL. */
+struct iscsi_pdu_out *iscsi_ctl_get(struct iscsi_qpair *iq);
+
+/* host_iscsi_task.c */
+/* The window may have opened: send the tasks waiting for it, in order. */
+void iscsi_window_drain(struct iscsi_qpair *iq);
+void iscsi_task_free(struct host_iscsi_task *t);
+/* Status arrived and every PDU of the task is out: decide what it means. */
+void iscsi_task_finish(struct iscsi_qpair *iq, struct host_iscsi_task *t);
+/* Status for @t: finish now, or once its half-sent PDU has gone out. */
+int iscsi_task_status(struct iscsi_qpair *iq, struct host_iscsi_task *t);
+
+/* host_iscsi_recv.c */
+void iscsi_rx_set_state(struct iscsi_qpair *iq, enum iscsi_rx_state s);
+bool iscsi_rx_alive(const struct iscsi_qpair *iq);
+/* Receive and handle what the socket has (a bounded number of readv() calls). */
+int iscsi_recv(struct iscsi_qpair *iq);
 
 /* Admin and Fabrics commands answered without SCSI (iscsi_ctrlr.c). 0 or -errno. */
 int iscsi_admin_submit(struct iscsi_qpair *iq, struct nvmeof_req *req);

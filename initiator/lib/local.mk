@@ -20,6 +20,9 @@ libnvmeof_initiator_la_SOURCES = \
 	initiator/lib/host_log.c \
 	initiator/lib/sock.c \
 	initiator/lib/host_iscsi.c initiator/lib/host_iscsi.h \
+	initiator/lib/host_iscsi_task.c \
+	initiator/lib/host_iscsi_send.c \
+	initiator/lib/host_iscsi_recv.c \
 	initiator/lib/host_iscsi_session.c \
 	initiator/lib/host_iscsi_login.c \
 	initiator/lib/host_iscsi_ctrlr.c \

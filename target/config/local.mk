@@ -2,7 +2,9 @@
 # target core (at start and on SIGHUP).
 noinst_LTLIBRARIES += libnvmeof_config.la
 libnvmeof_config_la_SOURCES = \
-	target/config/config_file.c target/config/config_file.h \
+	target/config/config_file.h target/config/config_internal.h \
+	target/config/config_file.c target/config/config_json.c target/config/config_values.c \
+	target/config/config_ports.c target/config/config_subsys.c \
 	target/config/config_model.c target/config/config_apply.c
 libnvmeof_config_la_CFLAGS = $(TARGET_CFLAGS) $(JSONC_CFLAGS)
 libnvmeof_config_la_LIBADD = $(JSONC_LIBS)

@@ -374,21 +374,6 @@ void iscsi_scsi_cmd_data_done(struct iscsi_conn *c, struct iscsi_task *t)
 
 /* ---- execution ---------------------------------------------------------------------------- */
 
-/* Commands an I_T nexus may still send while another holds a RESERVE(6) reservation. */
-static bool allowed_under_reserve6(const uint8_t *cdb)
-{
-	switch (cdb[0]) {
-	case SCSI_OP_INQUIRY:
-	case SCSI_OP_REPORT_LUNS:
-	case SCSI_OP_REQUEST_SENSE:
-	case SCSI_OP_RELEASE6:
-	case SCSI_OP_MAINTENANCE_IN:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static void legacy_reserve(struct iscsi_task *t, bool reserve)
 {
 	struct iscsi_conn *c = t->conn;
@@ -421,7 +406,7 @@ static bool reserve6_conflict(struct iscsi_task *t)
 	struct nvmf_ns *ns;
 	bool conflict;
 
-	if (!lu || !c->subsys || allowed_under_reserve6(t->cdb))
+	if (!lu || !c->subsys || scsi_xlate_reserve6_exempt(t->cdb[0]))
 		return false;
 	ns = nvmf_ns_get(c->subsys, lu->info.nsid, c->r);
 	if (!ns)

@@ -3,7 +3,7 @@
 noinst_LTLIBRARIES += libnvmeof_scsi.la
 libnvmeof_scsi_la_SOURCES = \
 	target/scsi/scsi_xlate.h target/scsi/scsi_internal.h \
-	target/scsi/scsi_xlate.c target/scsi/spc.c target/scsi/spc_pr.c
+	target/scsi/scsi_xlate.c target/scsi/sbc.c target/scsi/spc.c target/scsi/spc_pr.c
 libnvmeof_scsi_la_CFLAGS = $(TARGET_CFLAGS)
 
 check_PROGRAMS += tests/unit/target/scsi/scsi_xlate_ut

@@ -218,6 +218,11 @@ struct scsi_lba_extent {
 void scsi_xlate_lba_status(struct scsi_plan *plan, const struct scsi_lba_extent *ext,
 			   unsigned int n, uint8_t *buf, uint32_t buf_len);
 
+/* Whether the command with @opcode may run while another I_T nexus holds a RESERVE(6)
+ * reservation of the LU (INQUIRY, REPORT LUNS, REQUEST SENSE, RELEASE(6), MAINTENANCE IN);
+ * from the command table. */
+bool scsi_xlate_reserve6_exempt(uint8_t opcode);
+
 /* Sense data in fixed (SPC-4 4.5.3) or descriptor (4.5.2) format; returns its length. */
 uint32_t scsi_sense_build(const struct scsi_sense *s, bool descriptor, uint8_t *out);
 

@@ -39,11 +39,6 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
-static bool lu_wp(const struct scsi_lu *lu)
-{
-	return lu->read_only || (lu->mode && __atomic_load_n(&lu->mode->swp, __ATOMIC_RELAXED));
-}
-
 /* ---- INQUIRY ------------------------------------------------------------------------------ */
 
 static uint32_t inquiry_standard(struct xctx *x, uint8_t *b)
@@ -379,12 +374,12 @@ void spc_mode_sense(struct xctx *x)
 	}
 	if (ten) {
 		put_be16(&b[0], (uint16_t)(len - 2));
-		b[3] = SCSI_MODE_DSP_DPOFUA | (lu_wp(lu) ? SCSI_MODE_DSP_WP : 0);
+		b[3] = SCSI_MODE_DSP_DPOFUA | (lu_write_protected(lu) ? SCSI_MODE_DSP_WP : 0);
 		b[4] = llbaa ? 0x01 : 0;
 		put_be16(&b[6], (uint16_t)bdl);
 	} else {
 		b[0] = (uint8_t)(len - 1);
-		b[2] = SCSI_MODE_DSP_DPOFUA | (lu_wp(lu) ? SCSI_MODE_DSP_WP : 0);
+		b[2] = SCSI_MODE_DSP_DPOFUA | (lu_write_protected(lu) ? SCSI_MODE_DSP_WP : 0);
 		b[3] = (uint8_t)bdl;
 	}
 	xlate_done_data(x, len);
@@ -507,35 +502,58 @@ static uint32_t timeouts_desc(uint8_t *b)
 	return RSOC_TIMEOUTS_LEN;
 }
 
+/* One command descriptor (SPC-4 6.35.2): @row of @opcode, service action @sa. */
+static uint32_t rsoc_descriptor(uint8_t opcode, const struct scsi_cmd_desc *row, bool has_sa,
+				uint8_t sa, bool rctd, uint8_t *b)
+{
+	memset(b, 0, 8);
+	b[0] = opcode;
+	put_be16(&b[2], has_sa ? sa : 0);
+	b[5] = (rctd ? 0x02 : 0) | (has_sa ? 0x01 : 0); /* CTDP, SERVACTV */
+	put_be16(&b[6], row->cdb_len);
+	if (!rctd)
+		return 8;
+	return 8 + timeouts_desc(&b[8]);
+}
+
+/* REPORTING OPTIONS 000b: every row of the command table, by opcode then service action. */
+static uint32_t rsoc_all(struct xctx *x, bool rctd)
+{
+	uint32_t len = 4, dl = 8 + (rctd ? RSOC_TIMEOUTS_LEN : 0);
+
+	for (unsigned int op = 0; op < 256; op++) {
+		const struct scsi_cmd_desc *e = &scsi_cmd_table[op];
+		unsigned int nsa = e->sa ? SCSI_SA_COUNT : 1;
+
+		if (!e->cdb_len)
+			continue;
+		for (unsigned int sa = 0; sa < nsa; sa++) {
+			const struct scsi_cmd_desc *r = e->sa ? &e->sa[sa] : e;
+
+			if (!r->cdb_len)
+				continue;
+			if (len + dl > x->buf_len)
+				return len;
+			len += rsoc_descriptor((uint8_t)op, r, e->sa != NULL, (uint8_t)sa, rctd,
+					       &x->buf[len]);
+		}
+	}
+	return len;
+}
+
 void spc_report_opcodes(struct xctx *x)
 {
 	const uint8_t *c = x->cdb;
 	bool rctd = c[2] & 0x80;
 	uint8_t opt = c[2] & 0x07, req_op = c[3];
 	uint16_t req_sa = get_be16(&c[4]);
-	const struct scsi_cmd_desc *d = NULL;
-	bool op_has_sa = false, op_known = false;
+	const struct scsi_cmd_desc *d, *op_row;
 	uint8_t *b = x->buf;
 	uint32_t len;
 
 	x->plan->alloc_len = get_be32(&c[6]);
 	if (opt == 0) {
-		len = 4;
-		for (unsigned int i = 0; i < scsi_cmd_table_len; i++) {
-			const struct scsi_cmd_desc *e = &scsi_cmd_table[i];
-			uint32_t dl = 8 + (rctd ? RSOC_TIMEOUTS_LEN : 0);
-
-			if (len + dl > x->buf_len)
-				break;
-			memset(&b[len], 0, 8);
-			b[len] = e->opcode;
-			put_be16(&b[len + 2], e->has_sa ? e->sa : 0);
-			b[len + 5] = (rctd ? 0x02 : 0) | (e->has_sa ? 0x01 : 0);
-			put_be16(&b[len + 6], e->cdb_len);
-			len += 8;
-			if (rctd)
-				len += timeouts_desc(&b[len]);
-		}
+		len = rsoc_all(x, rctd);
 		put_be32(&b[0], len - 4);
 		xlate_done_data(x, len);
 		return;
@@ -544,23 +562,12 @@ void spc_report_opcodes(struct xctx *x)
 		scsi_plan_invalid_field(x->plan, true, 2, 2);
 		return;
 	}
-	for (unsigned int i = 0; i < scsi_cmd_table_len; i++) {
-		const struct scsi_cmd_desc *e = &scsi_cmd_table[i];
-
-		if (e->opcode != req_op)
-			continue;
-		op_known = true;
-		op_has_sa = e->has_sa;
-		if (!e->has_sa || e->sa == req_sa) {
-			d = e;
-			break;
-		}
-	}
-	if (op_known && opt == 1 && op_has_sa) {
+	d = scsi_cmd_lookup(req_op, req_sa, &op_row);
+	if (op_row && opt == 1 && op_row->sa) {
 		scsi_plan_invalid_field(x->plan, true, 3, 7);
 		return;
 	}
-	if (op_known && opt == 2 && !op_has_sa) {
+	if (op_row && opt == 2 && !op_row->sa) {
 		scsi_plan_invalid_field(x->plan, true, 2, 2);
 		return;
 	}
@@ -573,8 +580,8 @@ void spc_report_opcodes(struct xctx *x)
 	b[1] = (rctd ? 0x80 : 0) | 0x03;
 	put_be16(&b[2], d->cdb_len);
 	memcpy(&b[4], d->usage, d->cdb_len);
-	if (d->has_sa)
-		b[5] = (uint8_t)((b[5] & ~0x1f) | d->sa);
+	if (op_row->sa)
+		b[5] = (uint8_t)((b[5] & ~0x1f) | req_sa);
 	len = 4 + d->cdb_len;
 	if (rctd)
 		len += timeouts_desc(&b[len]);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for target/scsi/scsi_xlate.c and spc.c: CDB -> plan/NVMe commands,
- * NVMe status -> SCSI sense, immediate SPC data. Table driven. */
+/* Unit tests for target/scsi/ (scsi_xlate.c, sbc.c, spc.c, spc_pr.c): the command table,
+ * CDB -> plan/NVMe commands, NVMe status -> SCSI sense, immediate SPC data. Table driven. */
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/endian.h"
+#include "scsi/scsi_internal.h"
 #include "scsi/scsi_xlate.h"
 
 /* Table rows leave the trailing expectation fields they do not check at zero. */
@@ -946,6 +947,257 @@ static void test_report_luns_and_opcodes(void)
 	CU_ASSERT_EQUAL(p.status, CC);
 }
 
+/* ---- The command table itself ----------------------------------------------------------- */
+
+/* CDB length by group code (SAM-5 5.2): the table must agree with the opcode. */
+static uint8_t group_cdb_len(uint8_t op)
+{
+	switch (op >> 5) {
+	case 0: return 6;
+	case 1: case 2: return 10;
+	case 4: return 16;
+	case 5: return 12;
+	default: return 0;
+	}
+}
+
+/* Every supported command as (opcode, service action or -1, row), in table order. */
+struct row_ref {
+	uint8_t op;
+	int sa;
+	const struct scsi_cmd_desc *row;
+};
+
+static unsigned int table_rows(struct row_ref *out, unsigned int cap)
+{
+	unsigned int n = 0;
+
+	for (unsigned int op = 0; op < 256; op++) {
+		const struct scsi_cmd_desc *e = &scsi_cmd_table[op];
+
+		if (!e->cdb_len)
+			continue;
+		if (!e->sa) {
+			if (n < cap)
+				out[n] = (struct row_ref){ (uint8_t)op, -1, e };
+			n++;
+			continue;
+		}
+		for (int sa = 0; sa < SCSI_SA_COUNT; sa++) {
+			if (!e->sa[sa].cdb_len)
+				continue;
+			if (n < cap)
+				out[n] = (struct row_ref){ (uint8_t)op, sa, &e->sa[sa] };
+			n++;
+		}
+	}
+	return n;
+}
+
+static void row_cdb(const struct row_ref *r, uint8_t *cdb)
+{
+	memset(cdb, 0, 16);
+	cdb[0] = r->op;
+	if (r->sa >= 0)
+		cdb[1] = (uint8_t)r->sa;
+}
+
+static void test_table_rows_dispatch(void)
+{
+	struct row_ref rows[128];
+	unsigned int n = table_rows(rows, 128);
+
+	CU_ASSERT_TRUE(n >= 40 && n <= 128);
+	for (unsigned int i = 0; i < n && i < 128; i++) {
+		const struct row_ref *r = &rows[i];
+		const struct scsi_cmd_desc *d = r->row;
+		uint8_t cdb[16], len = d->cdb_len;
+		struct scsi_plan p;
+
+		lu_reset();
+		CU_ASSERT_EQUAL(len, group_cdb_len(r->op));
+		CU_ASSERT_EQUAL(d->usage[0], r->op);
+		CU_ASSERT_PTR_NOT_NULL(d->handler);
+		if (r->sa >= 0)
+			CU_ASSERT_EQUAL(d->usage[1] & 0x1f, 0x1f);
+		CU_ASSERT_EQUAL(scsi_cmd_lookup(r->op, r->sa < 0 ? 0 : (uint16_t)r->sa, NULL), d);
+
+		/* one byte short of the row's length: not a command we know */
+		row_cdb(r, cdb);
+		scsi_xlate_cdb(&g_port, &g_lu, cdb, len - 1u, &p, g_buf, sizeof(g_buf));
+		CU_ASSERT_EQUAL(p.status, CC);
+		CU_ASSERT_EQUAL(p.sense.key, IR);
+		CU_ASSERT_EQUAL(p.sense.asc, SCSI_ASC_INVALID_OPCODE);
+
+		/* the full length: dispatched, data moving the row's way (or not at all) */
+		scsi_xlate_cdb(&g_port, &g_lu, cdb, len, &p, g_buf, sizeof(g_buf));
+		if (p.status == CC)
+			CU_ASSERT_NOT_EQUAL(p.sense.asc, SCSI_ASC_INVALID_OPCODE);
+		CU_ASSERT_TRUE(p.dir == SCSI_DIR_NONE || p.dir == d->dir);
+
+		/* bytes after the CDB are not looked at ... */
+		if (len < 16) {
+			struct scsi_plan q;
+
+			cdb[len] = 0xff;
+			scsi_xlate_cdb(&g_port, &g_lu, cdb, 16, &q, g_buf, sizeof(g_buf));
+			CU_ASSERT_EQUAL(q.status, p.status);
+			CU_ASSERT_EQUAL(q.sense.asc, p.sense.asc);
+			cdb[len] = 0;
+		}
+		/* ... while NACA in the row's CONTROL byte is refused, pointing at that byte */
+		cdb[len - 1] |= 0x04;
+		scsi_xlate_cdb(&g_port, &g_lu, cdb, 16, &p, g_buf, sizeof(g_buf));
+		CU_ASSERT_EQUAL(p.status, CC);
+		CU_ASSERT_EQUAL(p.sense.asc, IFC);
+		CU_ASSERT_TRUE(p.sense.sks_valid);
+		CU_ASSERT_EQUAL(get_be16(&p.sense.sks[1]), len - 1u);
+		CU_ASSERT_EQUAL(p.sense.sks[0] & 7, 2);
+
+		/* no logical unit at the LUN */
+		row_cdb(r, cdb);
+		scsi_xlate_cdb(&g_port, NULL, cdb, 16, &p, g_buf, sizeof(g_buf));
+		if (d->flags & SCSI_CMD_NEEDS_LU) {
+			CU_ASSERT_EQUAL(p.sense.asc, SCSI_ASC_LUN_NOT_SUPPORTED);
+		} else {
+			CU_ASSERT_NOT_EQUAL(p.sense.asc, SCSI_ASC_LUN_NOT_SUPPORTED);
+		}
+
+		/* write protected LU: refused exactly by the rows that ask for the check */
+		g_lu.read_only = true;
+		scsi_xlate_cdb(&g_port, &g_lu, cdb, 16, &p, g_buf, sizeof(g_buf));
+		if (d->flags & SCSI_CMD_WP_CHECK) {
+			CU_ASSERT_EQUAL(p.status, CC);
+			CU_ASSERT_EQUAL(p.sense.key, SCSI_SK_DATA_PROTECT);
+			CU_ASSERT_EQUAL(p.sense.asc, SCSI_ASC_WRITE_PROTECTED);
+		} else {
+			CU_ASSERT_NOT_EQUAL(p.sense.asc, SCSI_ASC_WRITE_PROTECTED);
+		}
+	}
+	/* a few rows by name, as SBC-3/SPC-4 define them */
+	CU_ASSERT_EQUAL(scsi_cmd_table[SCSI_OP_READ16].handler, sbc_read);
+	CU_ASSERT_EQUAL(scsi_cmd_table[SCSI_OP_READ16].dir, SCSI_DIR_IN);
+	CU_ASSERT_EQUAL(scsi_cmd_table[SCSI_OP_WRITE10].dir, SCSI_DIR_OUT);
+	CU_ASSERT_PTR_NOT_NULL(scsi_cmd_table[SCSI_OP_SERVICE_ACTION_IN16].sa);
+	CU_ASSERT_EQUAL(scsi_cmd_lookup(SCSI_OP_SERVICE_ACTION_IN16, SCSI_SAI_READ_CAPACITY16,
+					NULL)->handler, sbc_read_capacity16);
+	CU_ASSERT_PTR_NULL(scsi_cmd_lookup(SCSI_OP_SERVICE_ACTION_IN16, 0x100, NULL));
+}
+
+static void test_unsupported_opcodes(void)
+{
+	unsigned int unsupported = 0, bad_sa = 0;
+
+	lu_reset();
+	for (unsigned int op = 0; op < 256; op++) {
+		const struct scsi_cmd_desc *e = &scsi_cmd_table[op];
+		uint8_t cdb[16] = { (uint8_t)op };
+		struct scsi_plan p;
+
+		if (!e->cdb_len) {
+			unsupported++;
+			scsi_xlate_cdb(&g_port, &g_lu, cdb, 16, &p, g_buf, sizeof(g_buf));
+			CU_ASSERT_EQUAL(p.op, SCSI_XOP_DONE);
+			CU_ASSERT_EQUAL(p.status, CC);
+			CU_ASSERT_EQUAL(p.sense.key, IR);
+			CU_ASSERT_EQUAL(p.sense.asc, SCSI_ASC_INVALID_OPCODE);
+			CU_ASSERT_FALSE(p.sense.sks_valid);
+			/* the same without a logical unit: the opcode is what is wrong */
+			scsi_xlate_cdb(&g_port, NULL, cdb, 16, &p, g_buf, sizeof(g_buf));
+			CU_ASSERT_EQUAL(p.sense.asc, SCSI_ASC_INVALID_OPCODE);
+			continue;
+		}
+		if (!e->sa)
+			continue;
+		for (unsigned int sa = 0; sa < SCSI_SA_COUNT; sa++) {
+			if (e->sa[sa].cdb_len)
+				continue;
+			bad_sa++;
+			cdb[1] = (uint8_t)sa;
+			scsi_xlate_cdb(&g_port, &g_lu, cdb, 16, &p, g_buf, sizeof(g_buf));
+			CU_ASSERT_EQUAL(p.status, CC);
+			CU_ASSERT_EQUAL(p.sense.key, IR);
+			if (op == SCSI_OP_PERSISTENT_RESERVE_IN || op == SCSI_OP_PERSISTENT_RESERVE_OUT) {
+				CU_ASSERT_EQUAL(p.sense.asc, IFC);
+				CU_ASSERT_EQUAL(get_be16(&p.sense.sks[1]), 1);
+				CU_ASSERT_EQUAL(p.sense.sks[0] & 7, 4);
+			} else {
+				CU_ASSERT_EQUAL(p.sense.asc, SCSI_ASC_INVALID_OPCODE);
+			}
+		}
+	}
+	CU_ASSERT_TRUE(unsupported > 200);
+	CU_ASSERT_TRUE(bad_sa > 100);
+	/* REGISTER AND MOVE is not in the table */
+	CU_ASSERT_PTR_NULL(scsi_cmd_lookup(SCSI_OP_PERSISTENT_RESERVE_OUT,
+					   SCSI_PR_OUT_REGISTER_AND_MOVE, NULL));
+}
+
+/* REPORT SUPPORTED OPERATION CODES lists exactly the table's rows, in its order, and each
+ * listed command is described the same way when asked for alone. */
+static void test_rsoc_lists_table(void)
+{
+	struct row_ref rows[128];
+	unsigned int n = table_rows(rows, 128), listed;
+	struct scsi_plan p;
+	uint32_t len;
+
+	lu_reset();
+	xlate((const uint8_t[16]){ 0xa3, 0x0c, 0, 0, 0, 0, 0, 0x01, 0, 0 }, &p);
+	CU_ASSERT_EQUAL(p.status, SCSI_STATUS_GOOD);
+	len = get_be32(&g_buf[0]);
+	CU_ASSERT_EQUAL(len % 8, 0);
+	listed = len / 8;
+	CU_ASSERT_EQUAL(listed, n);
+	CU_ASSERT_EQUAL(p.in_len, 4 + len);
+	for (unsigned int i = 0; i < listed && i < n; i++) {
+		uint8_t one[512], *e = &g_buf[4 + 8 * i];
+		const struct row_ref *r = &rows[i];
+		bool servactv = e[5] & 0x01;
+		uint8_t cdb[16] = { 0xa3, 0x0c, 0x03, e[0] };
+
+		CU_ASSERT_EQUAL(e[0], r->op);
+		CU_ASSERT_EQUAL(servactv, r->sa >= 0);
+		CU_ASSERT_EQUAL(get_be16(&e[2]), r->sa >= 0 ? (uint16_t)r->sa : 0);
+		CU_ASSERT_EQUAL(get_be16(&e[6]), r->row->cdb_len);
+		CU_ASSERT_EQUAL(e[5] & 0x02, 0); /* no timeouts asked for */
+
+		/* this command alone (option 3: opcode and service action) */
+		memcpy(&cdb[4], &e[2], 2);
+		cdb[9] = 0xff;
+		xlate(cdb, &p);
+		memcpy(one, g_buf, sizeof(one));
+		CU_ASSERT_EQUAL(p.status, SCSI_STATUS_GOOD);
+		CU_ASSERT_EQUAL(one[1] & 7, 3);
+		CU_ASSERT_EQUAL(get_be16(&one[2]), r->row->cdb_len);
+		CU_ASSERT_EQUAL(one[4], r->op);
+		if (r->sa >= 0)
+			CU_ASSERT_EQUAL(one[5], (r->row->usage[1] & ~0x1f) | r->sa);
+		CU_ASSERT_EQUAL(memcmp(&one[6], &r->row->usage[2], r->row->cdb_len - 2u), 0);
+		/* option 0 again for the next entry */
+		xlate((const uint8_t[16]){ 0xa3, 0x0c, 0, 0, 0, 0, 0, 0x01, 0, 0 }, &p);
+	}
+	/* with timeouts: 20 bytes per command, same count */
+	xlate((const uint8_t[16]){ 0xa3, 0x0c, 0x80, 0, 0, 0, 0, 0x01, 0, 0 }, &p);
+	CU_ASSERT_EQUAL(get_be32(&g_buf[0]), 20 * n);
+}
+
+static void test_reserve6_exempt(void)
+{
+	static const uint8_t exempt[] = { SCSI_OP_INQUIRY, SCSI_OP_REPORT_LUNS,
+					  SCSI_OP_REQUEST_SENSE, SCSI_OP_RELEASE6,
+					  SCSI_OP_MAINTENANCE_IN };
+	unsigned int count = 0;
+
+	for (unsigned int op = 0; op < 256; op++) {
+		bool want = memchr(exempt, (int)op, sizeof(exempt)) != NULL;
+
+		CU_ASSERT_EQUAL(scsi_xlate_reserve6_exempt((uint8_t)op), want);
+		count += scsi_xlate_reserve6_exempt((uint8_t)op);
+	}
+	CU_ASSERT_EQUAL(count, sizeof(exempt));
+}
+
 static void test_lba_status(void)
 {
 	const struct scsi_lba_extent ext[] = { { 5, 10, false }, { 15, 100, true } };
@@ -1128,6 +1380,10 @@ int main(void)
 	CU_add_test(s, "read capacity", test_read_capacity);
 	CU_add_test(s, "mode sense/select", test_mode_sense_select);
 	CU_add_test(s, "report luns/opcodes", test_report_luns_and_opcodes);
+	CU_add_test(s, "table rows dispatch", test_table_rows_dispatch);
+	CU_add_test(s, "unsupported opcodes", test_unsupported_opcodes);
+	CU_add_test(s, "rsoc lists the table", test_rsoc_lists_table);
+	CU_add_test(s, "reserve(6) exemptions", test_reserve6_exempt);
 	CU_add_test(s, "get lba status", test_lba_status);
 	CU_add_test(s, "commands split by MDTS", test_chunked_commands);
 	CU_add_test(s, "write same unmap", test_write_same_unmap_any_data);

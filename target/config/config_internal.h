@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside the configuration loader (config_*.c): the parse context, limits on what a file
+ * may hold, and the helpers every section parser uses. Messages name the key path of the
+ * offending value ("subsystems[0].namespaces[1].device.path"); every helper returns 0 or
+ * -errno (the getters 1 when the key is present) after writing the message.
+ */
+#ifndef NVMEOF_TARGET_CONFIG_INTERNAL_H
+#define NVMEOF_TARGET_CONFIG_INTERNAL_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config_file.h"
+
+#define CONFIG_FILE_MAX (16u << 20)
+#define CONFIG_MAX_PORTS 256
+#define CONFIG_MAX_SUBSYS 1024
+#define CONFIG_MAX_HOSTS 4096
+#define CONFIG_MAX_REFERRALS 256
+#define CONFIG_MAX_ANA_GROUPS 1024 /* nvmet's NVMET_MAX_ANAGRPS */
+#define CONFIG_MAX_INLINE (128u << 10)
+#define KP_MAX 256
+
+struct pctx {
+	const char *name; /* file name for messages */
+	char *err;
+	size_t errlen;
+	struct tgt_config *cfg;
+};
+
+enum { OPT = 0, REQ = 1 };
+
+/* Key paths, messages and warnings, typed getters (config_json.c) */
+int cfg_check_keys(struct pctx *c, json_object *obj, const char *kp, const char *const *known);
+int cfg_get_bool(struct pctx *c, json_object *obj, const char *kp, const char *key, bool *out);
+int cfg_get_int(struct pctx *c, json_object *obj, const char *kp, const char *key, int64_t min,
+		int64_t max, int64_t *out, int required);
+int cfg_get_str(struct pctx *c, json_object *obj, const char *kp, const char *key, char *buf,
+		size_t size, int required, bool int_ok);
+int cfg_get_typed(struct pctx *c, json_object *obj, const char *kp, const char *key,
+		  enum json_type type, int required, json_object **out);
+void cfg_kp_index(char *out, const char *base, const char *key, unsigned int i);
+void cfg_kp_join(char *out, const char *base, const char *key);
+json_object *cfg_member(json_object *obj, const char *key);
+bool cfg_parse_dec(const char *s, int64_t *out);
+/* Write "file: key path: message" to the caller's error buffer; returns @rc. */
+int cfg_err(struct pctx *c, int rc, const char *kp, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Record a warning in cfg->warnings (logged once the load succeeds); 0 or -ENOMEM. */
+int cfg_warn(struct pctx *c, const char *kp, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Value checks: names, identifiers, paths, addresses (config_values.c) */
+bool cfg_all_zero(const uint8_t *b, size_t n);
+int cfg_check_ip(struct pctx *c, const char *kp, const char *adrfam, const char *addr);
+int cfg_check_nqn(struct pctx *c, const char *kp, const char *nqn, const char *what);
+int cfg_check_ns_path(struct pctx *c, const char *kp, const char *path, bool enabled);
+bool cfg_parse_hex_id(const char *s, uint8_t *out, size_t n);
+bool cfg_printable(const char *s);
+
+/* Sections (config_ports.c, config_subsys.c) */
+int cfg_parse_port(struct pctx *c, json_object *obj, const char *kp, struct config_port *p);
+int cfg_parse_subsys(struct pctx *c, json_object *obj, const char *kp, struct config_subsys *s);
+
+#endif

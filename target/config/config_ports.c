@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/* The "ports" section: listen addresses, port parameters, referrals and ANA groups. */
+#include <config.h> /* autoconf: _GNU_SOURCE, HAVE_RDMA */
+
+#include "config_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "core/nvmf.h"
+
+/* ---- Addresses ------------------------------------------------------------------------------- */
+
+static const char *const port_addr_keys[] = {"trtype", "adrfam", "traddr", "trsvcid",
+					     "treq",   "tsas",	 NULL};
+static const char *const referral_addr_keys[] = {"trtype", "adrfam", "traddr", "trsvcid",
+						 "treq",   "tsas",   "portid",	NULL};
+
+static int parse_treq(struct pctx *c, const char *kp, const char *s, uint8_t *treq)
+{
+	if (!*s || !strcmp(s, "not specified"))
+		*treq = NVMF_TREQ_SECURE_NOT_SPECIFIED;
+	else if (!strcmp(s, "not required"))
+		*treq = NVMF_TREQ_SECURE_NOT_REQUIRED;
+	else if (!strcmp(s, "required"))
+		return cfg_err(c, -ENOTSUP, kp,
+			       "a secure channel (TLS) is not supported by nvmeof-target");
+	else
+		return cfg_err(c, -EINVAL, kp,
+			       "\"%s\": expected \"not specified\", \"not required\" or "
+			       "\"required\"", s);
+	return 0;
+}
+
+/*
+ * An "addr" object. @listen: it is one of our ports (we must serve the transport);
+ * otherwise a referral, which is only reported in the discovery log.
+ */
+static int parse_addr(struct pctx *c, json_object *obj, const char *kp, struct config_addr *a,
+		      bool listen)
+{
+	char sub[KP_MAX], buf[64];
+	int64_t port;
+	int rc;
+
+	rc = cfg_check_keys(c, obj, kp, listen ? port_addr_keys : referral_addr_keys);
+	if (rc)
+		return rc;
+	rc = cfg_get_str(c, obj, kp, "trtype", a->trtype, sizeof(a->trtype), REQ, false);
+	if (rc < 0)
+		return rc;
+	cfg_kp_join(sub, kp, "trtype");
+	if (!strcmp(a->trtype, "loop") || !strcmp(a->trtype, "fc")) {
+		return cfg_err(c, -ENOTSUP, sub, "%s transport is not supported by nvmeof-target%s",
+			       a->trtype, listen ? "" : " (referrals may name tcp or rdma ports)");
+	} else if (!strcmp(a->trtype, "rdma")) {
+#ifndef HAVE_RDMA
+		if (listen)
+			return cfg_err(c, -ENOTSUP, sub,
+				       "rdma transport is not supported by this build of "
+				       "nvmeof-target (built without libibverbs/librdmacm)");
+#endif
+	} else if (strcmp(a->trtype, "tcp")) {
+		return cfg_err(c, -EINVAL, sub, "unknown transport \"%s\"", a->trtype);
+	}
+
+	rc = cfg_get_str(c, obj, kp, "adrfam", a->adrfam, sizeof(a->adrfam), OPT, false);
+	if (rc < 0)
+		return rc;
+	rc = cfg_get_str(c, obj, kp, "traddr", a->traddr, sizeof(a->traddr), REQ, false);
+	if (rc < 0)
+		return rc;
+	rc = cfg_get_str(c, obj, kp, "trsvcid", a->trsvcid, sizeof(a->trsvcid), OPT, true);
+	if (rc < 0)
+		return rc;
+	buf[0] = '\0';
+	rc = cfg_get_str(c, obj, kp, "treq", buf, sizeof(buf), OPT, false);
+	if (rc < 0)
+		return rc;
+	cfg_kp_join(sub, kp, "treq");
+	rc = parse_treq(c, sub, buf, &a->treq);
+	if (rc)
+		return rc;
+	buf[0] = '\0';
+	rc = cfg_get_str(c, obj, kp, "tsas", buf, sizeof(buf), OPT, false);
+	if (rc < 0)
+		return rc;
+	cfg_kp_join(sub, kp, "tsas");
+	if (buf[0] && strcmp(buf, "none") && strcmp(buf, "not specified"))
+		return cfg_err(c, -ENOTSUP, sub, "\"%s\": only \"none\" is supported", buf);
+
+	cfg_kp_join(sub, kp, "adrfam");
+	if (strcmp(a->adrfam, "ipv4") && strcmp(a->adrfam, "ipv6"))
+		return cfg_err(c, -EINVAL, sub, "\"%s\": expected \"ipv4\" or \"ipv6\"", a->adrfam);
+	cfg_kp_join(sub, kp, "traddr");
+	rc = cfg_check_ip(c, sub, a->adrfam, a->traddr);
+	if (rc)
+		return rc;
+	cfg_kp_join(sub, kp, "trsvcid");
+	if (!a->trsvcid[0])
+		return cfg_err(c, -EINVAL, sub, "missing (a TCP port number)");
+	if (!cfg_parse_dec(a->trsvcid, &port) || port < 1 || port > 65535)
+		return cfg_err(c, -EINVAL, sub, "\"%s\": expected a port number 1..65535",
+			       a->trsvcid);
+	snprintf(a->trsvcid, sizeof(a->trsvcid), "%d", (int)port);
+	return 0;
+}
+
+/* ---- Ports ----------------------------------------------------------------------------------- */
+
+static const char *const port_keys[] = {"portid", "addr",	"param",     "subsystems",
+					"referrals", "ana_groups", "advertise", NULL};
+static const char *const param_keys[] = {"inline_data_size", "pi_enable", "max_queue_size",
+					 NULL};
+static const char *const referral_keys[] = {"name", "addr", "enable", NULL};
+static const char *const ana_group_keys[] = {"grpid", "ana", NULL};
+static const char *const ana_keys[] = {"state", NULL};
+
+static int parse_referral(struct pctx *c, json_object *obj, const char *kp,
+			  struct config_referral *r)
+{
+	json_object *addr;
+	char sub[KP_MAX];
+	int64_t v;
+	int rc;
+
+	if (!json_object_is_type(obj, json_type_object))
+		return cfg_err(c, -EINVAL, kp, "expected an object");
+	rc = cfg_check_keys(c, obj, kp, referral_keys);
+	if (rc)
+		return rc;
+	rc = cfg_get_str(c, obj, kp, "name", r->name, sizeof(r->name), REQ, true);
+	if (rc < 0)
+		return rc;
+	r->enable = true;
+	rc = cfg_get_bool(c, obj, kp, "enable", &r->enable);
+	if (rc < 0)
+		return rc;
+	rc = cfg_get_typed(c, obj, kp, "addr", json_type_object, REQ, &addr);
+	if (rc < 0)
+		return rc;
+	cfg_kp_join(sub, kp, "addr");
+	rc = parse_addr(c, addr, sub, &r->addr, false);
+	if (rc)
+		return rc;
+	rc = cfg_get_int(c, addr, sub, "portid", 0, 65535, &v, OPT);
+	if (rc < 0)
+		return rc;
+	r->portid = rc ? (uint16_t)v : 0;
+	return 0;
+}
+
+static int parse_ana_group(struct pctx *c, json_object *obj, const char *kp,
+			   struct config_ana_group *g)
+{
+	json_object *ana;
+	char sub[KP_MAX];
+	int64_t v;
+	int rc;
+
+	if (!json_object_is_type(obj, json_type_object))
+		return cfg_err(c, -EINVAL, kp, "expected an object");
+	rc = cfg_check_keys(c, obj, kp, ana_group_keys);
+	if (rc)
+		return rc;
+	rc = cfg_get_int(c, obj, kp, "grpid", 1, CONFIG_MAX_ANA_GROUPS, &v, REQ);
+	if (rc < 0)
+		return rc;
+	g->grpid = (uint32_t)v;
+	snprintf(g->state, sizeof(g->state), "optimized");
+	rc = cfg_get_typed(c, obj, kp, "ana", json_type_object, OPT, &ana);
+	if (rc <= 0)
+		return rc;
+	cfg_kp_join(sub, kp, "ana");
+	rc = cfg_check_keys(c, ana, sub, ana_keys);
+	if (rc)
+		return rc;
+	rc = cfg_get_str(c, ana, sub, "state", g->state, sizeof(g->state), OPT, false);
+	if (rc < 0)
+		return rc;
+	cfg_kp_join(sub, sub, "state");
+	if (strcmp(g->state, "optimized"))
+		return cfg_err(c, -ENOTSUP, sub,
+			       "ANA state \"%s\" is not supported: nvmeof-target reports every "
+			       "path as optimized", g->state);
+	return 0;
+}
+
+static int parse_port_param(struct pctx *c, json_object *param, const char *kp,
+			    struct config_port *p)
+{
+	char sub[KP_MAX];
+	bool pi = false;
+	int64_t v;
+	int rc;
+
+	rc = cfg_check_keys(c, param, kp, param_keys);
+	if (rc)
+		return rc;
+	/* configfs shows -1 for "transport default". */
+	rc = cfg_get_int(c, param, kp, "inline_data_size", -1, CONFIG_MAX_INLINE, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc && v > 0)
+		p->inline_data_size = (uint32_t)v;
+	rc = cfg_get_int(c, param, kp, "max_queue_size", -1, 65536, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc && v > 0) {
+		p->max_queue_size = (uint32_t)v;
+		cfg_kp_join(sub, kp, "max_queue_size");
+		rc = cfg_warn(c, sub, "per-port queue size is not supported, the target-wide "
+			      "limit applies");
+		if (rc)
+			return rc;
+	}
+	rc = cfg_get_bool(c, param, kp, "pi_enable", &pi);
+	if (rc < 0)
+		return rc;
+	cfg_kp_join(sub, kp, "pi_enable");
+	if (pi)
+		return cfg_err(c, -ENOTSUP, sub,
+			       "protection information is not supported by nvmeof-target");
+	return 0;
+}
+
+int cfg_parse_port(struct pctx *c, json_object *obj, const char *kp, struct config_port *p)
+{
+	json_object *addr, *param, *arr;
+	char sub[KP_MAX], item[KP_MAX];
+	unsigned int i, n;
+	int64_t v;
+	int rc;
+
+	if (!json_object_is_type(obj, json_type_object))
+		return cfg_err(c, -EINVAL, kp, "expected an object");
+	rc = cfg_check_keys(c, obj, kp, port_keys);
+	if (rc)
+		return rc;
+	rc = cfg_get_int(c, obj, kp, "portid", 0, 65535, &v, REQ);
+	if (rc < 0)
+		return rc;
+	cfg_kp_join(sub, kp, "portid");
+	if (v >= CONFIG_PORTID_RESERVED)
+		return cfg_err(c, -EINVAL, sub,
+			       "portids %u and above are reserved for the built-in discovery "
+			       "listeners",
+			       CONFIG_PORTID_RESERVED);
+	p->portid = (uint16_t)v;
+
+	rc = cfg_get_typed(c, obj, kp, "addr", json_type_object, REQ, &addr);
+	if (rc < 0)
+		return rc;
+	cfg_kp_join(sub, kp, "addr");
+	rc = parse_addr(c, addr, sub, &p->addr, true);
+	if (rc)
+		return rc;
+
+	rc = cfg_get_str(c, obj, kp, "advertise", p->advertise, sizeof(p->advertise), OPT, false);
+	if (rc < 0)
+		return rc;
+	if (rc && p->advertise[0]) {
+		cfg_kp_join(sub, kp, "advertise");
+		rc = cfg_check_ip(c, sub, p->addr.adrfam, p->advertise);
+		if (rc)
+			return rc;
+	}
+
+	rc = cfg_get_typed(c, obj, kp, "param", json_type_object, OPT, &param);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		cfg_kp_join(sub, kp, "param");
+		rc = parse_port_param(c, param, sub, p);
+		if (rc)
+			return rc;
+	}
+
+	rc = cfg_get_typed(c, obj, kp, "subsystems", json_type_array, OPT, &arr);
+	if (rc < 0)
+		return rc;
+	n = arr ? (unsigned int)json_object_array_length(arr) : 0;
+	cfg_kp_join(sub, kp, "subsystems");
+	if (n > 64)
+		return cfg_err(c, -E2BIG, sub, "%u subsystems, at most 64 per port", n);
+	p->subsystems = calloc(n ? n : 1, sizeof(*p->subsystems));
+	if (!p->subsystems)
+		return cfg_err(c, -ENOMEM, NULL, "out of memory");
+	for (i = 0; i < n; i++) {
+		json_object *s = json_object_array_get_idx(arr, i);
+
+		cfg_kp_index(item, kp, "subsystems", i);
+		if (!json_object_is_type(s, json_type_string))
+			return cfg_err(c, -EINVAL, item, "expected a subsystem NQN string");
+		if ((size_t)json_object_get_string_len(s) >= NVME_NQN_FIELD)
+			return cfg_err(c, -EINVAL, item, "NQN longer than %d bytes", NVME_NQN_MAX);
+		snprintf(p->subsystems[i], NVME_NQN_FIELD, "%s", json_object_get_string(s));
+		p->nsubsystems++;
+	}
+
+	rc = cfg_get_typed(c, obj, kp, "referrals", json_type_array, OPT, &arr);
+	if (rc < 0)
+		return rc;
+	n = arr ? (unsigned int)json_object_array_length(arr) : 0;
+	if (n > CONFIG_MAX_REFERRALS) {
+		cfg_kp_join(sub, kp, "referrals");
+		return cfg_err(c, -E2BIG, sub, "%u referrals, at most %u", n, CONFIG_MAX_REFERRALS);
+	}
+	p->referrals = calloc(n ? n : 1, sizeof(*p->referrals));
+	if (!p->referrals)
+		return cfg_err(c, -ENOMEM, NULL, "out of memory");
+	for (i = 0; i < n; i++) {
+		cfg_kp_index(item, kp, "referrals", i);
+		rc = parse_referral(c, json_object_array_get_idx(arr, i), item, &p->referrals[i]);
+		if (rc)
+			return rc;
+		p->nreferrals++;
+	}
+
+	rc = cfg_get_typed(c, obj, kp, "ana_groups", json_type_array, OPT, &arr);
+	if (rc < 0)
+		return rc;
+	n = arr ? (unsigned int)json_object_array_length(arr) : 0;
+	if (n > CONFIG_MAX_ANA_GROUPS) {
+		cfg_kp_join(sub, kp, "ana_groups");
+		return cfg_err(c, -E2BIG, sub, "%u ANA groups, at most %u", n,
+			       CONFIG_MAX_ANA_GROUPS);
+	}
+	p->ana_groups = calloc(n ? n : 1, sizeof(*p->ana_groups));
+	if (!p->ana_groups)
+		return cfg_err(c, -ENOMEM, NULL, "out of memory");
+	for (i = 0; i < n; i++) {
+		unsigned int j;
+
+		cfg_kp_index(item, kp, "ana_groups", i);
+		rc = parse_ana_group(c, json_object_array_get_idx(arr, i), item,
+				     &p->ana_groups[i]);
+		if (rc)
+			return rc;
+		for (j = 0; j < i; j++)
+			if (p->ana_groups[j].grpid == p->ana_groups[i].grpid) {
+				cfg_kp_join(sub, item, "grpid");
+				return cfg_err(c, -EINVAL, sub,
+					       "duplicate ANA group %u (also ana_groups[%u])",
+					       p->ana_groups[i].grpid, j);
+			}
+		p->nana_groups++;
+	}
+	return 0;
+}
