@@ -8,12 +8,14 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ctrlr.h"
 #include "common/endian.h"
+#include "common/iov.h"
 #include "fused.h"
 #include "common/log.h"
 #include "reactor/reactor.h"
@@ -42,64 +44,25 @@ uint32_t nvmf_req_sgl_length(const struct nvme_cmd *cmd)
 
 size_t nvmf_req_copy_to(struct nvmf_req *req, size_t off, const void *buf, size_t len)
 {
-	const uint8_t *src = buf;
-	size_t done = 0;
-
 	if (off >= req->length)
 		return 0;
 	if (len > req->length - off)
 		len = req->length - off;
-	for (int i = 0; i < req->iovcnt && done < len; i++) {
-		size_t l = req->iov[i].iov_len;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		size_t n = l - off < len - done ? l - off : len - done;
-		memcpy((uint8_t *)req->iov[i].iov_base + off, src + done, n);
-		done += n;
-		off = 0;
-	}
-	return done;
+	return iov_copy_from_buf(req->iov, req->iovcnt, off, buf, len);
 }
 
 size_t nvmf_req_copy_from(struct nvmf_req *req, size_t off, void *buf, size_t len)
 {
-	uint8_t *dst = buf;
-	size_t done = 0;
-
 	if (off >= req->length)
 		return 0;
 	if (len > req->length - off)
 		len = req->length - off;
-	for (int i = 0; i < req->iovcnt && done < len; i++) {
-		size_t l = req->iov[i].iov_len;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		size_t n = l - off < len - done ? l - off : len - done;
-		memcpy(dst + done, (const uint8_t *)req->iov[i].iov_base + off, n);
-		done += n;
-		off = 0;
-	}
-	return done;
+	return iov_copy_to_buf(req->iov, req->iovcnt, off, buf, len);
 }
 
 void nvmf_req_zero(struct nvmf_req *req, size_t off)
 {
-	for (int i = 0; i < req->iovcnt; i++) {
-		size_t l = req->iov[i].iov_len;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		memset((uint8_t *)req->iov[i].iov_base + off, 0, l - off);
-		off = 0;
-	}
+	iov_memset(req->iov, req->iovcnt, off, 0, SIZE_MAX);
 }
 
 void nvmf_req_reply(struct nvmf_req *req, const void *buf, size_t len)

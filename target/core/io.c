@@ -12,6 +12,7 @@
 
 #include "ctrlr.h"
 #include "common/endian.h"
+#include "common/iov.h"
 #include "fused.h"
 #include "lba_status.h"
 #include "common/log.h"
@@ -325,27 +326,6 @@ static uint16_t dsm_parse(struct nvmf_req *req)
 
 /* ---- Compare and Verify: read into a scratch buffer, chunk by chunk ------------------------- */
 
-/* Compare @len bytes of the host data at @off with @buf. */
-static bool host_data_equal(const struct nvmf_req *req, size_t off, const uint8_t *buf,
-			    size_t len)
-{
-	for (int i = 0; i < req->iovcnt && len; i++) {
-		size_t l = req->iov[i].iov_len;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		size_t n = l - off < len ? l - off : len;
-		if (memcmp((const uint8_t *)req->iov[i].iov_base + off, buf, n))
-			return false;
-		buf += n;
-		len -= n;
-		off = 0;
-	}
-	return len == 0;
-}
-
 static void read_chunk_step(struct nvmf_req *req);
 
 static void read_chunk_done(struct bdev_io *bio, int rc)
@@ -357,7 +337,7 @@ static void read_chunk_done(struct bdev_io *bio, int rc)
 		nvmf_req_done(req, errno_status(rc, false));
 		return;
 	}
-	if (compare && !host_data_equal(req, req->step, req->scratch, bio->len)) {
+	if (compare && iov_cmp_buf(req->iov, req->iovcnt, req->step, req->scratch, bio->len)) {
 		nvmf_req_done(req, ST_COMPARE_FAILURE);
 		return;
 	}
