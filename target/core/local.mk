@@ -5,6 +5,15 @@ noinst_LTLIBRARIES += libnvmeof_core.la
 libnvmeof_core_la_SOURCES = \
 	target/core/nvmf.h target/core/transport.h target/core/transport.c \
 	target/core/ctrlr.c target/core/ctrlr.h \
+	target/core/ctrlr_local.c \
+	target/core/ctrlr_stats.c \
+	target/core/error_log.c \
+	target/core/qpair.c \
+	target/core/property.c \
+	target/core/keep_alive.c \
+	target/core/aen.c \
+	target/core/request.c \
+	target/core/dispatch.c \
 	target/core/fabrics.c \
 	target/core/admin.c \
 	target/core/log_page.c \
