@@ -191,12 +191,8 @@ static inline struct nvmf_ctrlr *nvmf_req_ctrlr(const struct nvmf_req *req)
 	return req->qpair->ctrlr;
 }
 
-/* ---- parse entry points (return a status; on 0, req->execute is set) ------------------ */
-uint16_t nvmf_fabrics_parse(struct nvmf_req *req);
-uint16_t nvmf_admin_parse(struct nvmf_req *req);
-uint16_t nvmf_io_parse(struct nvmf_req *req);
-
-/* admin.c dispatches to these (log_page.c, features.c) */
+/* ---- parse handlers of the admin command table (admin.c) in other files -------------------
+ * Each returns a status; on 0, req->execute is set. The command tables are in dispatch.h. */
 uint16_t nvmf_features_parse(struct nvmf_req *req, bool set);
 uint16_t nvmf_log_page_parse(struct nvmf_req *req);
 bool nvmf_subsys_has_volatile_cache(struct nvmf_subsys *subsys);

@@ -13,7 +13,7 @@ libnvmeof_core_la_SOURCES = \
 	target/core/keep_alive.c \
 	target/core/aen.c \
 	target/core/request.c \
-	target/core/dispatch.c \
+	target/core/dispatch.c target/core/dispatch.h \
 	target/core/fabrics.c \
 	target/core/admin.c \
 	target/core/log_page.c \

@@ -12,16 +12,24 @@
 #include "ctrlr.h"
 #include "common/endian.h"
 #include "common/iov.h"
+#include "dispatch.h"
 #include "reactor/reactor.h"
 
+/* From the command's row (dispatch.h); the opcode's low bits for a command without one, so
+ * that its data can still be received and the command refused. */
 enum nvme_data_xfer nvmf_req_xfer(const struct nvme_cmd *cmd, bool admin)
 {
-	(void)admin;
-	if (cmd->opc == NVME_ADMIN_FABRICS) {
+	const struct nvmf_cmd_desc *d;
+
+	if (cmd->opc == NVME_OPC_FABRICS) {
 		const struct nvmf_cmd *f = (const struct nvmf_cmd *)cmd;
-		return (enum nvme_data_xfer)(f->fctype & 0x3);
+
+		d = nvmf_cmd_lookup(nvmf_fabrics_cmds, f->fctype, NVMF_ON_ANY);
+		return d ? d->xfer : (enum nvme_data_xfer)(f->fctype & 0x3);
 	}
-	return nvme_opc_xfer(cmd->opc);
+	d = admin ? nvmf_cmd_lookup(nvmf_admin_cmds, cmd->opc, NVMF_ON_ADMIN)
+		  : nvmf_cmd_lookup(nvmf_io_cmds, cmd->opc, NVMF_ON_IO);
+	return d ? d->xfer : nvme_opc_xfer(cmd->opc);
 }
 
 uint32_t nvmf_req_sgl_length(const struct nvme_cmd *cmd)
