@@ -37,7 +37,7 @@ CORE_UTS = tests/unit/target/core/ctrlr_ut tests/unit/target/core/fabrics_ut \
 	tests/unit/target/core/admin_ut tests/unit/target/core/log_page_ut \
 	tests/unit/target/core/features_ut tests/unit/target/core/io_ut \
 	tests/unit/target/core/discovery_ut tests/unit/target/core/subsystem_ut \
-	tests/unit/target/core/reservation_ut
+	tests/unit/target/core/reservation_ut tests/unit/target/core/dispatch_ut
 check_PROGRAMS += $(CORE_UTS)
 TESTS += $(CORE_UTS)
 tests_unit_target_core_ctrlr_ut_SOURCES = tests/unit/target/core/ctrlr_ut.c $(CORE_UT_SOURCES)
@@ -67,3 +67,6 @@ tests_unit_target_core_subsystem_ut_LDADD = $(CORE_UT_LIBS)
 tests_unit_target_core_reservation_ut_SOURCES = tests/unit/target/core/reservation_ut.c $(CORE_UT_SOURCES)
 tests_unit_target_core_reservation_ut_CFLAGS = $(CORE_UT_CFLAGS)
 tests_unit_target_core_reservation_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_core_dispatch_ut_SOURCES = tests/unit/target/core/dispatch_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_dispatch_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_dispatch_ut_LDADD = $(CORE_UT_LIBS)
