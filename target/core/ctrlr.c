@@ -193,17 +193,25 @@ void nvmf_ctrlr_teardown(struct nvmf_ctrlr *c, bool abort_aers, const char *why)
 	nvmf_ctrlr_disconnect_io_qpairs(c);
 }
 
-static void kill_msg(void *arg)
+void nvmf_ctrlr_kill(struct nvmf_ctrlr *c, const char *why)
 {
-	struct nvmf_ctrlr *c = arg;
 	struct nvmf_qpair *admin;
 
-	nvmf_ctrlr_teardown(c, true, "target stopping");
+	nvmf_ctrlr_get(c); /* the admin queue's reference may go with the disconnect */
+	nvmf_ctrlr_teardown(c, true, why);
 	pthread_mutex_lock(&c->lock);
 	admin = c->admin_qp;
 	pthread_mutex_unlock(&c->lock);
 	if (admin)
 		admin->ops->qpair_disconnect(admin);
+	nvmf_ctrlr_put(c);
+}
+
+static void kill_msg(void *arg)
+{
+	struct nvmf_ctrlr *c = arg;
+
+	nvmf_ctrlr_kill(c, "target stopping");
 	nvmf_ctrlr_put(c);
 }
 

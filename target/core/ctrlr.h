@@ -135,6 +135,8 @@ bool nvmf_ctrlr_ready(const struct nvmf_ctrlr *c);
 /* Tear the controller down (admin reactor): stops KATO, aborts AERs when @abort_aers,
  * disconnects every I/O queue. Idempotent. */
 void nvmf_ctrlr_teardown(struct nvmf_ctrlr *c, bool abort_aers, const char *why);
+/* Tear the controller down and disconnect its admin queue too (admin reactor). */
+void nvmf_ctrlr_kill(struct nvmf_ctrlr *c, const char *why);
 /* Ask the controller's admin reactor to tear it down and disconnect its queues. */
 void nvmf_ctrlr_kill_async(struct nvmf_ctrlr *c);
 

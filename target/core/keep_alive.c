@@ -56,15 +56,6 @@ void nvmf_ctrlr_ka_set(struct nvmf_ctrlr *c, uint32_t kato_ms)
 
 void nvmf_ctrlr_ka_expired(struct nvmf_ctrlr *c)
 {
-	struct nvmf_qpair *admin;
-
 	log_warn("%s: keep alive timeout (KATO %u ms) for %s", c->label, c->kato_ms, c->hostnqn);
-	nvmf_ctrlr_get(c);
-	nvmf_ctrlr_teardown(c, true, "keep alive expired");
-	pthread_mutex_lock(&c->lock);
-	admin = c->admin_qp;
-	pthread_mutex_unlock(&c->lock);
-	if (admin)
-		admin->ops->qpair_disconnect(admin);
-	nvmf_ctrlr_put(c);
+	nvmf_ctrlr_kill(c, "keep alive expired");
 }
