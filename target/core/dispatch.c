@@ -46,8 +46,10 @@ void nvmf_cmd_effects_fill(struct nvme_cmd_effects_log *log, unsigned int admin_
 {
 	memset(log, 0, sizeof(*log));
 	for (unsigned int i = 0; i < NVMF_CMD_TABLE_SIZE; i++) {
-		const struct nvmf_cmd_desc *a = nvmf_cmd_lookup(nvmf_admin_cmds, (uint8_t)i, admin_on);
-		const struct nvmf_cmd_desc *io = nvmf_cmd_lookup(nvmf_io_cmds, (uint8_t)i, NVMF_ON_IO);
+		const struct nvmf_cmd_desc *a, *io;
+
+		a = nvmf_cmd_lookup(nvmf_admin_cmds, (uint8_t)i, admin_on);
+		io = nvmf_cmd_lookup(nvmf_io_cmds, (uint8_t)i, NVMF_ON_IO);
 
 		if (a)
 			put_le32(&log->acs[i], NVME_CMD_EFFECTS_CSUPP | a->effects);

@@ -2,9 +2,10 @@
 /*
  * NVM command set I/O commands: the I/O command table, and Read, Write, Flush, Write
  * Zeroes, Dataset Management, Compare and Verify (reservations in reservation.c, Get LBA
- * Allocation Status in lba_status.c, fused Compare and Write in fused.c). Parse validates (namespace, LBA range, MDTS, SGL length) and builds
- * the bdev_io; execute submits it. The namespace stays held (req->ns) until completion.
- * Nothing here allocates memory or takes a lock.
+ * Allocation Status in lba_status.c, fused Compare and Write in fused.c). Parse validates
+ * (LBA range, MDTS, SGL length) and builds the bdev_io; execute submits it. The dispatcher
+ * holds the namespace (req->ns) until completion. Nothing here allocates memory or takes
+ * a lock.
  */
 #include "config.h"
 
@@ -437,7 +438,7 @@ static uint16_t verify_parse(struct nvmf_req *req)
 	return ST_OK;
 }
 
-/* ---- The NVM command table (see dispatch.h) --------------------------------------------------- */
+/* ---- The NVM command table (see dispatch.h) ------------------------------------------------ */
 
 /* Commands on the data of one namespace: it must be active and the host not fenced off. */
 #define NEED_NS_IO (NVMF_NEED_IO | NVMF_NEED_NS | NVMF_NEED_RESV)

@@ -25,6 +25,11 @@ static struct fake_env env;
 static struct fake_qpair disc, local;
 static uint8_t buf[8192];
 
+/* Requests the core keeps (Asynchronous Event Requests): completed by the teardown that
+ * aborts them, freed after it. */
+static struct fake_req *parked[16];
+static unsigned int nparked;
+
 enum kind { K_NVM, K_DISC, K_LOCAL, K_IO, K_FABRICS_ADMIN, K_FABRICS_IO };
 
 /* Target with namespace 1 (ram, 512-byte blocks): an NVM controller with one I/O queue, a
@@ -49,6 +54,11 @@ static void teardown(void)
 	fake_qpair_close(&local);
 	fake_qpair_close(&disc);
 	fake_env_teardown(&env);
+	for (unsigned int i = 0; i < nparked; i++) {
+		CU_ASSERT_EQUAL(parked[i]->completions, 1); /* aborted by the teardown */
+		fake_req_free(parked[i]);
+	}
+	nparked = 0;
 }
 
 static struct fake_qpair *queue_of(enum kind k)
@@ -67,29 +77,28 @@ static struct fake_qpair *queue_of(enum kind k)
 }
 
 /* Run @cmd on a queue of kind @k with @len bytes of @data (NULL: zeroes); ST_PENDING when
- * the core keeps the request. */
+ * the core keeps the request. Controller data lands in buf. */
 static uint16_t run(enum kind k, struct nvme_cmd *cmd, const void *data, uint32_t len,
 		    uint32_t *dw0)
 {
-	struct fake_qpair *q = queue_of(k);
-	struct fake_req *fr;
+	struct fake_req *fr = fake_req_alloc(queue_of(k));
 	uint16_t st;
 
-	if (k != K_LOCAL) {
-		memset(buf, 0, sizeof(buf));
-		if (data)
-			memcpy(buf, data, len);
-		return fake_exec(q, cmd, buf, len, dw0);
-	}
-	fr = fake_req_alloc(q);
-	cmd->flags = 0; /* local front ends use no PSDT */
+	if (k == K_LOCAL)
+		cmd->flags = 0; /* local front ends use no PSDT */
 	memset(buf, 0, sizeof(buf));
 	if (data)
 		memcpy(buf, data, len);
 	fake_req_prep(fr, cmd, buf, len);
-	nvmf_local_admin_exec(&fr->req);
-	if (fr->completions != 1)
+	if (k == K_LOCAL)
+		nvmf_local_admin_exec(&fr->req);
+	else
+		nvmf_req_exec(&fr->req);
+	if (fr->completions != 1) {
+		CU_ASSERT_FATAL(nparked < sizeof(parked) / sizeof(parked[0]));
+		parked[nparked++] = fr;
 		return ST_PENDING;
+	}
 	st = fake_status(fr);
 	if (len)
 		memcpy(buf, fr->data, len);
@@ -153,7 +162,8 @@ static const struct row_case row_cases[] = {
 	/* NVM (namespace 1: 2048 blocks of 512 bytes) */
 	{ "Flush", K_IO, NVME_OPC_FLUSH, 1, 0, 0, 0, 0, 0, NO_DW0 },
 	{ "Flush: every namespace", K_IO, NVME_OPC_FLUSH, NVMF_NSID_ALL, 0, 0, 0, 0, 0, NO_DW0 },
-	{ "Write: SGL shorter than NLB", K_IO, NVME_OPC_WRITE, 1, 0, 0, 1, 512, ST_SGL_LEN, NO_DW0 },
+	{ "Write: SGL shorter than NLB", K_IO, NVME_OPC_WRITE, 1, 0, 0, 1, 512, ST_SGL_LEN,
+	  NO_DW0 },
 	{ "Read: past the end", K_IO, NVME_OPC_READ, 1, 2048, 0, 0, 512, ST_LBA_RANGE, NO_DW0 },
 	{ "Read", K_IO, NVME_OPC_READ, 1, 0, 0, 0, 512, 0, NO_DW0 },
 	{ "Compare: zeroes match", K_IO, NVME_OPC_COMPARE, 1, 0, 0, 0, 512, 0, NO_DW0 },
@@ -493,7 +503,8 @@ static void check_log_against_dispatch(enum kind admin, const struct nvme_cmd_ef
 		fake_cmd(&cmd, (uint8_t)opc, 0);
 		st = run(admin, &cmd, NULL, 4096, NULL);
 		if (listed != (st != ST_INVALID_OPCODE))
-			fprintf(stderr, "\n  admin opcode %#x: listed %d, status %#x", opc, listed, st);
+			fprintf(stderr, "\n  admin opcode %#x: listed %d, status %#x", opc,
+				listed, st);
 		CU_ASSERT_EQUAL(listed, st != ST_INVALID_OPCODE);
 	}
 	for (unsigned int opc = 0; opc < NVMF_CMD_TABLE_SIZE; opc++) {
@@ -505,7 +516,8 @@ static void check_log_against_dispatch(enum kind admin, const struct nvme_cmd_ef
 		fake_cmd(&cmd, (uint8_t)opc, 1);
 		st = run(K_IO, &cmd, NULL, 512, NULL);
 		if (listed != (st != ST_INVALID_OPCODE))
-			fprintf(stderr, "\n  I/O opcode %#x: listed %d, status %#x", opc, listed, st);
+			fprintf(stderr, "\n  I/O opcode %#x: listed %d, status %#x", opc,
+				listed, st);
 		CU_ASSERT_EQUAL(listed, st != ST_INVALID_OPCODE);
 	}
 }
