@@ -5,6 +5,7 @@ libnvmeof_common_la_SOURCES = \
 	common/nvme_spec.h \
 	common/nvme_tcp_spec.h \
 	common/crc32c.c common/crc32c.h \
+	common/iov.c common/iov.h \
 	common/log.c common/log.h \
 	common/nvme_tcp_pdu.c common/nvme_tcp_pdu.h \
 	common/uri.c common/uri.h
@@ -12,6 +13,12 @@ libnvmeof_common_la_CFLAGS = $(AM_CFLAGS) $(ISAL_CFLAGS)
 libnvmeof_common_la_LIBADD = $(ISAL_LIBS)
 
 # Unit tests for common/ (tests/unit/common/*_ut.c).
+check_PROGRAMS += tests/unit/common/iov_ut
+TESTS += tests/unit/common/iov_ut
+tests_unit_common_iov_ut_SOURCES = tests/unit/common/iov_ut.c
+tests_unit_common_iov_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_common_iov_ut_LDADD = libnvmeof_common.la $(UT_LIBS)
+
 check_PROGRAMS += tests/unit/common/uri_ut
 TESTS += tests/unit/common/uri_ut
 tests_unit_common_uri_ut_SOURCES = tests/unit/common/uri_ut.c

@@ -17,6 +17,7 @@
 
 #include "bdev.h"
 #include "bdev_internal.h"
+#include "common/iov.h"
 
 struct ram_bdev {
 	uint8_t *mem;
@@ -150,24 +151,6 @@ static void zero_range(struct ram_bdev *ram, uint64_t off, uint64_t len)
 	memset(ram->mem + b, 0, end - b);
 }
 
-static void copy_iov(struct ram_bdev *ram, const struct bdev_io *io, bool to_mem)
-{
-	uint8_t *p = ram->mem + io->offset;
-	uint64_t left = io->len;
-	int i;
-
-	for (i = 0; i < io->iovcnt && left; i++) {
-		size_t n = io->iov[i].iov_len < left ? io->iov[i].iov_len : (size_t)left;
-
-		if (to_mem)
-			memcpy(p, io->iov[i].iov_base, n);
-		else
-			memcpy(io->iov[i].iov_base, p, n);
-		p += n;
-		left -= n;
-	}
-}
-
 static void ram_submit(struct bdev *bdev, struct bdev_io *io)
 {
 	struct ram_bdev *ram = bdev->ctx;
@@ -182,10 +165,10 @@ static void ram_submit(struct bdev *bdev, struct bdev_io *io)
 	}
 	switch (io->op) {
 	case BDEV_OP_READ:
-		copy_iov(ram, io, false);
+		iov_copy_from_buf(io->iov, io->iovcnt, 0, ram->mem + io->offset, io->len);
 		break;
 	case BDEV_OP_WRITE:
-		copy_iov(ram, io, true);
+		iov_copy_to_buf(io->iov, io->iovcnt, 0, ram->mem + io->offset, io->len);
 		mark_blocks(ram->mapped, first, n, true);
 		break;
 	case BDEV_OP_FLUSH:

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Admin commands: dispatch for NVM and discovery controllers, Identify, Asynchronous
- * Event Request, Keep Alive and Abort. Get Log Page is in log_page.c, Get/Set Features in
- * features.c.
+ * Admin commands: the admin command table (which commands NVM, discovery and local
+ * controllers support), Identify, Asynchronous Event Request, Keep Alive and Abort. Get
+ * Log Page is in log_page.c, Get/Set Features in features.c, dispatch in dispatch.c.
  */
 #include "config.h"
 
@@ -12,6 +12,7 @@
 #include "ctrlr.h"
 #include "common/endian.h"
 #include "common/log.h"
+#include "dispatch.h"
 #include "reservation.h"
 
 #define NVMF_IEEE_OUI_NONE 0
@@ -282,60 +283,39 @@ static void abort_exec(struct nvmf_req *req)
 	nvmf_req_done(req, ST_OK);
 }
 
-static uint16_t disc_admin_parse(struct nvmf_req *req)
+static uint16_t get_features_parse(struct nvmf_req *req)
 {
-	switch (req->cmd.opc) {
-	case NVME_ADMIN_IDENTIFY:
-		return identify_parse(req);
-	case NVME_ADMIN_GET_LOG_PAGE:
-		return nvmf_log_page_parse(req);
-	case NVME_ADMIN_GET_FEATURES:
-		return nvmf_features_parse(req, false);
-	case NVME_ADMIN_SET_FEATURES:
-		return nvmf_features_parse(req, true);
-	case NVME_ADMIN_ASYNC_EVENT_REQUEST:
-		req->execute = aer_exec;
-		return ST_OK;
-	case NVME_ADMIN_KEEP_ALIVE:
-		req->execute = ok_exec;
-		return ST_OK;
-	default:
-		return ST_INVALID_OPCODE;
-	}
+	return nvmf_features_parse(req, false);
 }
 
-uint16_t nvmf_admin_parse(struct nvmf_req *req)
+static uint16_t set_features_parse(struct nvmf_req *req)
 {
-	struct nvmf_ctrlr *c = nvmf_req_ctrlr(req);
-
-	if (!nvmf_ctrlr_ready(c))
-		return ST_CMD_SEQ;
-	/* Any admin command counts as keep-alive traffic. */
-	nvmf_ctrlr_ka_restart(c);
-	if (c->discovery)
-		return disc_admin_parse(req);
-
-	switch (req->cmd.opc) {
-	case NVME_ADMIN_IDENTIFY:
-		return identify_parse(req);
-	case NVME_ADMIN_GET_LOG_PAGE:
-		return nvmf_log_page_parse(req);
-	case NVME_ADMIN_GET_FEATURES:
-		return nvmf_features_parse(req, false);
-	case NVME_ADMIN_SET_FEATURES:
-		return nvmf_features_parse(req, true);
-	case NVME_ADMIN_KEEP_ALIVE:
-		req->execute = ok_exec;
-		return ST_OK;
-	case NVME_ADMIN_ASYNC_EVENT_REQUEST:
-		if (c->local)
-			return ST_INVALID_OPCODE;
-		req->execute = aer_exec;
-		return ST_OK;
-	case NVME_ADMIN_ABORT:
-		req->execute = abort_exec;
-		return ST_OK;
-	default:
-		return ST_INVALID_OPCODE;
-	}
+	return nvmf_features_parse(req, true);
 }
+
+/* ---- The admin command table (see dispatch.h) ----------------------------------------------- */
+
+const struct nvmf_cmd_desc nvmf_admin_cmds[NVMF_CMD_TABLE_SIZE] = {
+	[NVME_ADMIN_GET_LOG_PAGE] = { .name = "Get Log Page", .parse = nvmf_log_page_parse,
+				      .xfer = NVME_XFER_CTRLR_TO_HOST, .on = NVMF_ON_ADMIN,
+				      .needs = NVMF_NEED_ADMIN },
+	[NVME_ADMIN_IDENTIFY] = { .name = "Identify", .parse = identify_parse,
+				  .xfer = NVME_XFER_CTRLR_TO_HOST, .on = NVMF_ON_ADMIN,
+				  .needs = NVMF_NEED_ADMIN },
+	[NVME_ADMIN_ABORT] = { .name = "Abort", .execute = abort_exec, .xfer = NVME_XFER_NONE,
+			       .on = NVMF_ON_NVM | NVMF_ON_LOCAL, .needs = NVMF_NEED_ADMIN },
+	[NVME_ADMIN_SET_FEATURES] = { .name = "Set Features", .parse = set_features_parse,
+				      .xfer = NVME_XFER_HOST_TO_CTRLR, .on = NVMF_ON_ADMIN,
+				      .needs = NVMF_NEED_ADMIN },
+	[NVME_ADMIN_GET_FEATURES] = { .name = "Get Features", .parse = get_features_parse,
+				      .xfer = NVME_XFER_CTRLR_TO_HOST, .on = NVMF_ON_ADMIN,
+				      .needs = NVMF_NEED_ADMIN },
+	/* Local controllers have no admin queue to park the request on. */
+	[NVME_ADMIN_ASYNC_EVENT_REQUEST] = { .name = "Asynchronous Event Request",
+					     .execute = aer_exec, .xfer = NVME_XFER_NONE,
+					     .on = NVMF_ON_NVM | NVMF_ON_DISC,
+					     .needs = NVMF_NEED_ADMIN },
+	[NVME_ADMIN_KEEP_ALIVE] = { .name = "Keep Alive", .execute = ok_exec,
+				    .xfer = NVME_XFER_NONE, .on = NVMF_ON_ADMIN,
+				    .needs = NVMF_NEED_ADMIN },
+};

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * NVMe controller objects and the core-internal interfaces between the command handlers
- * (fabrics.c, admin.c, log_page.c, features.c, io.c, discovery.c) and the controller
- * lifecycle (ctrlr.c). Not used outside the target core.
+ * (fabrics.c, admin.c, log_page.c, features.c, io.c, discovery.c) and the controller's
+ * parts: lifecycle (ctrlr.c), queue table (qpair.c), properties (property.c), Keep Alive
+ * (keep_alive.c), asynchronous events (aen.c), error log and statistics (error_log.c,
+ * ctrlr_stats.c), requests (request.c) and dispatch (dispatch.c). Not used outside the
+ * target core.
  *
  * Lock order: tgt->lock, then subsys->lock, then ctrlr->lock, then ctrlr->err_lock.
  */
@@ -117,7 +120,7 @@ struct nvmf_ctrlr {
 	struct nvme_error_log_entry errlog[NVMF_ERRLOG_ENTRIES];
 };
 
-/* ---- ctrlr.c ------------------------------------------------------------------------- */
+/* ---- ctrlr.c: lifecycle ------------------------------------------------------------------ */
 struct nvmf_ctrlr *nvmf_ctrlr_create(struct nvmf_subsys *subsys, struct nvmf_qpair *admin,
 				     const char *hostnqn, const uint8_t hostid[16],
 				     uint16_t *status);
@@ -126,34 +129,41 @@ bool nvmf_ctrlr_get_unless_zero(struct nvmf_ctrlr *c);
 void nvmf_ctrlr_put(struct nvmf_ctrlr *c);
 /* Find a live controller of @subsys by ID and take a reference (NULL if none). */
 struct nvmf_ctrlr *nvmf_ctrlr_lookup(struct nvmf_subsys *subsys, uint16_t cntlid);
+/* The one state transition (caller holds c->lock); asserts it is legal. */
+void nvmf_ctrlr_set_state(struct nvmf_ctrlr *c, enum nvmf_ctrlr_state st);
+bool nvmf_ctrlr_ready(const struct nvmf_ctrlr *c);
+/* Tear the controller down (admin reactor): stops KATO, aborts AERs when @abort_aers,
+ * disconnects every I/O queue. Idempotent. */
+void nvmf_ctrlr_teardown(struct nvmf_ctrlr *c, bool abort_aers, const char *why);
+/* Tear the controller down and disconnect its admin queue too (admin reactor). */
+void nvmf_ctrlr_kill(struct nvmf_ctrlr *c, const char *why);
+/* Ask the controller's admin reactor to tear it down and disconnect its queues. */
+void nvmf_ctrlr_kill_async(struct nvmf_ctrlr *c);
+
+/* ---- qpair.c: the controller's queue table ------------------------------------------------ */
 /* Attach @qp as I/O queue @qid. Returns a status (0 on success). */
 uint16_t nvmf_ctrlr_add_io_qpair(struct nvmf_ctrlr *c, struct nvmf_qpair *qp, uint16_t qid,
 				 uint32_t *dw0);
 /* Remove I/O queue @qp from the queue table (its statistics fold into the totals); the
  * queue keeps its controller reference until nvmf_qpair_fini(). */
 void nvmf_ctrlr_detach_io_qpair(struct nvmf_ctrlr *c, struct nvmf_qpair *qp);
-/* Tear the controller down (admin reactor): stops KATO, aborts AERs when @abort_aers,
- * disconnects every I/O queue. Idempotent. */
-void nvmf_ctrlr_teardown(struct nvmf_ctrlr *c, bool abort_aers, const char *why);
 /* Disconnect every I/O queue through its reactor (reset, teardown). */
 void nvmf_ctrlr_disconnect_io_qpairs(struct nvmf_ctrlr *c);
-/* Ask the controller's admin reactor to tear it down and disconnect its queues. */
-void nvmf_ctrlr_kill_async(struct nvmf_ctrlr *c);
-bool nvmf_ctrlr_ready(const struct nvmf_ctrlr *c);
 
-/* Properties (CC writes drive the state machine). */
+/* ---- property.c: properties (CC writes drive the state machine) -------------------------- */
 uint64_t nvmf_ctrlr_cap(const struct nvmf_ctrlr *c);
 uint16_t nvmf_ctrlr_prop_get(struct nvmf_ctrlr *c, uint32_t offset, unsigned int size,
 			     uint64_t *val);
 uint16_t nvmf_ctrlr_prop_set(struct nvmf_ctrlr *c, uint32_t offset, unsigned int size,
 			     uint64_t val);
 
-/* Keep Alive (admin reactor). */
+/* ---- keep_alive.c (admin reactor) -------------------------------------------------------- */
 void nvmf_ctrlr_ka_restart(struct nvmf_ctrlr *c);
 void nvmf_ctrlr_ka_set(struct nvmf_ctrlr *c, uint32_t kato_ms);
+void nvmf_ctrlr_ka_stop(struct nvmf_ctrlr *c);
 void nvmf_ctrlr_ka_expired(struct nvmf_ctrlr *c);
 
-/* Asynchronous events (admin reactor). */
+/* ---- aen.c: asynchronous events (admin reactor) ------------------------------------------ */
 uint16_t nvmf_ctrlr_aer_submit(struct nvmf_req *req);
 void nvmf_ctrlr_aen_raise(struct nvmf_ctrlr *c, uint32_t aen);
 void nvmf_ctrlr_aen_clear(struct nvmf_ctrlr *c, uint32_t aen);
@@ -162,7 +172,7 @@ void nvmf_ctrlr_aer_abort_all(struct nvmf_ctrlr *c);
 void nvmf_ctrlr_notify_ns_changed(struct nvmf_ctrlr *c, uint32_t nsid);
 void nvmf_ctrlr_notify_disc_changed(struct nvmf_ctrlr *c);
 
-/* Error log and statistics. */
+/* ---- error_log.c, ctrlr_stats.c ------------------------------------------------------------ */
 void nvmf_ctrlr_record_error(struct nvmf_ctrlr *c, const struct nvmf_req *req);
 void nvmf_ctrlr_get_stats(struct nvmf_ctrlr *c, struct nvmf_qpair_stats *out);
 void nvmf_stats_add(struct nvmf_qpair_stats *dst, const struct nvmf_qpair_stats *src);
@@ -171,7 +181,7 @@ void nvmf_stats_read(const struct nvmf_qpair_stats *src, struct nvmf_qpair_stats
 /* Single-writer counters read by other threads: plain load/add, relaxed atomic store. */
 #define NVMF_STAT_ADD(field, v) __atomic_store_n(&(field), (field) + (v), __ATOMIC_RELAXED)
 
-/* Requests: completion with a status, and data movement between a buffer and req->iov. */
+/* ---- request.c: completion with a status, data movement between a buffer and req->iov --- */
 void nvmf_req_done(struct nvmf_req *req, uint16_t status);
 size_t nvmf_req_copy_to(struct nvmf_req *req, size_t off, const void *buf, size_t len);
 size_t nvmf_req_copy_from(struct nvmf_req *req, size_t off, void *buf, size_t len);
@@ -183,12 +193,8 @@ static inline struct nvmf_ctrlr *nvmf_req_ctrlr(const struct nvmf_req *req)
 	return req->qpair->ctrlr;
 }
 
-/* ---- parse entry points (return a status; on 0, req->execute is set) ------------------ */
-uint16_t nvmf_fabrics_parse(struct nvmf_req *req);
-uint16_t nvmf_admin_parse(struct nvmf_req *req);
-uint16_t nvmf_io_parse(struct nvmf_req *req);
-
-/* admin.c dispatches to these (log_page.c, features.c) */
+/* ---- parse handlers of the admin command table (admin.c) in other files -------------------
+ * Each returns a status; on 0, req->execute is set. The command tables are in dispatch.h. */
 uint16_t nvmf_features_parse(struct nvmf_req *req, bool set);
 uint16_t nvmf_log_page_parse(struct nvmf_req *req);
 bool nvmf_subsys_has_volatile_cache(struct nvmf_subsys *subsys);

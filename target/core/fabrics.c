@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fabrics commands (opcode 7Fh): Connect for admin and I/O queues, Property Get/Set and
- * Disconnect.
+ * Fabrics commands (opcode 7Fh): the Fabrics command table, by fctype, and Connect for
+ * admin and I/O queues, Property Get/Set and Disconnect.
  */
 #include "config.h"
 
@@ -10,6 +10,7 @@
 #include "ctrlr.h"
 #include "common/endian.h"
 #include "common/log.h"
+#include "dispatch.h"
 
 #define ST_CONNECT_PARAM                                                                   \
 	NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONNECT_INVALID_PARAMETERS)
@@ -203,37 +204,41 @@ static void disconnect_exec(struct nvmf_req *req)
 	nvmf_req_done(req, ST_OK);
 }
 
-uint16_t nvmf_fabrics_parse(struct nvmf_req *req)
+static uint16_t connect_parse(struct nvmf_req *req)
 {
-	const struct nvmf_cmd *cmd = (const struct nvmf_cmd *)&req->cmd;
-	struct nvmf_qpair *qp = req->qpair;
-
-	if (!qp->connected) {
-		if (cmd->fctype != NVMF_FCTYPE_CONNECT || qp->ctrlr) /* after a Disconnect */
-			return ST_CMD_SEQ;
-		if (req->length < sizeof(struct nvmf_connect_data))
-			return ST_SGL_LEN;
-		req->execute = connect_exec;
-		return ST_OK;
-	}
-
-	switch (cmd->fctype) {
-	case NVMF_FCTYPE_CONNECT:
+	if (req->qpair->ctrlr) /* after a Disconnect */
 		return ST_CMD_SEQ;
-	case NVMF_FCTYPE_DISCONNECT:
-		if (qp->qid == 0)
-			return NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_INVALID_QUEUE_TYPE);
-		req->execute = disconnect_exec;
-		return ST_OK;
-	case NVMF_FCTYPE_PROPERTY_GET:
-	case NVMF_FCTYPE_PROPERTY_SET:
-		if (qp->qid != 0)
-			return ST_INVALID_OPCODE;
-		nvmf_ctrlr_ka_restart(qp->ctrlr);
-		req->execute = cmd->fctype == NVMF_FCTYPE_PROPERTY_GET ? prop_get_exec
-								       : prop_set_exec;
-		return ST_OK;
-	default:
-		return ST_INVALID_OPCODE;
-	}
+	if (req->length < sizeof(struct nvmf_connect_data))
+		return ST_SGL_LEN;
+	req->execute = connect_exec;
+	return ST_OK;
 }
+
+static uint16_t disconnect_parse(struct nvmf_req *req)
+{
+	if (req->qpair->qid == 0)
+		return NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_INVALID_QUEUE_TYPE);
+	req->execute = disconnect_exec;
+	return ST_OK;
+}
+
+/* ---- The Fabrics command table, by fctype (see dispatch.h) ----------------------------------- */
+
+#define ON_FABRIC_ADMIN (NVMF_ON_NVM | NVMF_ON_DISC)
+
+const struct nvmf_cmd_desc nvmf_fabrics_cmds[NVMF_CMD_TABLE_SIZE] = {
+	[NVMF_FCTYPE_PROPERTY_SET] = { .name = "Property Set", .execute = prop_set_exec,
+				       .xfer = NVME_XFER_NONE, .on = ON_FABRIC_ADMIN,
+				       .needs = NVMF_NEED_CONNECTED | NVMF_NEED_KATO },
+	/* Before Connect the queue's kind is not known: every queue takes it. */
+	[NVMF_FCTYPE_CONNECT] = { .name = "Connect", .parse = connect_parse,
+				  .xfer = NVME_XFER_HOST_TO_CTRLR, .on = NVMF_ON_ANY,
+				  .needs = NVMF_NEED_UNCONNECTED },
+	[NVMF_FCTYPE_PROPERTY_GET] = { .name = "Property Get", .execute = prop_get_exec,
+				       .xfer = NVME_XFER_NONE, .on = ON_FABRIC_ADMIN,
+				       .needs = NVMF_NEED_CONNECTED | NVMF_NEED_KATO },
+	/* On the admin queue: Invalid Queue Type (disconnect_parse), not an unknown command. */
+	[NVMF_FCTYPE_DISCONNECT] = { .name = "Disconnect", .parse = disconnect_parse,
+				     .xfer = NVME_XFER_NONE, .on = NVMF_ON_ANY,
+				     .needs = NVMF_NEED_CONNECTED },
+};

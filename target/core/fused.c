@@ -11,6 +11,7 @@
 
 #include "ctrlr.h"
 #include "common/endian.h"
+#include "common/iov.h"
 #include "reactor/reactor.h"
 #include "reservation.h"
 
@@ -35,20 +36,6 @@ static void pair_done(struct nvmf_req *first, struct nvmf_req *second, uint16_t 
 {
 	nvmf_req_done(first, st1);
 	nvmf_req_done(second, st2);
-}
-
-static bool host_equal(const struct nvmf_req *req, const uint8_t *buf, size_t len)
-{
-	size_t off = 0;
-
-	for (int i = 0; i < req->iovcnt && off < len; i++) {
-		size_t n = req->iov[i].iov_len < len - off ? req->iov[i].iov_len : len - off;
-
-		if (memcmp(req->iov[i].iov_base, buf + off, n))
-			return false;
-		off += n;
-	}
-	return off == len;
 }
 
 static void write_done(struct bdev_io *bio, int rc)
@@ -77,7 +64,7 @@ static void compare_read_done(struct bdev_io *bio, int rc)
 			  ST_FUSED_FAILED);
 		return;
 	}
-	if (!host_equal(first, first->scratch, bio->len)) {
+	if (iov_cmp_buf(first->iov, first->iovcnt, 0, first->scratch, bio->len)) {
 		pair_done(first, second, ST_COMPARE_FAILURE, ST_FUSED_FAILED);
 		return;
 	}

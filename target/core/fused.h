@@ -5,9 +5,10 @@
  * Write happens only if the Compare matched. Identify Controller reports it in FUSES.
  *
  * Core hooks:
- *   ctrlr.c req_exec(): accept FUSE bits on I/O queues (reject them on admin queues only);
- *   io.c nvmf_io_parse(): if (req->cmd.flags & NVME_CMD_FUSE_MASK)
- *                             return nvmf_fused_parse(req);
+ *   dispatch.c req_exec(): accept FUSE bits on I/O queues (reject them on admin queues);
+ *   dispatch.c io_dispatch(): once the queue may take NVM commands,
+ *                             if (req->cmd.flags & NVME_CMD_FUSE_MASK)
+ *                                 return nvmf_fused_parse(req);
  *   nvmf_qpair_init(): qp->fused_first = NULL;
  *   nvmf_qpair_disconnected(): nvmf_fused_abort(qp);
  *   Identify Controller: FUSES = NVME_CTRL_FUSES_COMPARE_WRITE.

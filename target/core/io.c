@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * NVM command set I/O commands: Read, Write, Flush, Write Zeroes, Dataset Management,
- * Compare and Verify. Parse validates (namespace, LBA range, MDTS, SGL length) and builds
- * the bdev_io; execute submits it. The namespace stays held (req->ns) until completion.
- * Nothing here allocates memory or takes a lock.
+ * NVM command set I/O commands: the I/O command table, and Read, Write, Flush, Write
+ * Zeroes, Dataset Management, Compare and Verify (reservations in reservation.c, Get LBA
+ * Allocation Status in lba_status.c, fused Compare and Write in fused.c). Parse validates
+ * (LBA range, MDTS, SGL length) and builds the bdev_io; execute submits it. The dispatcher
+ * holds the namespace (req->ns) until completion. Nothing here allocates memory or takes
+ * a lock.
  */
 #include "config.h"
 
@@ -12,9 +14,11 @@
 
 #include "ctrlr.h"
 #include "common/endian.h"
+#include "common/iov.h"
 #include "fused.h"
 #include "lba_status.h"
 #include "common/log.h"
+#include "dispatch.h"
 #include "reactor/reactor.h"
 #include "reservation.h"
 
@@ -156,6 +160,16 @@ static uint16_t rw_parse(struct nvmf_req *req, bool write)
 	return ST_OK;
 }
 
+static uint16_t read_parse(struct nvmf_req *req)
+{
+	return rw_parse(req, false);
+}
+
+static uint16_t write_parse(struct nvmf_req *req)
+{
+	return rw_parse(req, true);
+}
+
 /* ---- Write Zeroes --------------------------------------------------------------------------- */
 
 static void wz_done(struct bdev_io *bio, int rc)
@@ -242,6 +256,19 @@ static void flush_all_exec(struct nvmf_req *req)
 	run_steps(req, flush_all_step);
 }
 
+static uint16_t flush_parse(struct nvmf_req *req)
+{
+	if (!req->ns) { /* NSID FFFFFFFFh */
+		req->execute = flush_all_exec;
+		return ST_OK;
+	}
+	bio_setup(req, BDEV_OP_FLUSH, 0, 0, flush_done);
+	req->bio.iov = NULL;
+	req->bio.iovcnt = 0;
+	req->execute = submit_exec;
+	return ST_OK;
+}
+
 /* ---- Dataset Management --------------------------------------------------------------------- */
 
 static void dsm_range(struct nvmf_req *req, uint32_t i, uint64_t *slba, uint32_t *nlb)
@@ -325,27 +352,6 @@ static uint16_t dsm_parse(struct nvmf_req *req)
 
 /* ---- Compare and Verify: read into a scratch buffer, chunk by chunk ------------------------- */
 
-/* Compare @len bytes of the host data at @off with @buf. */
-static bool host_data_equal(const struct nvmf_req *req, size_t off, const uint8_t *buf,
-			    size_t len)
-{
-	for (int i = 0; i < req->iovcnt && len; i++) {
-		size_t l = req->iov[i].iov_len;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		size_t n = l - off < len ? l - off : len;
-		if (memcmp((const uint8_t *)req->iov[i].iov_base + off, buf, n))
-			return false;
-		buf += n;
-		len -= n;
-		off = 0;
-	}
-	return len == 0;
-}
-
 static void read_chunk_step(struct nvmf_req *req);
 
 static void read_chunk_done(struct bdev_io *bio, int rc)
@@ -357,7 +363,7 @@ static void read_chunk_done(struct bdev_io *bio, int rc)
 		nvmf_req_done(req, errno_status(rc, false));
 		return;
 	}
-	if (compare && !host_data_equal(req, req->step, req->scratch, bio->len)) {
+	if (compare && iov_cmp_buf(req->iov, req->iovcnt, req->step, req->scratch, bio->len)) {
 		nvmf_req_done(req, ST_COMPARE_FAILURE);
 		return;
 	}
@@ -432,82 +438,53 @@ static uint16_t verify_parse(struct nvmf_req *req)
 	return ST_OK;
 }
 
-/* ---- Dispatch ------------------------------------------------------------------------------- */
+/* ---- The NVM command table (see dispatch.h) ------------------------------------------------ */
 
-uint16_t nvmf_io_parse(struct nvmf_req *req)
-{
-	struct nvmf_qpair *qp = req->qpair;
-	struct nvmf_ctrlr *c = qp->ctrlr;
-	uint32_t nsid = get_le32(&req->cmd.nsid);
-	uint8_t opc = req->cmd.opc;
-	uint16_t status;
+/* Commands on the data of one namespace: it must be active and the host not fenced off. */
+#define NEED_NS_IO (NVMF_NEED_IO | NVMF_NEED_NS | NVMF_NEED_RESV)
+/* ... and modify it: fenced off by write-exclusive reservations too. */
+#define NEED_NS_WRITE (NEED_NS_IO | NVMF_NEED_RESV_WRITE)
+/* Reservation commands: the namespace, but no reservation check (they manage it). */
+#define NEED_NS_RESV (NVMF_NEED_IO | NVMF_NEED_NS)
+#define LBCC NVME_CMD_EFFECTS_LBCC
 
-	if (!nvmf_ctrlr_ready(c))
-		return ST_CMD_SEQ;
-	/* The second command of a fused pair must follow the first immediately. */
-	if (req->cmd.flags & NVME_CMD_FUSE_MASK)
-		return nvmf_fused_parse(req);
-	if (qp->fused_first)
-		nvmf_fused_abort(qp);
-
-	switch (opc) {
-	case NVME_OPC_FLUSH:
-		if (nsid == NVMF_NSID_ALL) {
-			req->execute = flush_all_exec;
-			return ST_OK;
-		}
-		break;
-	case NVME_OPC_READ:
-	case NVME_OPC_WRITE:
-	case NVME_OPC_COMPARE:
-	case NVME_OPC_WRITE_ZEROES:
-	case NVME_OPC_DATASET_MANAGEMENT:
-	case NVME_OPC_VERIFY:
-	case NVME_OPC_RESERVATION_REGISTER:
-	case NVME_OPC_RESERVATION_REPORT:
-	case NVME_OPC_RESERVATION_ACQUIRE:
-	case NVME_OPC_RESERVATION_RELEASE:
-	case NVMF_OPC_VS_LBA_STATUS:
-		break;
-	default:
-		return ST_INVALID_OPCODE;
-	}
-
-	req->ns = nvmf_ns_get(c->subsys, nsid, qp->reactor);
-	if (!req->ns)
-		return ST_INVALID_NS;
-
-	switch (opc) {
-	case NVME_OPC_RESERVATION_REGISTER:
-	case NVME_OPC_RESERVATION_REPORT:
-	case NVME_OPC_RESERVATION_ACQUIRE:
-	case NVME_OPC_RESERVATION_RELEASE:
-		return nvmf_resv_parse(req);
-	}
-	status = nvmf_resv_check(req);
-	if (status)
-		return status;
-
-	switch (opc) {
-	case NVMF_OPC_VS_LBA_STATUS:
-		return nvmf_lba_status_parse(req);
-	case NVME_OPC_READ:
-		return rw_parse(req, false);
-	case NVME_OPC_WRITE:
-		return rw_parse(req, true);
-	case NVME_OPC_FLUSH:
-		bio_setup(req, BDEV_OP_FLUSH, 0, 0, flush_done);
-		req->bio.iov = NULL;
-		req->bio.iovcnt = 0;
-		req->execute = submit_exec;
-		return ST_OK;
-	case NVME_OPC_WRITE_ZEROES:
-		return wz_parse(req);
-	case NVME_OPC_DATASET_MANAGEMENT:
-		return dsm_parse(req);
-	case NVME_OPC_COMPARE:
-		return compare_parse(req);
-	default:
-		return verify_parse(req);
-	}
-}
+const struct nvmf_cmd_desc nvmf_io_cmds[NVMF_CMD_TABLE_SIZE] = {
+	[NVME_OPC_FLUSH] = { .name = "Flush", .parse = flush_parse, .xfer = NVME_XFER_NONE,
+			     .on = NVMF_ON_IO, .needs = NEED_NS_WRITE | NVMF_NEED_NS_OR_ALL },
+	[NVME_OPC_WRITE] = { .name = "Write", .parse = write_parse,
+			     .xfer = NVME_XFER_HOST_TO_CTRLR, .on = NVMF_ON_IO,
+			     .needs = NEED_NS_WRITE, .effects = LBCC },
+	[NVME_OPC_READ] = { .name = "Read", .parse = read_parse, .xfer = NVME_XFER_CTRLR_TO_HOST,
+			    .on = NVMF_ON_IO, .needs = NEED_NS_IO },
+	[NVME_OPC_COMPARE] = { .name = "Compare", .parse = compare_parse,
+			       .xfer = NVME_XFER_HOST_TO_CTRLR, .on = NVMF_ON_IO,
+			       .needs = NEED_NS_IO },
+	[NVME_OPC_WRITE_ZEROES] = { .name = "Write Zeroes", .parse = wz_parse,
+				    .xfer = NVME_XFER_NONE, .on = NVMF_ON_IO,
+				    .needs = NEED_NS_WRITE, .effects = LBCC },
+	[NVME_OPC_DATASET_MANAGEMENT] = { .name = "Dataset Management", .parse = dsm_parse,
+					  .xfer = NVME_XFER_HOST_TO_CTRLR, .on = NVMF_ON_IO,
+					  .needs = NEED_NS_WRITE, .effects = LBCC },
+	[NVME_OPC_VERIFY] = { .name = "Verify", .parse = verify_parse, .xfer = NVME_XFER_NONE,
+			      .on = NVMF_ON_IO, .needs = NEED_NS_IO },
+	[NVME_OPC_RESERVATION_REGISTER] = { .name = "Reservation Register",
+					    .parse = nvmf_resv_register_parse,
+					    .xfer = NVME_XFER_HOST_TO_CTRLR, .on = NVMF_ON_IO,
+					    .needs = NEED_NS_RESV },
+	[NVME_OPC_RESERVATION_REPORT] = { .name = "Reservation Report",
+					  .parse = nvmf_resv_report_parse,
+					  .xfer = NVME_XFER_CTRLR_TO_HOST, .on = NVMF_ON_IO,
+					  .needs = NEED_NS_RESV },
+	[NVME_OPC_RESERVATION_ACQUIRE] = { .name = "Reservation Acquire",
+					   .parse = nvmf_resv_acquire_parse,
+					   .xfer = NVME_XFER_HOST_TO_CTRLR, .on = NVMF_ON_IO,
+					   .needs = NEED_NS_RESV },
+	[NVME_OPC_RESERVATION_RELEASE] = { .name = "Reservation Release",
+					   .parse = nvmf_resv_release_parse,
+					   .xfer = NVME_XFER_HOST_TO_CTRLR, .on = NVMF_ON_IO,
+					   .needs = NEED_NS_RESV },
+	[NVMF_OPC_VS_LBA_STATUS] = { .name = "Get LBA Allocation Status (vendor)",
+				     .parse = nvmf_lba_status_parse,
+				     .xfer = NVME_XFER_CTRLR_TO_HOST, .on = NVMF_ON_IO,
+				     .needs = NEED_NS_IO },
+};

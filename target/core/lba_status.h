@@ -13,8 +13,8 @@
  *   status    LBA Out of Range when the starting LBA is not in the namespace, Invalid
  *             Field when the backend does not track allocation.
  *
- * Core hook: nvmf_io_parse(): opcode NVMF_OPC_VS_LBA_STATUS -> return
- * nvmf_lba_status_parse(req); (after the namespace is held and reservations checked).
+ * Core hook: its row in the I/O command table (io.c) parses with nvmf_lba_status_parse()
+ * once the namespace is held and reservations are checked.
  */
 #ifndef NVMEOF_TARGET_LBA_STATUS_H
 #define NVMEOF_TARGET_LBA_STATUS_H

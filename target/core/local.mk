@@ -5,6 +5,15 @@ noinst_LTLIBRARIES += libnvmeof_core.la
 libnvmeof_core_la_SOURCES = \
 	target/core/nvmf.h target/core/transport.h target/core/transport.c \
 	target/core/ctrlr.c target/core/ctrlr.h \
+	target/core/ctrlr_local.c \
+	target/core/ctrlr_stats.c \
+	target/core/error_log.c \
+	target/core/qpair.c \
+	target/core/property.c \
+	target/core/keep_alive.c \
+	target/core/aen.c \
+	target/core/request.c \
+	target/core/dispatch.c target/core/dispatch.h \
 	target/core/fabrics.c \
 	target/core/admin.c \
 	target/core/log_page.c \
@@ -28,7 +37,7 @@ CORE_UTS = tests/unit/target/core/ctrlr_ut tests/unit/target/core/fabrics_ut \
 	tests/unit/target/core/admin_ut tests/unit/target/core/log_page_ut \
 	tests/unit/target/core/features_ut tests/unit/target/core/io_ut \
 	tests/unit/target/core/discovery_ut tests/unit/target/core/subsystem_ut \
-	tests/unit/target/core/reservation_ut
+	tests/unit/target/core/reservation_ut tests/unit/target/core/dispatch_ut
 check_PROGRAMS += $(CORE_UTS)
 TESTS += $(CORE_UTS)
 tests_unit_target_core_ctrlr_ut_SOURCES = tests/unit/target/core/ctrlr_ut.c $(CORE_UT_SOURCES)
@@ -58,3 +67,6 @@ tests_unit_target_core_subsystem_ut_LDADD = $(CORE_UT_LIBS)
 tests_unit_target_core_reservation_ut_SOURCES = tests/unit/target/core/reservation_ut.c $(CORE_UT_SOURCES)
 tests_unit_target_core_reservation_ut_CFLAGS = $(CORE_UT_CFLAGS)
 tests_unit_target_core_reservation_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_core_dispatch_ut_SOURCES = tests/unit/target/core/dispatch_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_dispatch_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_dispatch_ut_LDADD = $(CORE_UT_LIBS)

@@ -13,6 +13,7 @@
 #include "common/endian.h"
 #include "lba_status.h"
 #include "common/log.h"
+#include "dispatch.h"
 
 #define LOG_CDW10_LID(v) ((v) & 0xff)
 
@@ -122,39 +123,15 @@ static void *log_changed_ns(struct nvmf_ctrlr *c, size_t *len)
 	return b;
 }
 
-static void *log_cmd_effects(size_t *len)
+/* Generated from the command tables, as this controller dispatches them. */
+static void *log_cmd_effects(struct nvmf_ctrlr *c, size_t *len)
 {
-	struct nvme_cmd_effects_log *l = calloc(1, sizeof(*l));
-	static const uint8_t admin[] = {
-		NVME_ADMIN_GET_LOG_PAGE, NVME_ADMIN_IDENTIFY,	 NVME_ADMIN_ABORT,
-		NVME_ADMIN_SET_FEATURES, NVME_ADMIN_GET_FEATURES, NVME_ADMIN_ASYNC_EVENT_REQUEST,
-		NVME_ADMIN_KEEP_ALIVE,
-	};
-	static const struct {
-		uint8_t opc;
-		uint32_t effects;
-	} io[] = {
-		{ NVME_OPC_FLUSH, NVME_CMD_EFFECTS_CSUPP },
-		{ NVME_OPC_WRITE, NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC },
-		{ NVME_OPC_READ, NVME_CMD_EFFECTS_CSUPP },
-		{ NVME_OPC_COMPARE, NVME_CMD_EFFECTS_CSUPP },
-		{ NVME_OPC_WRITE_ZEROES, NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC },
-		{ NVME_OPC_DATASET_MANAGEMENT, NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC },
-		{ NVME_OPC_VERIFY, NVME_CMD_EFFECTS_CSUPP },
-		{ NVME_OPC_RESERVATION_REGISTER, NVME_CMD_EFFECTS_CSUPP },
-		{ NVME_OPC_RESERVATION_REPORT, NVME_CMD_EFFECTS_CSUPP },
-		{ NVME_OPC_RESERVATION_ACQUIRE, NVME_CMD_EFFECTS_CSUPP },
-		{ NVME_OPC_RESERVATION_RELEASE, NVME_CMD_EFFECTS_CSUPP },
-		{ NVMF_OPC_VS_LBA_STATUS, NVME_CMD_EFFECTS_CSUPP },
-	};
+	struct nvme_cmd_effects_log *l = malloc(sizeof(*l));
 
 	if (!l)
 		return NULL;
 	*len = sizeof(*l);
-	for (size_t i = 0; i < sizeof(admin); i++)
-		put_le32(&l->acs[admin[i]], NVME_CMD_EFFECTS_CSUPP);
-	for (size_t i = 0; i < sizeof(io) / sizeof(io[0]); i++)
-		put_le32(&l->iocs[io[i].opc], io[i].effects);
+	nvmf_cmd_effects_fill(l, nvmf_ctrlr_admin_on(c));
 	return l;
 }
 
@@ -186,7 +163,7 @@ static void log_page_exec(struct nvmf_req *req)
 		page = log_changed_ns(c, &size);
 		break;
 	case NVME_LOG_CMD_EFFECTS:
-		page = log_cmd_effects(&size);
+		page = log_cmd_effects(c, &size);
 		break;
 	case NVME_LOG_DISCOVERY:
 		page = nvmf_disc_log_build(c->tgt, c->hostnqn, req->qpair, &size);

@@ -15,6 +15,7 @@
 
 #include "ctrlr.h"
 #include "common/endian.h"
+#include "dispatch.h"
 
 /* CDW10 fields */
 #define RESV_ACTION(cdw10) ((cdw10) & 0x7)
@@ -127,18 +128,12 @@ static void remove_reg(struct nvmf_resv *r, struct resv_reg *reg)
 
 /* ---- conflict table (NVMe Base 2.0, "Command Behavior in the Presence of a Reservation") - */
 
+/* Commands that modify the namespace (write, deallocate, flush), as their rows say. */
 static bool cmd_is_write(uint8_t opc)
 {
-	switch (opc) {
-	case NVME_OPC_WRITE:
-	case NVME_OPC_WRITE_ZEROES:
-	case NVME_OPC_WRITE_UNCORRECTABLE:
-	case NVME_OPC_DATASET_MANAGEMENT:
-	case NVME_OPC_FLUSH:
-		return true;
-	default:
-		return false;
-	}
+	const struct nvmf_cmd_desc *d = nvmf_cmd_lookup(nvmf_io_cmds, opc, NVMF_ON_IO);
+
+	return d && (d->needs & NVMF_NEED_RESV_WRITE);
 }
 
 uint16_t nvmf_resv_check(struct nvmf_req *req)
@@ -401,37 +396,41 @@ static void resv_exec(struct nvmf_req *req)
 	nvmf_req_done(req, status);
 }
 
-uint16_t nvmf_resv_parse(struct nvmf_req *req)
-{
-	uint32_t cdw10 = get_le32(&req->cmd.cdw10);
-	uint32_t need;
+/* ---- parse handlers of the reservation rows of the I/O command table --------------------- */
 
-	switch (req->cmd.opc) {
-	case NVME_OPC_RESERVATION_REGISTER:
-		/* CPTPL 11b: persist through power loss is not supported */
-		if (RESV_CPTPL(cdw10) == 3)
-			return ST_INVALID_FIELD;
-		need = 16;
-		break;
-	case NVME_OPC_RESERVATION_ACQUIRE:
-		need = 16;
-		break;
-	case NVME_OPC_RESERVATION_RELEASE:
-		need = 8;
-		break;
-	case NVME_OPC_RESERVATION_REPORT:
-		/* hosts are identified by 128-bit host identifiers on fabrics */
-		if (!(get_le32(&req->cmd.cdw11) & RESV_EDS))
-			return ST_HOSTID_FORMAT;
-		need = (get_le32(&req->cmd.cdw10) + 1) * 4;
-		if (req->length < need)
-			return ST_SGL_LEN;
-		need = 0;
-		break;
-	default:
-		return ST_INVALID_OPCODE;
-	}
+/* Register, Acquire and Release carry their keys as data: @need bytes of it. */
+static uint16_t resv_data_parse(struct nvmf_req *req, uint32_t need)
+{
 	if (req->length < need)
+		return ST_SGL_LEN;
+	req->execute = resv_exec;
+	return 0;
+}
+
+uint16_t nvmf_resv_register_parse(struct nvmf_req *req)
+{
+	/* CPTPL 11b: persist through power loss is not supported */
+	if (RESV_CPTPL(get_le32(&req->cmd.cdw10)) == 3)
+		return ST_INVALID_FIELD;
+	return resv_data_parse(req, 16); /* CRKEY, NRKEY */
+}
+
+uint16_t nvmf_resv_acquire_parse(struct nvmf_req *req)
+{
+	return resv_data_parse(req, 16); /* CRKEY, PRKEY */
+}
+
+uint16_t nvmf_resv_release_parse(struct nvmf_req *req)
+{
+	return resv_data_parse(req, 8); /* CRKEY */
+}
+
+uint16_t nvmf_resv_report_parse(struct nvmf_req *req)
+{
+	/* hosts are identified by 128-bit host identifiers on fabrics */
+	if (!(get_le32(&req->cmd.cdw11) & RESV_EDS))
+		return ST_HOSTID_FORMAT;
+	if (req->length < (get_le32(&req->cmd.cdw10) + 1) * 4) /* NUMD, 0's based */
 		return ST_SGL_LEN;
 	req->execute = resv_exec;
 	return 0;

@@ -10,9 +10,9 @@
  * I/O path (SPC-4 5.9.3, compatible reservation handling).
  *
  * Core hooks (io.c / admin.c / namespace teardown):
- *   nvmf_io_parse(): opcodes 0Dh/0Eh/11h/15h -> return nvmf_resv_parse(req);
- *                    any other command, once req->ns is held ->
- *                        status = nvmf_resv_check(req); if (status) return status;
+ *   I/O command table: rows 0Dh/0Eh/11h/15h parse with nvmf_resv_*_parse(); rows with
+ *                      NVMF_NEED_RESV are checked with nvmf_resv_check() once req->ns is
+ *                      held, as writes when they also have NVMF_NEED_RESV_WRITE;
  *   Identify Controller: ONCS |= NVME_CTRL_ONCS_RESERVATIONS;
  *   Identify Namespace:  id->rescap = NVMF_RESV_RESCAP;
  *   namespace freed:     nvmf_resv_free(ns);
@@ -32,7 +32,10 @@ struct nvmf_ns;
 #define NVMF_RESV_RESCAP_IEKEY 0x80
 
 /* Parse a reservation command (sets req->execute) or return its error status. */
-uint16_t nvmf_resv_parse(struct nvmf_req *req);
+uint16_t nvmf_resv_register_parse(struct nvmf_req *req);
+uint16_t nvmf_resv_acquire_parse(struct nvmf_req *req);
+uint16_t nvmf_resv_release_parse(struct nvmf_req *req);
+uint16_t nvmf_resv_report_parse(struct nvmf_req *req);
 /* Status to fail @req with because of a reservation (0: go ahead). req->ns is held. */
 uint16_t nvmf_resv_check(struct nvmf_req *req);
 /* Release the reservation state of a namespace that is being freed. */

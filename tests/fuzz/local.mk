@@ -10,7 +10,7 @@ FUZZ_TARGETS = tcp_recv fabrics iscsi iscsi_conn scsi_xlate config initiator
 EXTRA_DIST += tests/fuzz/corpus tests/fuzz/regress tests/fuzz/smoke.sh tests/fuzz/fuzz.h
 
 fuzz_tcp_recv_src = tests/fuzz/fuzz_tcp_recv.c tests/fuzz/fuzz.h
-fuzz_tcp_recv_libs = libnvmeof_tcp.la libnvmeof_core.la libnvmeof_tcp.la libnvmeof_bdev.la \
+fuzz_tcp_recv_libs = libnvmeof_tcp.la libnvmeof_core.la libnvmeof_bdev.la \
 	libnvmeof_reactor.la libnvmeof_common.la $(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) \
 	$(ISAL_LIBS)
 fuzz_iscsi_conn_src = tests/fuzz/fuzz_iscsi_conn.c tests/fuzz/fuzz.h
