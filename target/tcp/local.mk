@@ -3,8 +3,8 @@
 noinst_LTLIBRARIES += libnvmeof_tcp.la
 libnvmeof_tcp_la_SOURCES = \
 	target/tcp/tcp_transport.h target/tcp/tcp_internal.h \
-	target/tcp/tcp_transport.c target/tcp/tcp_qpair.c target/tcp/tcp_recv.c \
-	target/tcp/tcp_send.c
+	target/tcp/tcp_transport.c target/tcp/tcp_qpair.c target/tcp/tcp_req.c \
+	target/tcp/tcp_recv.c target/tcp/tcp_send.c
 libnvmeof_tcp_la_CFLAGS = $(TARGET_CFLAGS)
 
 # Unit tests: the transport over a socketpair, the core replaced by a fake.
@@ -15,3 +15,13 @@ tests_unit_target_tcp_tcp_recv_ut_SOURCES = tests/unit/target/tcp/tcp_recv_ut.c 
 tests_unit_target_tcp_tcp_recv_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_tcp_tcp_recv_ut_LDADD = libnvmeof_tcp.la libnvmeof_reactor.la \
 	libnvmeof_common.la $(EV_LIBS) $(ISAL_LIBS) $(UT_LIBS)
+
+# The data plan and the request state machine on their own: tcp_req.c with its neighbours
+# (send path, connection teardown, the core) replaced by recording stubs.
+check_PROGRAMS += tests/unit/target/tcp/tcp_req_ut
+TESTS += tests/unit/target/tcp/tcp_req_ut
+tests_unit_target_tcp_tcp_req_ut_SOURCES = tests/unit/target/tcp/tcp_req_ut.c \
+	target/tcp/tcp_req.c
+tests_unit_target_tcp_tcp_req_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_target_tcp_tcp_req_ut_LDADD = libnvmeof_reactor.la libnvmeof_common.la \
+	$(EV_LIBS) $(ISAL_LIBS) $(UT_LIBS)

@@ -837,9 +837,28 @@ static void data_round_trip(bool hdgst, bool ddgst, uint8_t hpda, bool no_sqflow
 	CU_ASSERT_EQUAL(wait_fini(before), 0);
 }
 
+/* The state counters on a real connection: 13 commands (Connect, 3 in-capsule and 3 R2T
+ * writes, 6 reads), each PDU through AWAIT_PDU_PSH once. */
 static void test_data_plain(void)
 {
+	struct nvmf_tcp_stats a, b;
+	const uint64_t *ra = a.totals.req_state_entries, *rb = b.totals.req_state_entries;
+	const uint64_t *xa = a.totals.rx_state_entries, *xb = b.totals.rx_state_entries;
+
+	nvmf_tcp_get_stats(&a);
 	data_round_trip(false, false, 0, false);
+	nvmf_tcp_get_stats(&b);
+	CU_ASSERT_EQUAL(rb[TCP_REQ_EXECUTING] - ra[TCP_REQ_EXECUTING], 13);
+	CU_ASSERT_EQUAL(rb[TCP_REQ_READY_TO_EXECUTE] - ra[TCP_REQ_READY_TO_EXECUTE], 13);
+	CU_ASSERT_EQUAL(rb[TCP_REQ_TRANSFERRING_H2C] - ra[TCP_REQ_TRANSFERRING_H2C], 7);
+	CU_ASSERT_EQUAL(rb[TCP_REQ_TRANSFERRING_C2H] - ra[TCP_REQ_TRANSFERRING_C2H], 13);
+	CU_ASSERT_EQUAL(rb[TCP_REQ_COMPLETED] - ra[TCP_REQ_COMPLETED], 13);
+	CU_ASSERT_EQUAL(rb[TCP_REQ_FREE] - ra[TCP_REQ_FREE], 13);
+	CU_ASSERT_EQUAL(rb[TCP_REQ_NEED_BUFFER] - ra[TCP_REQ_NEED_BUFFER], 0);
+	CU_ASSERT_EQUAL(xb[TCP_RX_AWAIT_PSH] - xa[TCP_RX_AWAIT_PSH],
+			b.totals.pdus_rx - a.totals.pdus_rx);
+	CU_ASSERT_EQUAL(xb[TCP_RX_ERROR] - xa[TCP_RX_ERROR], 1);
+	CU_ASSERT_EQUAL(xb[TCP_RX_QUIESCING] - xa[TCP_RX_QUIESCING], 0);
 }
 
 static void test_data_digests(void)
@@ -1250,6 +1269,16 @@ static void test_iov_helpers(void)
 	CU_ASSERT_PTR_EQUAL(out[0].iov_base, b);
 	CU_ASSERT_STRING_EQUAL(tcp_req_state_name(TCP_REQ_TRANSFERRING_H2C), "TRANSFERRING_H2C");
 	CU_ASSERT_STRING_EQUAL(tcp_rx_state_name(TCP_RX_AWAIT_PSH), "AWAIT_PDU_PSH");
+	CU_ASSERT_STRING_EQUAL(nvmf_tcp_req_state_name(TCP_REQ_COMPLETED), "COMPLETED");
+	CU_ASSERT_STRING_EQUAL(nvmf_tcp_rx_state_name(TCP_RX_NSTATES), "?");
+	/* The receive machine's table: forward through a PDU, never back out of a stop. */
+	CU_ASSERT_TRUE(tcp_rx_transition_ok(TCP_RX_AWAIT_CH, TCP_RX_AWAIT_PSH));
+	CU_ASSERT_TRUE(tcp_rx_transition_ok(TCP_RX_AWAIT_PAYLOAD, TCP_RX_AWAIT_CH));
+	CU_ASSERT_TRUE(tcp_rx_transition_ok(TCP_RX_QUIESCING, TCP_RX_ERROR));
+	CU_ASSERT_FALSE(tcp_rx_transition_ok(TCP_RX_AWAIT_CH, TCP_RX_AWAIT_PAYLOAD));
+	CU_ASSERT_FALSE(tcp_rx_transition_ok(TCP_RX_QUIESCING, TCP_RX_AWAIT_CH));
+	CU_ASSERT_FALSE(tcp_rx_transition_ok(TCP_RX_ERROR, TCP_RX_AWAIT_CH));
+	CU_ASSERT_FALSE(tcp_rx_transition_ok(TCP_RX_NSTATES, TCP_RX_ERROR));
 }
 
 static void test_disc_entry(void)
