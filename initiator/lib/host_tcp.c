@@ -122,7 +122,7 @@ static struct host_tcp_qpair *host_tcp_qp(const struct nvmeof_qpair *qp)
 }
 
 static const char *const host_tcp_rx_state_names[] = {
-	[HOST_TCP_RX_CH] = "ch",	[HOST_TCP_RX_PSH] = "psh",	  [HOST_TCP_RX_PAD] = "pad",
+	[HOST_TCP_RX_CH] = "ch",     [HOST_TCP_RX_PSH] = "psh",     [HOST_TCP_RX_PAD] = "pad",
 	[HOST_TCP_RX_DATA] = "data", [HOST_TCP_RX_DDGST] = "ddgst", [HOST_TCP_RX_DEAD] = "dead",
 };
 
@@ -131,7 +131,8 @@ static void host_tcp_rx_set_state(struct host_tcp_qpair *tq, enum host_tcp_rx_st
 	if (tq->rx.state == HOST_TCP_RX_DEAD)
 		return;
 	if (nlog_enabled(NVMEOF_LOG_DEBUG) && s == HOST_TCP_RX_DEAD)
-		nlog_debug("queue %u: rx %s -> dead", tq->qp.qid, host_tcp_rx_state_names[tq->rx.state]);
+		nlog_debug("queue %u: rx %s -> dead", tq->qp.qid,
+			   host_tcp_rx_state_names[tq->rx.state]);
 	tq->rx.state = s;
 }
 
@@ -156,38 +157,6 @@ static void slot_set_state(struct host_tcp_slot *slot, enum host_tcp_slot_state 
 	if (!slot_transition_ok(slot->state, s))
 		nlog_err("internal error: request state %d -> %d", slot->state, s);
 	slot->state = s;
-}
-
-static void ctl_queue(struct host_tcp_qpair *tq, size_t len);
-static int host_tcp_flush(struct host_tcp_qpair *tq);
-
-/* ---- Fatal errors ----------------------------------------------------------------------- */
-/* A PDU we cannot accept: tell the controller with an H2CTermReq when the stream is at a
- * PDU boundary, then fail the queue pair. */
-static int host_tcp_fatal(struct host_tcp_qpair *tq, uint16_t fes, uint32_t fei, const void *bad,
-		     size_t bad_len, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
-static int host_tcp_fatal(struct host_tcp_qpair *tq, uint16_t fes, uint32_t fei, const void *bad,
-		     size_t bad_len, const char *fmt, ...)
-{
-	struct host_tcp_slot *head = TAILQ_FIRST(&tq->sendq);
-	char msg[200];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (tq->fd >= 0 && (!head || head->send.sent == 0)) {
-		/* At a PDU boundary: the TermReq goes out alone (nothing queued behind it would
-		 * be answered), through the send loop, as far as the socket takes it now. */
-		TAILQ_INIT(&tq->sendq);
-		ctl_queue(tq, nvme_tcp_build_term_req(tq->ctl_buf, NVME_TCP_PDU_H2C_TERM_REQ, fes,
-						      fei, bad, bad_len));
-		(void)host_tcp_flush(tq);
-	}
-	host_tcp_rx_set_state(tq, HOST_TCP_RX_DEAD);
-	qpair_fail(&tq->qp, -EPROTO, "protocol error: %s (%s)", msg, nvme_tcp_fes_name(fes));
-	return -EPROTO;
 }
 
 /* ---- Send path ------------------------------------------------------------------------ */
@@ -398,6 +367,33 @@ static int host_tcp_send(struct host_tcp_qpair *tq)
 	return -1;
 }
 
+/* ---- Fatal errors ----------------------------------------------------------------------- */
+/* A PDU we cannot accept: tell the controller with an H2CTermReq when the stream is at a
+ * PDU boundary, then fail the queue pair. */
+__attribute__((format(printf, 6, 7))) static int
+host_tcp_fatal(struct host_tcp_qpair *tq, uint16_t fes, uint32_t fei, const void *bad,
+	       size_t bad_len, const char *fmt, ...)
+{
+	struct host_tcp_slot *head = TAILQ_FIRST(&tq->sendq);
+	char msg[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (tq->fd >= 0 && (!head || head->send.sent == 0)) {
+		/* At a PDU boundary: the TermReq goes out alone (nothing queued behind it would
+		 * be answered), through the send loop, as far as the socket takes it now. */
+		TAILQ_INIT(&tq->sendq);
+		ctl_queue(tq, nvme_tcp_build_term_req(tq->ctl_buf, NVME_TCP_PDU_H2C_TERM_REQ, fes,
+						      fei, bad, bad_len));
+		(void)host_tcp_flush(tq);
+	}
+	host_tcp_rx_set_state(tq, HOST_TCP_RX_DEAD);
+	qpair_fail(&tq->qp, -EPROTO, "protocol error: %s (%s)", msg, nvme_tcp_fes_name(fes));
+	return -EPROTO;
+}
+
 /* ---- Receive path ---------------------------------------------------------------------- */
 static struct host_tcp_slot *slot_for_cid(struct host_tcp_qpair *tq, uint16_t cid)
 {
@@ -424,8 +420,9 @@ static int handle_resp(struct host_tcp_qpair *tq)
 
 	if (!slot)
 		return host_tcp_fatal(tq, NVME_TCP_FES_INVALID_PDU_HDR,
-				 offsetof(struct nvme_tcp_rsp, cqe) + offsetof(struct nvme_cpl, cid),
-				 pdu, sizeof(*pdu), "CapsuleResp for unknown CID %u", cid);
+				      offsetof(struct nvme_tcp_rsp, cqe) +
+					      offsetof(struct nvme_cpl, cid),
+				      pdu, sizeof(*pdu), "CapsuleResp for unknown CID %u", cid);
 	req = slot->req;
 	if (slot->state != HOST_TCP_SLOT_WAIT)
 		return host_tcp_fatal(tq, NVME_TCP_FES_PDU_SEQ_ERR, 0, pdu, sizeof(*pdu),
@@ -638,10 +635,11 @@ static int host_tcp_rx_parse(struct host_tcp_qpair *tq)
 			memcpy(tq->rx.hdr, p, sizeof(*ch));
 			ch = (const void *)tq->rx.hdr;
 			if (nvme_tcp_check_ch(ch, NVME_TCP_HOST, true, &tq->p, &perr))
-				return host_tcp_fatal(tq, perr.fes, perr.fei, ch, sizeof(*ch),
-						 "bad %s header (type %u, hlen %u, pdo %u, plen %u)",
-						 nvme_tcp_pdu_type_name(ch->pdu_type), ch->pdu_type,
-						 ch->hlen, ch->pdo, get_le32(&ch->plen));
+				return host_tcp_fatal(
+					tq, perr.fes, perr.fei, ch, sizeof(*ch),
+					"bad %s header (type %u, hlen %u, pdo %u, plen %u)",
+					nvme_tcp_pdu_type_name(ch->pdu_type), ch->pdu_type,
+					ch->hlen, ch->pdo, get_le32(&ch->plen));
 			if (ch->pdu_type == NVME_TCP_PDU_C2H_TERM_REQ)
 				tq->rx.psh_len = get_le32(&ch->plen);
 			else
@@ -832,31 +830,6 @@ static int host_tcp_flush_wait(struct host_tcp_qpair *tq, uint64_t deadline)
 	}
 }
 
-static int recv_all(int fd, void *buf, size_t len, uint64_t deadline)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = recv(fd, (uint8_t *)buf + done, len - done, 0);
-		int rc;
-
-		if (n > 0) {
-			done += (size_t)n;
-			continue;
-		}
-		if (n == 0)
-			return -ECONNRESET;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return -errno;
-		rc = sock_wait_fd(fd, POLLIN, deadline);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
 static int host_tcp_handshake(struct host_tcp_qpair *tq, uint64_t deadline)
 {
 	const struct nvmeof_opts *o = &tq->qp.ctrlr->opts;
@@ -871,15 +844,16 @@ static int host_tcp_handshake(struct host_tcp_qpair *tq, uint64_t deadline)
 	ctl_queue(tq, nvme_tcp_build_icreq(tq->ctl_buf, o->hdgst, o->ddgst, 0, 0));
 	rc = host_tcp_flush_wait(tq, deadline);
 	if (rc == 0)
-		rc = recv_all(tq->fd, buf, sizeof(*ch), deadline);
+		rc = sock_recv_all(tq->fd, buf, sizeof(*ch), deadline);
 	if (rc)
 		return set_error(rc, "NVMe/TCP connection setup (ICReq) failed: %s",
-				 rc == -ETIMEDOUT ? "no answer from the controller" : strerror(-rc));
+				 rc == -ETIMEDOUT ? "no answer from the controller"
+						  : strerror(-rc));
 	if (nvme_tcp_check_ch(ch, NVME_TCP_HOST, false, &tq->p, &perr))
 		return set_error(-EPROTO, "controller answered ICReq with a bad %s PDU (%s)",
 				 nvme_tcp_pdu_type_name(ch->pdu_type), nvme_tcp_fes_name(perr.fes));
 	plen = get_le32(&ch->plen);
-	rc = recv_all(tq->fd, buf + sizeof(*ch), plen - sizeof(*ch), deadline);
+	rc = sock_recv_all(tq->fd, buf + sizeof(*ch), plen - sizeof(*ch), deadline);
 	if (rc)
 		return set_error(rc, "NVMe/TCP connection setup (ICResp) failed: %s",
 				 strerror(-rc));
@@ -942,7 +916,8 @@ static int host_tcp_qpair_connect(struct nvmeof_qpair *qp, int timeout_ms)
 
 	if (fd < 0)
 		return fd;
-	return host_tcp_qpair_connect_fd(qp, fd, (int)(deadline > now_ms() ? deadline - now_ms() : 1));
+	return host_tcp_qpair_connect_fd(qp, fd,
+					 (int)(deadline > now_ms() ? deadline - now_ms() : 1));
 }
 
 static void host_tcp_qpair_close(struct nvmeof_qpair *qp)

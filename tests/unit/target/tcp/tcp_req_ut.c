@@ -329,7 +329,8 @@ static void test_start(void)
 	tcp_req_execute(&tr);
 	CU_ASSERT_EQUAL(n_exec, 0);
 	CU_ASSERT_EQUAL(n_status, 1);
-	CU_ASSERT_EQUAL(last_status, NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_TRANSIENT_TRANSPORT_ERROR));
+	CU_ASSERT_EQUAL(last_status,
+			NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_TRANSIENT_TRANSPORT_ERROR));
 }
 
 int main(void)
