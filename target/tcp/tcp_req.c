@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "common/endian.h"
 #include "common/log.h"
 #include "tcp_internal.h"
 
