@@ -40,7 +40,7 @@ static const struct nvmeof_transport_ops *transport_for(enum uri_transport t)
 {
 	switch (t) {
 	case URI_TRANSPORT_TCP:
-		return &tcp_transport_ops;
+		return &host_tcp_transport_ops;
 	case URI_TRANSPORT_ISCSI:
 		return &iscsi_transport_ops;
 #ifdef HAVE_RDMA

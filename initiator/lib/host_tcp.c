@@ -9,9 +9,12 @@
  * Receive: headers (and small payloads that arrive with them) land in a staging buffer
  * that one readv() fills with many PDUs at once; when a C2HData payload is still to
  * come, the readv() points at the request's own buffers first and at the staging buffer
- * after them, so large reads are not copied. Send: one sendmsg() gathers the queued
- * PDUs (headers, the caller's data buffers, digests).
+ * after them, so large reads are not copied. Send: one loop (host_tcp_flush) for every
+ * PDU the host sends, ICReq and H2CTermReq included: sendmsg() gathers the queued PDUs
+ * (headers, the caller's data buffers, digests) and a partial write resumes where it
+ * stopped.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -29,33 +32,34 @@
 #include "common/nvme_tcp_pdu.h"
 #include "host_transport.h"
 
-#define TCP_HDR_BUF 136		   /* PDU header + digest + padding (PDO <= 128) */
-#define TCP_RBUF_SIZE (64 * 1024)  /* receive staging buffer */
-#define TCP_SEND_IOV 64		   /* iovecs per sendmsg() */
-#define TCP_SEND_BYTES (1u << 20)  /* bytes per sendmsg() */
-#define TCP_RECV_ROUNDS 8	   /* readv() calls per progress call */
-#define TCP_ADMIN_ICDATA 8192	   /* in-capsule data assumed on the admin queue */
+#define HOST_TCP_HDR_BUF 136		   /* PDU header + digest + padding (PDO <= 128) */
+#define HOST_TCP_RBUF_SIZE (64 * 1024)  /* receive staging buffer */
+#define HOST_TCP_SEND_IOV 64		   /* iovecs per sendmsg() */
+#define HOST_TCP_SEND_BYTES (1u << 20)  /* bytes per sendmsg() */
+#define HOST_TCP_RECV_ROUNDS 8	   /* readv() calls per progress call */
+#define HOST_TCP_ADMIN_ICDATA 8192	   /* in-capsule data assumed on the admin queue */
 
 /* Per-request transmit machine. */
-enum tcp_req_state {
-	TCP_REQ_IDLE,	  /* slot not in use */
-	TCP_REQ_SEND_CMD, /* CapsuleCmd (and in-capsule data) queued or partly sent */
-	TCP_REQ_WAIT,	  /* waiting for R2T, C2HData or CapsuleResp */
-	TCP_REQ_SEND_H2C, /* H2CData PDUs answering an R2T queued or partly sent */
+enum host_tcp_slot_state {
+	HOST_TCP_SLOT_IDLE,	  /* slot not in use */
+	HOST_TCP_SLOT_SEND_CMD, /* CapsuleCmd (and in-capsule data) queued or partly sent */
+	HOST_TCP_SLOT_WAIT,	  /* waiting for R2T, C2HData or CapsuleResp */
+	HOST_TCP_SLOT_SEND_H2C, /* H2CData PDUs answering an R2T queued or partly sent */
 };
 
 /* Receive machine, one PDU at a time. */
-enum tcp_rx_state {
-	TCP_RX_CH,    /* common header (8 bytes) */
-	TCP_RX_PSH,   /* rest of the header and its digest (TermReq: the whole PDU) */
-	TCP_RX_PAD,   /* padding between header and PDO */
-	TCP_RX_DATA,  /* C2HData payload, into the request's buffers */
-	TCP_RX_DDGST, /* data digest */
-	TCP_RX_DEAD,  /* fatal error or closed: nothing more is parsed */
+enum host_tcp_rx_state {
+	HOST_TCP_RX_CH,    /* common header (8 bytes) */
+	HOST_TCP_RX_PSH,   /* rest of the header and its digest (TermReq: the whole PDU) */
+	HOST_TCP_RX_PAD,   /* padding between header and PDO */
+	HOST_TCP_RX_DATA,  /* C2HData payload, into the request's buffers */
+	HOST_TCP_RX_DDGST, /* data digest */
+	HOST_TCP_RX_DEAD,  /* fatal error or closed: nothing more is parsed */
 };
 
 /* The one PDU a request is sending. */
-struct tcp_send {
+struct host_tcp_send {
+	const uint8_t *hdr; /* the slot's header, or the queue pair's control buffer */
 	uint32_t hdr_len;
 	uint32_t data_off; /* in the request's data */
 	uint32_t data_len;
@@ -64,12 +68,12 @@ struct tcp_send {
 	uint32_t sent;
 };
 
-struct tcp_slot {
+struct host_tcp_slot {
 	struct nvmeof_req *req;
-	enum tcp_req_state state;
-	uint8_t hdr[TCP_HDR_BUF] __attribute__((aligned(8))); /* read as PDU structs */
+	enum host_tcp_slot_state state;
+	uint8_t hdr[HOST_TCP_HDR_BUF] __attribute__((aligned(8))); /* read as PDU structs */
 	uint8_t ddgst[4];
-	struct tcp_send send;
+	struct host_tcp_send send;
 	uint32_t icdata;   /* in-capsule bytes */
 	uint32_t c2h_next; /* next C2HData offset expected */
 	uint32_t h2c_done; /* data bytes delivered to the controller */
@@ -77,15 +81,15 @@ struct tcp_slot {
 	uint32_t r2t_end;
 	uint16_t ttag;
 	bool ddgst_err;
-	TAILQ_ENTRY(tcp_slot) link; /* send queue */
+	TAILQ_ENTRY(host_tcp_slot) link; /* send queue */
 };
 
-struct tcp_rx {
-	enum tcp_rx_state state;
+struct host_tcp_rx {
+	enum host_tcp_rx_state state;
 	uint8_t hdr[NVME_TCP_TERM_REQ_PLEN_MAX + 8] __attribute__((aligned(8)));
 	uint32_t psh_len;
 	uint32_t pad_left;
-	struct tcp_slot *slot; /* C2HData destination */
+	struct host_tcp_slot *slot; /* C2HData destination */
 	uint32_t data_off;
 	uint32_t data_left;
 	uint32_t crc;
@@ -99,87 +103,64 @@ struct host_tcp_qpair {
 	int fd;
 	struct nvme_tcp_params p;
 	uint32_t icdata_max;
-	struct tcp_slot *slots;
-	TAILQ_HEAD(, tcp_slot) sendq;
-	struct tcp_rx rx;
+	struct host_tcp_slot *slots;
+	TAILQ_HEAD(, host_tcp_slot) sendq;
+	struct host_tcp_rx rx;
 	uint8_t *rbuf;
 	uint32_t rpos, rlen;
 	uint64_t ddgst_errors;
+	/* ICReq and H2CTermReq: queued and sent like any PDU, owned by no request */
+	struct host_tcp_slot ctl;
+	uint8_t ctl_buf[NVME_TCP_TERM_REQ_PLEN_MAX] __attribute__((aligned(8)));
 };
+
+static_assert(sizeof(struct nvme_tcp_icreq) <= NVME_TCP_TERM_REQ_PLEN_MAX, "ICReq in ctl_buf");
 
 static struct host_tcp_qpair *host_tcp_qp(const struct nvmeof_qpair *qp)
 {
 	return container_of(qp, struct host_tcp_qpair, qp);
 }
 
-static const char *const rx_state_names[] = {
-	[TCP_RX_CH] = "ch",	[TCP_RX_PSH] = "psh",	  [TCP_RX_PAD] = "pad",
-	[TCP_RX_DATA] = "data", [TCP_RX_DDGST] = "ddgst", [TCP_RX_DEAD] = "dead",
+static const char *const host_tcp_rx_state_names[] = {
+	[HOST_TCP_RX_CH] = "ch",     [HOST_TCP_RX_PSH] = "psh",     [HOST_TCP_RX_PAD] = "pad",
+	[HOST_TCP_RX_DATA] = "data", [HOST_TCP_RX_DDGST] = "ddgst", [HOST_TCP_RX_DEAD] = "dead",
 };
 
-static void rx_set_state(struct host_tcp_qpair *tq, enum tcp_rx_state s)
+static void host_tcp_rx_set_state(struct host_tcp_qpair *tq, enum host_tcp_rx_state s)
 {
-	if (tq->rx.state == TCP_RX_DEAD)
+	if (tq->rx.state == HOST_TCP_RX_DEAD)
 		return;
-	if (nlog_enabled(NVMEOF_LOG_DEBUG) && s == TCP_RX_DEAD)
-		nlog_debug("queue %u: rx %s -> dead", tq->qp.qid, rx_state_names[tq->rx.state]);
+	if (nlog_enabled(NVMEOF_LOG_DEBUG) && s == HOST_TCP_RX_DEAD)
+		nlog_debug("queue %u: rx %s -> dead", tq->qp.qid,
+			   host_tcp_rx_state_names[tq->rx.state]);
 	tq->rx.state = s;
 }
 
 /* Legal transmit-machine transitions; anything else is a bug in this file. */
-static bool slot_transition_ok(enum tcp_req_state from, enum tcp_req_state to)
+static bool slot_transition_ok(enum host_tcp_slot_state from, enum host_tcp_slot_state to)
 {
 	switch (to) {
-	case TCP_REQ_SEND_CMD:
-		return from == TCP_REQ_IDLE;
-	case TCP_REQ_WAIT:
-		return from == TCP_REQ_SEND_CMD || from == TCP_REQ_SEND_H2C;
-	case TCP_REQ_SEND_H2C:
-		return from == TCP_REQ_WAIT;
-	case TCP_REQ_IDLE:
-		return from == TCP_REQ_WAIT;
+	case HOST_TCP_SLOT_SEND_CMD:
+		return from == HOST_TCP_SLOT_IDLE;
+	case HOST_TCP_SLOT_WAIT:
+		return from == HOST_TCP_SLOT_SEND_CMD || from == HOST_TCP_SLOT_SEND_H2C;
+	case HOST_TCP_SLOT_SEND_H2C:
+		return from == HOST_TCP_SLOT_WAIT;
+	case HOST_TCP_SLOT_IDLE:
+		return from == HOST_TCP_SLOT_WAIT;
 	}
 	return false;
 }
 
-static void slot_set_state(struct tcp_slot *slot, enum tcp_req_state s)
+static void slot_set_state(struct host_tcp_slot *slot, enum host_tcp_slot_state s)
 {
 	if (!slot_transition_ok(slot->state, s))
 		nlog_err("internal error: request state %d -> %d", slot->state, s);
 	slot->state = s;
 }
 
-/* ---- Fatal errors ----------------------------------------------------------------------- */
-/* A PDU we cannot accept: tell the controller with an H2CTermReq when the stream is at a
- * PDU boundary, then fail the queue pair. */
-static int host_tcp_fatal(struct host_tcp_qpair *tq, uint16_t fes, uint32_t fei, const void *bad,
-		     size_t bad_len, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
-static int host_tcp_fatal(struct host_tcp_qpair *tq, uint16_t fes, uint32_t fei, const void *bad,
-		     size_t bad_len, const char *fmt, ...)
-{
-	struct tcp_slot *head = TAILQ_FIRST(&tq->sendq);
-	uint8_t term[NVME_TCP_TERM_REQ_PLEN_MAX] __attribute__((aligned(8)));
-	char msg[200];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (tq->fd >= 0 && (!head || head->send.sent == 0)) {
-		size_t n = nvme_tcp_build_term_req(term, NVME_TCP_PDU_H2C_TERM_REQ, fes, fei, bad,
-						   bad_len);
-		ssize_t rc = send(tq->fd, term, n, MSG_DONTWAIT | MSG_NOSIGNAL);
-
-		(void)rc;
-	}
-	rx_set_state(tq, TCP_RX_DEAD);
-	qpair_fail(&tq->qp, -EPROTO, "protocol error: %s (%s)", msg, nvme_tcp_fes_name(fes));
-	return -EPROTO;
-}
-
 /* ---- Send path ------------------------------------------------------------------------ */
-static void slot_set_digest(struct tcp_slot *slot)
+static void slot_set_digest(struct host_tcp_slot *slot)
 {
 	struct nvmeof_req *req = slot->req;
 	struct iovec v[NVMEOF_IOV_MAX];
@@ -190,9 +171,10 @@ static void slot_set_digest(struct tcp_slot *slot)
 	put_le32(slot->ddgst, crc32c_iov(v, n < 0 ? 0 : n, slot->send.data_len));
 }
 
-static void slot_queue_pdu(struct host_tcp_qpair *tq, struct tcp_slot *slot, uint32_t hdr_len,
+static void slot_queue_pdu(struct host_tcp_qpair *tq, struct host_tcp_slot *slot, uint32_t hdr_len,
 			   uint32_t data_off, uint32_t data_len)
 {
+	slot->send.hdr = slot->hdr;
 	slot->send.hdr_len = hdr_len;
 	slot->send.data_off = data_off;
 	slot->send.data_len = data_len;
@@ -204,7 +186,20 @@ static void slot_queue_pdu(struct host_tcp_qpair *tq, struct tcp_slot *slot, uin
 	TAILQ_INSERT_TAIL(&tq->sendq, slot, link);
 }
 
-static void queue_h2c(struct host_tcp_qpair *tq, struct tcp_slot *slot)
+/* A control PDU (ICReq, H2CTermReq) built in tq->ctl_buf. */
+static void ctl_queue(struct host_tcp_qpair *tq, size_t len)
+{
+	struct host_tcp_slot *c = &tq->ctl;
+
+	c->req = NULL;
+	memset(&c->send, 0, sizeof(c->send));
+	c->send.hdr = tq->ctl_buf;
+	c->send.hdr_len = (uint32_t)len;
+	c->send.total = (uint32_t)len;
+	TAILQ_INSERT_TAIL(&tq->sendq, c, link);
+}
+
+static void queue_h2c(struct host_tcp_qpair *tq, struct host_tcp_slot *slot)
 {
 	uint32_t len = slot->r2t_end - slot->h2c_next;
 	uint8_t flags = 0;
@@ -219,10 +214,10 @@ static void queue_h2c(struct host_tcp_qpair *tq, struct tcp_slot *slot)
 	slot_queue_pdu(tq, slot, (uint32_t)hl, slot->h2c_next, len);
 }
 
-static int tcp_submit(struct nvmeof_qpair *qp, struct nvmeof_req *req)
+static int host_tcp_submit(struct nvmeof_qpair *qp, struct nvmeof_req *req)
 {
 	struct host_tcp_qpair *tq = host_tcp_qp(qp);
-	struct tcp_slot *slot = &tq->slots[req->slot];
+	struct host_tcp_slot *slot = &tq->slots[req->slot];
 	struct nvme_sgl_desc *sgl = &req->sqe.dptr.sgl1;
 	size_t hl;
 
@@ -246,17 +241,19 @@ static int tcp_submit(struct nvmeof_qpair *qp, struct nvmeof_req *req)
 	req->sqe.flags = (uint8_t)((req->sqe.flags & ~(3u << NVME_CMD_PSDT_SHIFT)) |
 				   NVME_CMD_PSDT_SGL_MPTR_CONTIG << NVME_CMD_PSDT_SHIFT);
 	hl = nvme_tcp_build_capsule_cmd(slot->hdr, &req->sqe, slot->icdata, &tq->p);
-	slot_set_state(slot, TCP_REQ_SEND_CMD);
+	slot_set_state(slot, HOST_TCP_SLOT_SEND_CMD);
 	slot_queue_pdu(tq, slot, (uint32_t)hl, 0, slot->icdata);
 	return 0;
 }
 
 /* A PDU went out completely. */
-static void slot_sent(struct host_tcp_qpair *tq, struct tcp_slot *slot)
+static void slot_sent(struct host_tcp_qpair *tq, struct host_tcp_slot *slot)
 {
-	if (slot->state == TCP_REQ_SEND_CMD) {
+	if (slot == &tq->ctl)
+		return;
+	if (slot->state == HOST_TCP_SLOT_SEND_CMD) {
 		slot->h2c_done = slot->icdata;
-		slot_set_state(slot, TCP_REQ_WAIT);
+		slot_set_state(slot, HOST_TCP_SLOT_WAIT);
 		return;
 	}
 	/* H2CData */
@@ -265,13 +262,13 @@ static void slot_sent(struct host_tcp_qpair *tq, struct tcp_slot *slot)
 	if (slot->h2c_next < slot->r2t_end)
 		queue_h2c(tq, slot);
 	else
-		slot_set_state(slot, TCP_REQ_WAIT);
+		slot_set_state(slot, HOST_TCP_SLOT_WAIT);
 }
 
 /* The unsent part of @slot's PDU as iovecs; returns entries added (0 if no room). */
-static int pdu_iov(struct tcp_slot *slot, struct iovec *iov, int room, size_t *bytes)
+static int pdu_iov(struct host_tcp_slot *slot, struct iovec *iov, int room, size_t *bytes)
 {
-	const struct tcp_send *s = &slot->send;
+	const struct host_tcp_send *s = &slot->send;
 	uint32_t skip = s->sent;
 	int n = 0;
 
@@ -279,7 +276,7 @@ static int pdu_iov(struct tcp_slot *slot, struct iovec *iov, int room, size_t *b
 	if (skip < s->hdr_len) {
 		if (n == room)
 			return n;
-		iov[n].iov_base = slot->hdr + skip;
+		iov[n].iov_base = (void *)(s->hdr + skip);
 		iov[n].iov_len = s->hdr_len - skip;
 		*bytes += iov[n++].iov_len;
 		skip = 0;
@@ -308,23 +305,25 @@ static int pdu_iov(struct tcp_slot *slot, struct iovec *iov, int room, size_t *b
 	return n;
 }
 
-static int tcp_send(struct host_tcp_qpair *tq)
+/* The send loop: gather what is queued (a partly sent PDU from where it stopped) into
+ * sendmsg() calls until the queue is empty or the socket is full. 0, or -errno. */
+static int host_tcp_flush(struct host_tcp_qpair *tq)
 {
 	while (!TAILQ_EMPTY(&tq->sendq) && tq->fd >= 0) {
-		struct iovec iov[TCP_SEND_IOV];
+		struct iovec iov[HOST_TCP_SEND_IOV];
 		struct msghdr msg = { 0 };
-		struct tcp_slot *slot;
+		struct host_tcp_slot *slot;
 		size_t want = 0;
 		ssize_t n, sent;
 		int cnt = 0;
 
 		TAILQ_FOREACH(slot, &tq->sendq, link) {
 			size_t b;
-			int k = pdu_iov(slot, iov + cnt, TCP_SEND_IOV - cnt, &b);
+			int k = pdu_iov(slot, iov + cnt, HOST_TCP_SEND_IOV - cnt, &b);
 
 			cnt += k;
 			want += b;
-			if (cnt == TCP_SEND_IOV || want >= TCP_SEND_BYTES ||
+			if (cnt == HOST_TCP_SEND_IOV || want >= HOST_TCP_SEND_BYTES ||
 			    slot->send.sent + b < slot->send.total)
 				break;
 		}
@@ -337,9 +336,7 @@ static int tcp_send(struct host_tcp_qpair *tq)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return 0;
-			qpair_fail(&tq->qp, errno == EPIPE ? -ECONNRESET : -errno,
-				   "send failed: %s", strerror(errno));
-			return -1;
+			return -errno;
 		}
 		while (n > 0 && (slot = TAILQ_FIRST(&tq->sendq))) {
 			uint32_t left = slot->send.total - slot->send.sent;
@@ -359,19 +356,57 @@ static int tcp_send(struct host_tcp_qpair *tq)
 	return 0;
 }
 
+/* I/O: the send loop; a failure fails the queue pair. 0, or -1 after qpair_fail(). */
+static int host_tcp_send(struct host_tcp_qpair *tq)
+{
+	int rc = host_tcp_flush(tq);
+
+	if (rc == 0)
+		return 0;
+	qpair_fail(&tq->qp, rc == -EPIPE ? -ECONNRESET : rc, "send failed: %s", strerror(-rc));
+	return -1;
+}
+
+/* ---- Fatal errors ----------------------------------------------------------------------- */
+/* A PDU we cannot accept: tell the controller with an H2CTermReq when the stream is at a
+ * PDU boundary, then fail the queue pair. */
+__attribute__((format(printf, 6, 7))) static int
+host_tcp_fatal(struct host_tcp_qpair *tq, uint16_t fes, uint32_t fei, const void *bad,
+	       size_t bad_len, const char *fmt, ...)
+{
+	struct host_tcp_slot *head = TAILQ_FIRST(&tq->sendq);
+	char msg[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (tq->fd >= 0 && (!head || head->send.sent == 0)) {
+		/* At a PDU boundary: the TermReq goes out alone (nothing queued behind it would
+		 * be answered), through the send loop, as far as the socket takes it now. */
+		TAILQ_INIT(&tq->sendq);
+		ctl_queue(tq, nvme_tcp_build_term_req(tq->ctl_buf, NVME_TCP_PDU_H2C_TERM_REQ, fes,
+						      fei, bad, bad_len));
+		(void)host_tcp_flush(tq);
+	}
+	host_tcp_rx_set_state(tq, HOST_TCP_RX_DEAD);
+	qpair_fail(&tq->qp, -EPROTO, "protocol error: %s (%s)", msg, nvme_tcp_fes_name(fes));
+	return -EPROTO;
+}
+
 /* ---- Receive path ---------------------------------------------------------------------- */
-static struct tcp_slot *slot_for_cid(struct host_tcp_qpair *tq, uint16_t cid)
+static struct host_tcp_slot *slot_for_cid(struct host_tcp_qpair *tq, uint16_t cid)
 {
 	struct nvmeof_req *req = qpair_find_req(&tq->qp, cid);
 
 	return req ? &tq->slots[req->slot] : NULL;
 }
 
-static void slot_finish(struct tcp_slot *slot, const struct nvme_cpl *cqe, int err)
+static void slot_finish(struct host_tcp_slot *slot, const struct nvme_cpl *cqe, int err)
 {
 	struct nvmeof_req *req = slot->req;
 
-	slot_set_state(slot, TCP_REQ_IDLE);
+	slot_set_state(slot, HOST_TCP_SLOT_IDLE);
 	slot->req = NULL;
 	req_complete(req, cqe, err);
 }
@@ -380,15 +415,16 @@ static int handle_resp(struct host_tcp_qpair *tq)
 {
 	const struct nvme_tcp_rsp *pdu = (const void *)tq->rx.hdr;
 	uint16_t cid = get_le16(&pdu->cqe.cid);
-	struct tcp_slot *slot = slot_for_cid(tq, cid);
+	struct host_tcp_slot *slot = slot_for_cid(tq, cid);
 	struct nvmeof_req *req;
 
 	if (!slot)
 		return host_tcp_fatal(tq, NVME_TCP_FES_INVALID_PDU_HDR,
-				 offsetof(struct nvme_tcp_rsp, cqe) + offsetof(struct nvme_cpl, cid),
-				 pdu, sizeof(*pdu), "CapsuleResp for unknown CID %u", cid);
+				      offsetof(struct nvme_tcp_rsp, cqe) +
+					      offsetof(struct nvme_cpl, cid),
+				      pdu, sizeof(*pdu), "CapsuleResp for unknown CID %u", cid);
 	req = slot->req;
-	if (slot->state != TCP_REQ_WAIT)
+	if (slot->state != HOST_TCP_SLOT_WAIT)
 		return host_tcp_fatal(tq, NVME_TCP_FES_PDU_SEQ_ERR, 0, pdu, sizeof(*pdu),
 				 "CapsuleResp for CID %u while its data is still being sent", cid);
 	if (cqe_status(&pdu->cqe) == 0) {
@@ -405,7 +441,7 @@ static int handle_resp(struct host_tcp_qpair *tq)
 		slot_finish(slot, NULL, -EBADMSG);
 	else
 		slot_finish(slot, &pdu->cqe, 0);
-	rx_set_state(tq, TCP_RX_CH);
+	host_tcp_rx_set_state(tq, HOST_TCP_RX_CH);
 	return 0;
 }
 
@@ -415,7 +451,7 @@ static int handle_c2h(struct host_tcp_qpair *tq)
 	uint16_t cid = get_le16(&pdu->cccid);
 	uint32_t datao = get_le32(&pdu->datao), datal = get_le32(&pdu->datal);
 	uint32_t plen_data = nvme_tcp_data_len(&pdu->ch, tq->p.ddgst);
-	struct tcp_slot *slot = slot_for_cid(tq, cid);
+	struct host_tcp_slot *slot = slot_for_cid(tq, cid);
 	struct nvmeof_req *req;
 
 	if (!slot)
@@ -423,7 +459,7 @@ static int handle_c2h(struct host_tcp_qpair *tq)
 				 offsetof(struct nvme_tcp_data_hdr, cccid), pdu, sizeof(*pdu),
 				 "C2HData for unknown CID %u", cid);
 	req = slot->req;
-	if (req->xfer != NVME_XFER_CTRLR_TO_HOST || slot->state != TCP_REQ_WAIT)
+	if (req->xfer != NVME_XFER_CTRLR_TO_HOST || slot->state != HOST_TCP_SLOT_WAIT)
 		return host_tcp_fatal(tq, NVME_TCP_FES_PDU_SEQ_ERR, 0, pdu, sizeof(*pdu),
 				 "C2HData for CID %u, which reads no data", cid);
 	if (datal != plen_data)
@@ -447,7 +483,7 @@ static int handle_c2h(struct host_tcp_qpair *tq)
 	tq->rx.ddgst_got = 0;
 	tq->rx.flags = pdu->ch.flags;
 	tq->rx.pad_left = nvme_tcp_pad_len(&pdu->ch, tq->p.hdgst);
-	rx_set_state(tq, tq->rx.pad_left ? TCP_RX_PAD : TCP_RX_DATA);
+	host_tcp_rx_set_state(tq, tq->rx.pad_left ? HOST_TCP_RX_PAD : HOST_TCP_RX_DATA);
 	return 0;
 }
 
@@ -456,7 +492,7 @@ static int handle_r2t(struct host_tcp_qpair *tq)
 	const struct nvme_tcp_r2t_hdr *pdu = (const void *)tq->rx.hdr;
 	uint16_t cid = get_le16(&pdu->cccid);
 	uint32_t r2to = get_le32(&pdu->r2to), r2tl = get_le32(&pdu->r2tl);
-	struct tcp_slot *slot = slot_for_cid(tq, cid);
+	struct host_tcp_slot *slot = slot_for_cid(tq, cid);
 	struct nvmeof_req *req;
 
 	if (!slot)
@@ -467,7 +503,7 @@ static int handle_r2t(struct host_tcp_qpair *tq)
 	if (req->xfer != NVME_XFER_HOST_TO_CTRLR)
 		return host_tcp_fatal(tq, NVME_TCP_FES_PDU_SEQ_ERR, 0, pdu, sizeof(*pdu),
 				 "R2T for CID %u, which writes no data", cid);
-	if (slot->state != TCP_REQ_WAIT)
+	if (slot->state != HOST_TCP_SLOT_WAIT)
 		return host_tcp_fatal(tq, NVME_TCP_FES_DATA_LIMIT_EXCEEDED, 0, pdu, sizeof(*pdu),
 				 "R2T for CID %u while another transfer is in progress", cid);
 	if (r2tl == 0 || r2to != slot->h2c_done || r2to > req->data_len ||
@@ -479,9 +515,9 @@ static int handle_r2t(struct host_tcp_qpair *tq)
 	slot->ttag = get_le16(&pdu->ttag);
 	slot->h2c_next = r2to;
 	slot->r2t_end = r2to + r2tl;
-	slot_set_state(slot, TCP_REQ_SEND_H2C);
+	slot_set_state(slot, HOST_TCP_SLOT_SEND_H2C);
 	queue_h2c(tq, slot);
-	rx_set_state(tq, TCP_RX_CH);
+	host_tcp_rx_set_state(tq, HOST_TCP_RX_CH);
 	return 0;
 }
 
@@ -490,7 +526,7 @@ static int handle_term(struct host_tcp_qpair *tq)
 	const struct nvme_tcp_term_req *pdu = (const void *)tq->rx.hdr;
 	uint16_t fes = get_le16(&pdu->fes);
 
-	rx_set_state(tq, TCP_RX_DEAD);
+	host_tcp_rx_set_state(tq, HOST_TCP_RX_DEAD);
 	qpair_fail(&tq->qp, -ECONNRESET, "controller terminated the connection: %s (FEI %u)",
 		   nvme_tcp_fes_name(fes), get_le32(pdu->fei));
 	return -ECONNRESET;
@@ -521,7 +557,7 @@ static int handle_header(struct host_tcp_qpair *tq)
 /* The C2HData payload (and its digest) is in. */
 static void c2h_done(struct host_tcp_qpair *tq)
 {
-	struct tcp_slot *slot = tq->rx.slot;
+	struct host_tcp_slot *slot = tq->rx.slot;
 
 	if (tq->p.ddgst && get_le32(tq->rx.ddgst) != crc32c_final(tq->rx.crc)) {
 		/* The controller decides how often this happens: keep the log bounded. */
@@ -531,7 +567,7 @@ static void c2h_done(struct host_tcp_qpair *tq)
 		slot->ddgst_err = true;
 	}
 	tq->rx.slot = NULL;
-	rx_set_state(tq, TCP_RX_CH);
+	host_tcp_rx_set_state(tq, HOST_TCP_RX_CH);
 	if (tq->rx.flags & NVME_TCP_F_DATA_SUCCESS) {
 		struct nvme_cpl cqe = { 0 };
 
@@ -558,7 +594,7 @@ static void data_advance(struct host_tcp_qpair *tq, uint32_t n)
 	tq->rx.slot->c2h_next += n;
 	if (tq->rx.data_left == 0) {
 		if (tq->p.ddgst)
-			rx_set_state(tq, TCP_RX_DDGST);
+			host_tcp_rx_set_state(tq, HOST_TCP_RX_DDGST);
 		else
 			c2h_done(tq);
 	}
@@ -580,7 +616,7 @@ static void data_copy(struct host_tcp_qpair *tq, const uint8_t *src, uint32_t n)
 }
 
 /* Parse what is staged. 0 when more bytes are needed, <0 once the queue failed. */
-static int rx_parse(struct host_tcp_qpair *tq)
+static int host_tcp_rx_parse(struct host_tcp_qpair *tq)
 {
 	struct nvme_tcp_pdu_err perr;
 	int rc;
@@ -591,7 +627,7 @@ static int rx_parse(struct host_tcp_qpair *tq)
 		const struct nvme_tcp_common_hdr *ch;
 
 		switch (tq->rx.state) {
-		case TCP_RX_CH:
+		case HOST_TCP_RX_CH:
 			if (avail < sizeof(*ch))
 				return 0;
 			/* PDUs start at any offset of the staging buffer: read the header
@@ -599,17 +635,18 @@ static int rx_parse(struct host_tcp_qpair *tq)
 			memcpy(tq->rx.hdr, p, sizeof(*ch));
 			ch = (const void *)tq->rx.hdr;
 			if (nvme_tcp_check_ch(ch, NVME_TCP_HOST, true, &tq->p, &perr))
-				return host_tcp_fatal(tq, perr.fes, perr.fei, ch, sizeof(*ch),
-						 "bad %s header (type %u, hlen %u, pdo %u, plen %u)",
-						 nvme_tcp_pdu_type_name(ch->pdu_type), ch->pdu_type,
-						 ch->hlen, ch->pdo, get_le32(&ch->plen));
+				return host_tcp_fatal(
+					tq, perr.fes, perr.fei, ch, sizeof(*ch),
+					"bad %s header (type %u, hlen %u, pdo %u, plen %u)",
+					nvme_tcp_pdu_type_name(ch->pdu_type), ch->pdu_type,
+					ch->hlen, ch->pdo, get_le32(&ch->plen));
 			if (ch->pdu_type == NVME_TCP_PDU_C2H_TERM_REQ)
 				tq->rx.psh_len = get_le32(&ch->plen);
 			else
 				tq->rx.psh_len = (uint32_t)nvme_tcp_psh_len(ch, tq->p.hdgst);
-			rx_set_state(tq, TCP_RX_PSH);
+			host_tcp_rx_set_state(tq, HOST_TCP_RX_PSH);
 			break;
-		case TCP_RX_PSH:
+		case HOST_TCP_RX_PSH:
 			if (avail < tq->rx.psh_len)
 				return 0;
 			memcpy(tq->rx.hdr, p, tq->rx.psh_len);
@@ -618,23 +655,23 @@ static int rx_parse(struct host_tcp_qpair *tq)
 			if (rc)
 				return rc;
 			break;
-		case TCP_RX_PAD:
+		case HOST_TCP_RX_PAD:
 			n = avail < tq->rx.pad_left ? avail : tq->rx.pad_left;
 			if (!n)
 				return 0;
 			tq->rpos += n;
 			tq->rx.pad_left -= n;
 			if (!tq->rx.pad_left)
-				rx_set_state(tq, TCP_RX_DATA);
+				host_tcp_rx_set_state(tq, HOST_TCP_RX_DATA);
 			break;
-		case TCP_RX_DATA:
+		case HOST_TCP_RX_DATA:
 			n = avail < tq->rx.data_left ? avail : tq->rx.data_left;
 			if (!n)
 				return 0;
 			tq->rpos += n;
 			data_copy(tq, p, n);
 			break;
-		case TCP_RX_DDGST:
+		case HOST_TCP_RX_DDGST:
 			n = NVME_TCP_DIGEST_LEN - tq->rx.ddgst_got;
 			if (avail < n)
 				n = avail;
@@ -646,17 +683,17 @@ static int rx_parse(struct host_tcp_qpair *tq)
 			if (tq->rx.ddgst_got == NVME_TCP_DIGEST_LEN)
 				c2h_done(tq);
 			break;
-		case TCP_RX_DEAD:
+		case HOST_TCP_RX_DEAD:
 			return -1;
 		}
-		if (tq->rx.state == TCP_RX_DEAD || tq->fd < 0)
+		if (tq->rx.state == HOST_TCP_RX_DEAD || tq->fd < 0)
 			return -1;
 	}
 }
 
 /* One readv(): payload still owed to a request goes straight into its buffers, the rest
  * into the staging buffer. Returns bytes read, 0 at EOF, -1 with errno. */
-static ssize_t rx_fill(struct host_tcp_qpair *tq, size_t *asked)
+static ssize_t host_tcp_rx_fill(struct host_tcp_qpair *tq, size_t *asked)
 {
 	struct iovec iov[NVMEOF_IOV_MAX + 2];
 	uint32_t direct = 0, dgst = 0;
@@ -670,7 +707,7 @@ static ssize_t rx_fill(struct host_tcp_qpair *tq, size_t *asked)
 		tq->rlen -= tq->rpos;
 		tq->rpos = 0;
 	}
-	if (tq->rlen == 0 && tq->rx.state == TCP_RX_DATA) {
+	if (tq->rlen == 0 && tq->rx.state == HOST_TCP_RX_DATA) {
 		struct nvmeof_req *req = tq->rx.slot->req;
 		int k = iov_slice(req->iov, req->iovcnt, req->data_off + tq->rx.data_off,
 				  tq->rx.data_left, iov, NVMEOF_IOV_MAX);
@@ -683,14 +720,14 @@ static ssize_t rx_fill(struct host_tcp_qpair *tq, size_t *asked)
 				iov[cnt++].iov_len = dgst = NVME_TCP_DIGEST_LEN;
 			}
 		}
-	} else if (tq->rlen == 0 && tq->rx.state == TCP_RX_DDGST) {
+	} else if (tq->rlen == 0 && tq->rx.state == HOST_TCP_RX_DDGST) {
 		dgst = NVME_TCP_DIGEST_LEN - tq->rx.ddgst_got;
 		iov[cnt].iov_base = tq->rx.ddgst + tq->rx.ddgst_got;
 		iov[cnt++].iov_len = dgst;
 	}
 	iov[cnt].iov_base = tq->rbuf + tq->rlen;
-	iov[cnt++].iov_len = TCP_RBUF_SIZE - tq->rlen;
-	*asked = direct + dgst + (TCP_RBUF_SIZE - tq->rlen);
+	iov[cnt++].iov_len = HOST_TCP_RBUF_SIZE - tq->rlen;
+	*asked = direct + dgst + (HOST_TCP_RBUF_SIZE - tq->rlen);
 
 	do {
 		n = readv(tq->fd, iov, cnt);
@@ -721,11 +758,11 @@ static ssize_t rx_fill(struct host_tcp_qpair *tq, size_t *asked)
 	return n;
 }
 
-static int tcp_recv(struct host_tcp_qpair *tq)
+static int host_tcp_recv(struct host_tcp_qpair *tq)
 {
-	for (int round = 0; round < TCP_RECV_ROUNDS && tq->fd >= 0; round++) {
+	for (int round = 0; round < HOST_TCP_RECV_ROUNDS && tq->fd >= 0; round++) {
 		size_t asked;
-		ssize_t n = rx_fill(tq, &asked);
+		ssize_t n = host_tcp_rx_fill(tq, &asked);
 
 		if (n == 0) {
 			qpair_fail(&tq->qp, -ECONNRESET, "connection closed by the controller");
@@ -737,9 +774,9 @@ static int tcp_recv(struct host_tcp_qpair *tq)
 			qpair_fail(&tq->qp, -errno, "receive failed: %s", strerror(errno));
 			return -1;
 		}
-		if (tq->rx.state == TCP_RX_DEAD || tq->fd < 0)
+		if (tq->rx.state == HOST_TCP_RX_DEAD || tq->fd < 0)
 			return -1;
-		if (rx_parse(tq) < 0)
+		if (host_tcp_rx_parse(tq) < 0)
 			return -1;
 		if ((size_t)n < asked)
 			return 0;
@@ -747,28 +784,28 @@ static int tcp_recv(struct host_tcp_qpair *tq)
 	return 0;
 }
 
-static int tcp_progress(struct nvmeof_qpair *qp, short revents)
+static int host_tcp_progress(struct nvmeof_qpair *qp, short revents)
 {
 	struct host_tcp_qpair *tq = host_tcp_qp(qp);
 
 	if (tq->fd < 0)
 		return -ENOTCONN;
-	if (!TAILQ_EMPTY(&tq->sendq) && tcp_send(tq) < 0)
+	if (!TAILQ_EMPTY(&tq->sendq) && host_tcp_send(tq) < 0)
 		return qp->err;
-	if ((revents & POLLIN) && tcp_recv(tq) < 0)
+	if ((revents & POLLIN) && host_tcp_recv(tq) < 0)
 		return qp->err;
 	/* R2Ts just received want their data out now. */
-	if (tq->fd >= 0 && !TAILQ_EMPTY(&tq->sendq) && tcp_send(tq) < 0)
+	if (tq->fd >= 0 && !TAILQ_EMPTY(&tq->sendq) && host_tcp_send(tq) < 0)
 		return qp->err;
 	return 0;
 }
 
-static int tcp_get_fd(const struct nvmeof_qpair *qp)
+static int host_tcp_get_fd(const struct nvmeof_qpair *qp)
 {
 	return host_tcp_qp(qp)->fd;
 }
 
-static short tcp_which_events(const struct nvmeof_qpair *qp)
+static short host_tcp_which_events(const struct nvmeof_qpair *qp)
 {
 	const struct host_tcp_qpair *tq = host_tcp_qp(qp);
 
@@ -778,55 +815,45 @@ static short tcp_which_events(const struct nvmeof_qpair *qp)
 }
 
 /* ---- Connection and ICReq/ICResp -------------------------------------------------------- */
-static int xfer_all(int fd, void *buf, size_t len, bool out, uint64_t deadline)
+/* Connection setup: the send loop until the queue is out, waiting for room until
+ * @deadline. 0 or -errno. */
+static int host_tcp_flush_wait(struct host_tcp_qpair *tq, uint64_t deadline)
 {
-	size_t done = 0;
+	for (;;) {
+		int rc = host_tcp_flush(tq);
 
-	while (done < len) {
-		ssize_t n = out ? send(fd, (uint8_t *)buf + done, len - done, MSG_NOSIGNAL)
-				: recv(fd, (uint8_t *)buf + done, len - done, 0);
-		int rc;
-
-		if (n > 0) {
-			done += (size_t)n;
-			continue;
-		}
-		if (n == 0)
-			return -ECONNRESET;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return -errno;
-		rc = sock_wait_fd(fd, out ? POLLOUT : POLLIN, deadline);
+		if (rc || TAILQ_EMPTY(&tq->sendq))
+			return rc;
+		rc = sock_wait_fd(tq->fd, POLLOUT, deadline);
 		if (rc)
 			return rc;
 	}
-	return 0;
 }
 
-static int tcp_handshake(struct host_tcp_qpair *tq, uint64_t deadline)
+static int host_tcp_handshake(struct host_tcp_qpair *tq, uint64_t deadline)
 {
 	const struct nvmeof_opts *o = &tq->qp.ctrlr->opts;
 	uint8_t buf[NVME_TCP_TERM_REQ_PLEN_MAX + 8] __attribute__((aligned(8)));
 	const struct nvme_tcp_icresp *ic = (const void *)buf;
 	const struct nvme_tcp_common_hdr *ch = (const void *)buf;
 	struct nvme_tcp_pdu_err perr;
-	size_t len = nvme_tcp_build_icreq(buf, o->hdgst, o->ddgst, 0, 0);
 	uint32_t plen, maxh2c;
 	bool hd, dd;
 	int rc;
 
-	rc = xfer_all(tq->fd, buf, len, true, deadline);
+	ctl_queue(tq, nvme_tcp_build_icreq(tq->ctl_buf, o->hdgst, o->ddgst, 0, 0));
+	rc = host_tcp_flush_wait(tq, deadline);
 	if (rc == 0)
-		rc = xfer_all(tq->fd, buf, sizeof(*ch), false, deadline);
+		rc = sock_recv_all(tq->fd, buf, sizeof(*ch), deadline);
 	if (rc)
 		return set_error(rc, "NVMe/TCP connection setup (ICReq) failed: %s",
-				 rc == -ETIMEDOUT ? "no answer from the controller" : strerror(-rc));
+				 rc == -ETIMEDOUT ? "no answer from the controller"
+						  : strerror(-rc));
 	if (nvme_tcp_check_ch(ch, NVME_TCP_HOST, false, &tq->p, &perr))
 		return set_error(-EPROTO, "controller answered ICReq with a bad %s PDU (%s)",
 				 nvme_tcp_pdu_type_name(ch->pdu_type), nvme_tcp_fes_name(perr.fes));
 	plen = get_le32(&ch->plen);
-	rc = xfer_all(tq->fd, buf + sizeof(*ch), plen - sizeof(*ch), false, deadline);
+	rc = sock_recv_all(tq->fd, buf + sizeof(*ch), plen - sizeof(*ch), deadline);
 	if (rc)
 		return set_error(rc, "NVMe/TCP connection setup (ICResp) failed: %s",
 				 strerror(-rc));
@@ -862,7 +889,7 @@ static int tcp_handshake(struct host_tcp_qpair *tq, uint64_t deadline)
 	return 0;
 }
 
-int tcp_qpair_connect_fd(struct nvmeof_qpair *qp, int fd, int timeout_ms)
+int host_tcp_qpair_connect_fd(struct nvmeof_qpair *qp, int fd, int timeout_ms)
 {
 	struct host_tcp_qpair *tq = host_tcp_qp(qp);
 	int one = 1, fl;
@@ -873,26 +900,27 @@ int tcp_qpair_connect_fd(struct nvmeof_qpair *qp, int fd, int timeout_ms)
 		return set_error(-errno, "fcntl: %s", strerror(errno));
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	tq->slots = calloc(qp->nreqs, sizeof(*tq->slots));
-	tq->rbuf = malloc(TCP_RBUF_SIZE);
+	tq->rbuf = malloc(HOST_TCP_RBUF_SIZE);
 	if (!tq->slots || !tq->rbuf)
 		return set_error(-ENOMEM, "out of memory");
 	TAILQ_INIT(&tq->sendq);
-	tq->rx.state = TCP_RX_CH;
-	tq->icdata_max = qp->qid == 0 ? TCP_ADMIN_ICDATA : 0;
-	return tcp_handshake(tq, now_ms() + (uint64_t)timeout_ms);
+	tq->rx.state = HOST_TCP_RX_CH;
+	tq->icdata_max = qp->qid == 0 ? HOST_TCP_ADMIN_ICDATA : 0;
+	return host_tcp_handshake(tq, now_ms() + (uint64_t)timeout_ms);
 }
 
-static int tcp_qpair_connect(struct nvmeof_qpair *qp, int timeout_ms)
+static int host_tcp_qpair_connect(struct nvmeof_qpair *qp, int timeout_ms)
 {
 	uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
 	int fd = sock_dial(&qp->ctrlr->uri, timeout_ms, deadline);
 
 	if (fd < 0)
 		return fd;
-	return tcp_qpair_connect_fd(qp, fd, (int)(deadline > now_ms() ? deadline - now_ms() : 1));
+	return host_tcp_qpair_connect_fd(qp, fd,
+					 (int)(deadline > now_ms() ? deadline - now_ms() : 1));
 }
 
-static void tcp_qpair_close(struct nvmeof_qpair *qp)
+static void host_tcp_qpair_close(struct nvmeof_qpair *qp)
 {
 	struct host_tcp_qpair *tq = host_tcp_qp(qp);
 
@@ -900,26 +928,26 @@ static void tcp_qpair_close(struct nvmeof_qpair *qp)
 		close(tq->fd);
 	tq->fd = -1;
 	TAILQ_INIT(&tq->sendq);
-	tq->rx.state = TCP_RX_DEAD;
+	tq->rx.state = HOST_TCP_RX_DEAD;
 	tq->rx.slot = NULL;
 	if (tq->slots)
 		for (uint16_t i = 0; i < qp->nreqs; i++)
-			tq->slots[i].state = TCP_REQ_IDLE;
+			tq->slots[i].state = HOST_TCP_SLOT_IDLE;
 }
 
-static struct nvmeof_qpair *tcp_qpair_alloc(void)
+static struct nvmeof_qpair *host_tcp_qpair_alloc(void)
 {
 	struct host_tcp_qpair *tq = calloc(1, sizeof(*tq));
 
 	if (!tq)
 		return NULL;
 	tq->fd = -1;
-	tq->qp.ops = &tcp_transport_ops;
+	tq->qp.ops = &host_tcp_transport_ops;
 	TAILQ_INIT(&tq->sendq);
 	return &tq->qp;
 }
 
-static void tcp_qpair_free(struct nvmeof_qpair *qp)
+static void host_tcp_qpair_free(struct nvmeof_qpair *qp)
 {
 	struct host_tcp_qpair *tq = host_tcp_qp(qp);
 
@@ -930,12 +958,12 @@ static void tcp_qpair_free(struct nvmeof_qpair *qp)
 	free(tq);
 }
 
-static void tcp_set_icdata(struct nvmeof_qpair *qp, uint32_t bytes)
+static void host_tcp_set_icdata(struct nvmeof_qpair *qp, uint32_t bytes)
 {
 	host_tcp_qp(qp)->icdata_max = bytes;
 }
 
-static void tcp_get_info(const struct nvmeof_qpair *qp, struct nvmeof_ctrlr_info *info)
+static void host_tcp_get_info(const struct nvmeof_qpair *qp, struct nvmeof_ctrlr_info *info)
 {
 	const struct host_tcp_qpair *tq = host_tcp_qp(qp);
 
@@ -945,17 +973,17 @@ static void tcp_get_info(const struct nvmeof_qpair *qp, struct nvmeof_ctrlr_info
 	info->maxh2cdata = tq->p.maxh2cdata;
 }
 
-const struct nvmeof_transport_ops tcp_transport_ops = {
+const struct nvmeof_transport_ops host_tcp_transport_ops = {
 	.name = "tcp",
 	.uri_transport = URI_TRANSPORT_TCP,
-	.qpair_alloc = tcp_qpair_alloc,
-	.qpair_connect = tcp_qpair_connect,
-	.qpair_close = tcp_qpair_close,
-	.qpair_free = tcp_qpair_free,
-	.get_fd = tcp_get_fd,
-	.which_events = tcp_which_events,
-	.submit = tcp_submit,
-	.progress = tcp_progress,
-	.set_icdata = tcp_set_icdata,
-	.get_info = tcp_get_info,
+	.qpair_alloc = host_tcp_qpair_alloc,
+	.qpair_connect = host_tcp_qpair_connect,
+	.qpair_close = host_tcp_qpair_close,
+	.qpair_free = host_tcp_qpair_free,
+	.get_fd = host_tcp_get_fd,
+	.which_events = host_tcp_which_events,
+	.submit = host_tcp_submit,
+	.progress = host_tcp_progress,
+	.set_icdata = host_tcp_set_icdata,
+	.get_info = host_tcp_get_info,
 };

@@ -53,12 +53,12 @@ struct nvmeof_transport_ops {
 	int (*ctrlr_setup)(struct nvmeof_ctrlr *ctrlr);
 };
 
-extern const struct nvmeof_transport_ops tcp_transport_ops;
+extern const struct nvmeof_transport_ops host_tcp_transport_ops;
 extern const struct nvmeof_transport_ops iscsi_transport_ops; /* iscsi.c */
 extern const struct nvmeof_transport_ops rdma_transport_ops;  /* rdma.c, with HAVE_RDMA */
 
 /* NVMe/TCP over an already connected stream socket (tests use a socketpair): takes
  * ownership of @fd and runs ICReq/ICResp. */
-int tcp_qpair_connect_fd(struct nvmeof_qpair *qp, int fd, int timeout_ms);
+int host_tcp_qpair_connect_fd(struct nvmeof_qpair *qp, int fd, int timeout_ms);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Socket helpers shared by the stream transports (NVMe/TCP, iSCSI): dialling a target with
- * a deadline and waiting for a descriptor. */
+ * a deadline, waiting for a descriptor, and reading an exact length before a deadline. */
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
@@ -23,6 +23,31 @@ int sock_wait_fd(int fd, short events, uint64_t deadline)
 	if (rc < 0)
 		return errno == EINTR ? 0 : -errno;
 	return rc == 0 ? -ETIMEDOUT : 0;
+}
+
+int sock_recv_all(int fd, void *buf, size_t len, uint64_t deadline)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = recv(fd, (uint8_t *)buf + done, len - done, 0);
+		int rc;
+
+		if (n > 0) {
+			done += (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		rc = sock_wait_fd(fd, POLLIN, deadline);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 int sock_dial(const struct uri_target *u, int timeout_ms, uint64_t deadline)

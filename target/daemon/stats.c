@@ -286,6 +286,16 @@ static void jpath(struct jbuf *b, const char *name, const struct stats_path *p)
 	     (unsigned long long)p->read_bytes, (unsigned long long)p->write_bytes);
 }
 
+/* "name":{"STATE":entries,...}: how often the NVMe/TCP state machines entered each state. */
+static void jstates(struct jbuf *b, const char *name, const uint64_t *n, unsigned int count,
+		    const char *(*state_name)(unsigned int))
+{
+	jput(b, "\"%s\":{", name);
+	for (unsigned int i = 0; i < count; i++)
+		jput(b, "%s\"%s\":%llu", i ? "," : "", state_name(i), (unsigned long long)n[i]);
+	jput(b, "}");
+}
+
 int stats_format_json(const struct stats_snapshot *snap, char *buf, size_t len)
 {
 	struct jbuf b = { .p = buf, .len = len };
@@ -317,11 +327,17 @@ int stats_format_json(const struct stats_snapshot *snap, char *buf, size_t len)
 	jput(&b,
 	     "\"tcp\":{\"accepted\":%llu,\"rejected\":%llu,\"closed\":%llu,\"fatal\":%llu,"
 	     "\"live\":%u,\"closed_pdus_rx\":%llu,\"closed_pdus_tx\":%llu,"
-	     "\"closed_bytes_rx\":%llu,\"closed_bytes_tx\":%llu}}\n",
+	     "\"closed_bytes_rx\":%llu,\"closed_bytes_tx\":%llu,",
 	     (unsigned long long)t->accepted, (unsigned long long)t->rejected,
 	     (unsigned long long)t->closed, (unsigned long long)t->fatal, t->live,
 	     (unsigned long long)t->totals.pdus_rx, (unsigned long long)t->totals.pdus_tx,
 	     (unsigned long long)t->totals.bytes_rx, (unsigned long long)t->totals.bytes_tx);
+	jstates(&b, "req_states", t->totals.req_state_entries, NVMF_TCP_REQ_NSTATES,
+		nvmf_tcp_req_state_name);
+	jput(&b, ",");
+	jstates(&b, "rx_states", t->totals.rx_state_entries, NVMF_TCP_RX_NSTATES,
+		nvmf_tcp_rx_state_name);
+	jput(&b, "}}\n");
 	if (b.overflow)
 		return -ENOSPC;
 	return (int)b.off;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * NVMe/TCP transport internals, shared by tcp_transport.c (listeners, accept, ops table),
- * tcp_qpair.c (connection and request lifetime), tcp_recv.c (PDU receive state machine)
- * and tcp_send.c (batched transmit).
+ * tcp_qpair.c (connection lifetime), tcp_req.c (request state machine, data plan, slots and
+ * buffers), tcp_recv.c (PDU receive state machine) and tcp_send.c (batched transmit).
  *
  * Two state machines, kept apart:
  *  - the connection's PDU receive machine (enum tcp_rx_state), driven by bytes arriving;
@@ -13,6 +13,7 @@
 #ifndef NVMEOF_TARGET_TCP_INTERNAL_H
 #define NVMEOF_TARGET_TCP_INTERNAL_H
 
+#include <assert.h>
 #include <ev.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -55,6 +56,30 @@ enum tcp_req_state {
 	TCP_REQ_NSTATES
 };
 
+static_assert(TCP_REQ_NSTATES == NVMF_TCP_REQ_NSTATES, "request states counted in stats");
+static_assert(TCP_RX_NSTATES == NVMF_TCP_RX_NSTATES, "receive states counted in stats");
+
+/*
+ * Where a command's data comes from, decided once from its capsule (tcp_req_data_plan)
+ * and followed by tcp_req_start() once the request holds its buffers.
+ */
+enum tcp_data_plan {
+	TCP_PLAN_FAIL,		/* complete with an NVMe status; in-capsule bytes are dropped */
+	TCP_PLAN_NONE,		/* no data moves: execute now */
+	TCP_PLAN_IN_CAPSULE,	/* write data follows the command in its capsule */
+	TCP_PLAN_R2T,		/* write data is asked for with R2T, arrives as H2CData */
+	TCP_PLAN_C2H,		/* read: execute, then send the data as C2HData */
+};
+
+/* What a command capsule says about its data: the input of tcp_req_data_plan(). */
+struct tcp_data_ask {
+	enum nvme_data_xfer xfer;	/* direction from the opcode */
+	uint8_t sgl_type;		/* SGL1 descriptor type and subtype */
+	uint64_t sgl_addr;		/* SGL1 address (an offset for in-capsule data) */
+	uint32_t sgl_len;		/* SGL1 length */
+	uint32_t icdata;		/* data bytes the CapsuleCmd PDU carries */
+	uint32_t max_io;		/* largest transfer the target accepts (MDTS) */
+};
 struct tcp_qpair;
 
 /* One unit of transmission: iovecs sent in order, then @done runs. */
@@ -73,7 +98,7 @@ struct tcp_req {
 	uint16_t ttag;			/* slot index, echoed in H2CData */
 	uint16_t cid;			/* host byte order */
 	bool cid_owned;			/* holds its CID bit (false for a duplicate CID) */
-	bool icdata;			/* data arrives in the capsule, not by R2T */
+	enum tcp_data_plan plan;	/* where its data comes from */
 	bool ddgst_err;			/* a data digest mismatch: fail, don't execute */
 	uint16_t err_status;		/* NVMe status found by the transport (0 = none) */
 	uint32_t h2c_next;		/* next expected H2C data offset */
@@ -202,18 +227,28 @@ void tcp_qpair_close(struct tcp_qpair *tq, const char *why);
 void tcp_qpair_linger(struct tcp_qpair *tq);
 void tcp_qpair_disconnect(struct nvmf_qpair *qp);
 void tcp_qpair_check_done(struct tcp_qpair *tq);
+
+/* tcp_req.c: the request state machine. Every transition goes through
+ * tcp_req_set_state(), which counts entries per state and, without NDEBUG, asserts that
+ * tcp_req_transition_ok(); release builds log an illegal one and carry on. */
+bool tcp_req_transition_ok(enum tcp_req_state from, enum tcp_req_state to);
 void tcp_req_set_state(struct tcp_req *tr, enum tcp_req_state s);
+const char *tcp_req_state_name(enum tcp_req_state s);
+enum tcp_data_plan tcp_req_data_plan(const struct tcp_data_ask *a, uint32_t *length,
+				     uint16_t *status);
+void tcp_req_start(struct tcp_req *tr);
 void tcp_req_slots_add(struct tcp_qpair *tq, uint32_t upto);
 struct tcp_req *tcp_req_get(struct tcp_qpair *tq);
 void tcp_req_release(struct tcp_req *tr);
 int tcp_req_get_buffers(struct tcp_req *tr);
 void tcp_req_wait_buffers(struct tcp_req *tr);
+void tcp_req_buf_ready(void *arg); /* reactor work: pool has buffers again */
 void tcp_req_execute(struct tcp_req *tr);
-const char *tcp_req_state_name(enum tcp_req_state s);
-const char *tcp_rx_state_name(enum tcp_rx_state s);
 
-/* tcp_recv.c */
+/* tcp_recv.c: the PDU receive machine, with the same kind of transition helper. */
+bool tcp_rx_transition_ok(enum tcp_rx_state from, enum tcp_rx_state to);
 void tcp_rx_set_state(struct tcp_qpair *tq, enum tcp_rx_state s);
+const char *tcp_rx_state_name(enum tcp_rx_state s);
 void tcp_read_cb(struct ev_loop *loop, ev_io *w, int revents);
 void tcp_rx_resume(void *arg);
 void tcp_fatal(struct tcp_qpair *tq, uint16_t fes, uint32_t fei);

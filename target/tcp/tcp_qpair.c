@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * NVMe/TCP connection (queue pair) and request lifetime: creation on accept, binding to a
- * reactor, the request slot pool and its state machine, data buffers from the reactor
- * pool, and teardown (stop I/O, wait for requests the backend still owns, then
- * nvmf_qpair_fini() and free).
+ * NVMe/TCP connection (queue pair) lifetime: creation on accept, binding to a reactor,
+ * and teardown (stop I/O, wait for requests the backend still owns, then
+ * nvmf_qpair_fini() and free). Requests live in tcp_req.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,216 +15,6 @@
 #include "tcp_internal.h"
 
 #define TCP_LINGER_S 2.0 /* how long a C2HTermReq may take to leave before we close */
-
-static const char *const req_state_names[TCP_REQ_NSTATES] = {
-	[TCP_REQ_FREE] = "FREE",
-	[TCP_REQ_NEED_BUFFER] = "NEED_BUFFER",
-	[TCP_REQ_TRANSFERRING_H2C] = "TRANSFERRING_H2C",
-	[TCP_REQ_READY_TO_EXECUTE] = "READY_TO_EXECUTE",
-	[TCP_REQ_EXECUTING] = "EXECUTING",
-	[TCP_REQ_READY_TO_COMPLETE] = "READY_TO_COMPLETE",
-	[TCP_REQ_TRANSFERRING_C2H] = "TRANSFERRING_C2H",
-	[TCP_REQ_COMPLETED] = "COMPLETED",
-};
-
-const char *tcp_req_state_name(enum tcp_req_state s)
-{
-	return s < TCP_REQ_NSTATES ? req_state_names[s] : "?";
-}
-
-/*
- * Legal transitions (from -> bit set of targets). Anything else is a bug in this file
- * set; it is logged once and allowed so a production daemon keeps running.
- */
-#define B(s) (1u << (s))
-static const uint32_t req_next[TCP_REQ_NSTATES] = {
-	[TCP_REQ_FREE] = B(TCP_REQ_NEED_BUFFER) | B(TCP_REQ_TRANSFERRING_H2C) |
-			 B(TCP_REQ_READY_TO_EXECUTE),
-	[TCP_REQ_NEED_BUFFER] = B(TCP_REQ_TRANSFERRING_H2C) | B(TCP_REQ_READY_TO_EXECUTE) |
-				B(TCP_REQ_FREE),
-	[TCP_REQ_TRANSFERRING_H2C] = B(TCP_REQ_READY_TO_EXECUTE) | B(TCP_REQ_FREE),
-	[TCP_REQ_READY_TO_EXECUTE] = B(TCP_REQ_EXECUTING),
-	[TCP_REQ_EXECUTING] = B(TCP_REQ_READY_TO_COMPLETE) | B(TCP_REQ_FREE),
-	[TCP_REQ_READY_TO_COMPLETE] = B(TCP_REQ_TRANSFERRING_C2H) | B(TCP_REQ_FREE),
-	[TCP_REQ_TRANSFERRING_C2H] = B(TCP_REQ_COMPLETED) | B(TCP_REQ_FREE),
-	[TCP_REQ_COMPLETED] = B(TCP_REQ_FREE),
-};
-#undef B
-
-void tcp_req_set_state(struct tcp_req *tr, enum tcp_req_state s)
-{
-	if (!(req_next[tr->state] & (1u << s))) {
-		static struct log_ratelimit rl;
-
-		log_msg_rl(&rl, LOG_LVL_ERR, "%s: request cid %u: illegal transition %s -> %s",
-			   tr->tq->qp.peer, tr->cid, tcp_req_state_name(tr->state),
-			   tcp_req_state_name(s));
-	}
-	tr->state = s;
-}
-
-/* ---- request slots ------------------------------------------------------------------- */
-
-struct tcp_req *tcp_req_get(struct tcp_qpair *tq)
-{
-	struct tcp_req *tr = TAILQ_FIRST(&tq->free_reqs);
-
-	if (!tr)
-		return NULL;
-	TAILQ_REMOVE(&tq->free_reqs, tr, link);
-	tq->outstanding++;
-	tr->icdata = false;
-	tr->ddgst_err = false;
-	tr->err_status = 0;
-	tr->cid_owned = false;
-	tr->h2c_next = 0;
-	tr->r2t_end = 0;
-	tr->c2h_len = 0;
-	tr->r2t_queued = false;
-	tr->req.xfer = NVME_XFER_NONE;
-	tr->req.length = 0;
-	tr->req.iovcnt = 0;
-	memset(&tr->req.rsp, 0, sizeof(tr->req.rsp));
-	return tr;
-}
-
-static void cid_clear(struct tcp_qpair *tq, uint16_t cid)
-{
-	tq->cid_bits[cid >> 6] &= ~(1ull << (cid & 63));
-}
-
-void tcp_req_release(struct tcp_req *tr)
-{
-	struct tcp_qpair *tq = tr->tq;
-
-	if (tr->state == TCP_REQ_FREE)
-		return;
-	if (tr->state == TCP_REQ_NEED_BUFFER)
-		TAILQ_REMOVE(&tq->buf_waitq, tr, link);
-	for (int i = 0; i < tr->nbufs; i++)
-		reactor_buf_put(tq->r, tr->bufs[i]);
-	tr->nbufs = 0;
-	tr->req.iovcnt = 0;
-	if (tr->cid_owned)
-		cid_clear(tq, tr->cid);
-	tr->cid_owned = false;
-	tcp_req_set_state(tr, TCP_REQ_FREE);
-	TAILQ_INSERT_HEAD(&tq->free_reqs, tr, link); /* LIFO: warm slots first */
-	tq->outstanding--;
-
-	if (tq->closing)
-		tcp_qpair_check_done(tq);
-	else if (tq->rx_paused)
-		reactor_defer(tq->r, &tq->resume_work);
-}
-
-/* Chunks from the reactor pool covering req.length, described by req.iov. */
-int tcp_req_get_buffers(struct tcp_req *tr)
-{
-	struct tcp_qpair *tq = tr->tq;
-	size_t chunk = reactor_buf_size();
-	uint32_t left = tr->req.length;
-	int n = 0;
-
-	while (left) {
-		void *b;
-		size_t len = left < chunk ? left : chunk;
-
-		if (n == NVMF_REQ_MAX_IOV)
-			goto fail;
-		b = reactor_buf_get(tq->r);
-		if (!b)
-			goto fail;
-		tr->bufs[n] = b;
-		tr->req.iov[n].iov_base = b;
-		tr->req.iov[n].iov_len = len;
-		n++;
-		left -= (uint32_t)len;
-	}
-	tr->nbufs = n;
-	tr->req.iovcnt = n;
-	return 0;
-fail:
-	while (n--)
-		reactor_buf_put(tq->r, tr->bufs[n]);
-	tr->nbufs = 0;
-	tr->req.iovcnt = 0;
-	return -ENOMEM;
-}
-
-void tcp_req_wait_buffers(struct tcp_req *tr)
-{
-	struct tcp_qpair *tq = tr->tq;
-
-	tcp_req_set_state(tr, TCP_REQ_NEED_BUFFER);
-	TAILQ_INSERT_TAIL(&tq->buf_waitq, tr, link);
-	reactor_buf_wait(tq->r, &tq->buf_work);
-}
-
-/* Buffers came back to the pool: serve waiting requests in arrival order. */
-static void tcp_buf_ready(void *arg)
-{
-	struct tcp_qpair *tq = arg;
-	struct tcp_req *tr;
-
-	while (!tq->closing && (tr = TAILQ_FIRST(&tq->buf_waitq)) != NULL) {
-		if (tcp_req_get_buffers(tr) != 0) {
-			reactor_buf_wait(tq->r, &tq->buf_work);
-			return;
-		}
-		TAILQ_REMOVE(&tq->buf_waitq, tr, link);
-		if (tr->icdata) {
-			/* The receive machine is parked at this request's payload. */
-			tcp_req_set_state(tr, TCP_REQ_TRANSFERRING_H2C);
-			reactor_defer(tq->r, &tq->resume_work);
-		} else if (tr->req.xfer == NVME_XFER_HOST_TO_CTRLR) {
-			tcp_send_r2t(tr);
-		} else {
-			tcp_req_set_state(tr, TCP_REQ_READY_TO_EXECUTE);
-			tcp_req_execute(tr);
-		}
-	}
-}
-
-void tcp_req_execute(struct tcp_req *tr)
-{
-	uint16_t st = tr->err_status;
-
-	if (tr->state != TCP_REQ_READY_TO_EXECUTE)
-		tcp_req_set_state(tr, TCP_REQ_READY_TO_EXECUTE);
-	tcp_req_set_state(tr, TCP_REQ_EXECUTING);
-	if (st) {
-		nvmf_req_complete_status(&tr->req, NVME_STATUS_SCT(st), NVME_STATUS_SC(st),
-					 !!(st & NVME_STATUS_DNR));
-		return;
-	}
-	if (tr->ddgst_err) {
-		/* Data digest mismatch: the command fails and may be retried (TCP transport
-		 * spec: Transient Transport Error), the connection stays up. */
-		nvmf_req_complete_status(&tr->req, NVME_SCT_GENERIC,
-					 NVME_SC_TRANSIENT_TRANSPORT_ERROR, false);
-		return;
-	}
-	nvmf_req_exec(&tr->req);
-}
-
-/* Put slots [nreqs_ready, @upto) on the free list (calloc'd: untouched until now). */
-void tcp_req_slots_add(struct tcp_qpair *tq, uint32_t upto)
-{
-	if (upto > tq->nreqs)
-		upto = tq->nreqs;
-	for (uint32_t i = tq->nreqs_ready; i < upto; i++) {
-		struct tcp_req *tr = &tq->reqs[i];
-
-		tr->tq = tq;
-		tr->ttag = (uint16_t)i;
-		tr->req.qpair = &tq->qp;
-		tr->state = TCP_REQ_FREE;
-		TAILQ_INSERT_TAIL(&tq->free_reqs, tr, link);
-	}
-	if (upto > tq->nreqs_ready)
-		tq->nreqs_ready = upto;
-}
 
 /* ---- connection lifetime ---------------------------------------------------------------- */
 
@@ -304,7 +93,7 @@ void tcp_qpair_start(void *arg)
 	TAILQ_INIT(&tq->free_reqs);
 	TAILQ_INIT(&tq->buf_waitq);
 	TAILQ_INIT(&tq->txq);
-	tq->buf_work.fn = tcp_buf_ready;
+	tq->buf_work.fn = tcp_req_buf_ready;
 	tq->buf_work.arg = tq;
 	tq->resume_work.fn = tcp_rx_resume;
 	tq->resume_work.arg = tq;

@@ -54,16 +54,26 @@ static const uint32_t rx_next[TCP_RX_NSTATES] = {
 };
 #undef B
 
+bool tcp_rx_transition_ok(enum tcp_rx_state from, enum tcp_rx_state to)
+{
+	return from < TCP_RX_NSTATES && to < TCP_RX_NSTATES && (rx_next[from] & (1u << to));
+}
+
+/* Every receive-state change: checked against rx_next (asserted without NDEBUG, logged
+ * in a release build) and counted; staying in a state is not an entry. */
 void tcp_rx_set_state(struct tcp_qpair *tq, enum tcp_rx_state s)
 {
 	if (tq->rx_state == s)
 		return;
-	if (!(rx_next[tq->rx_state] & (1u << s))) {
+	if (!tcp_rx_transition_ok(tq->rx_state, s)) {
 		static struct log_ratelimit rl;
 
 		log_msg_rl(&rl, LOG_LVL_ERR, "%s: receive state: illegal transition %s -> %s",
 			   tq->qp.peer, tcp_rx_state_name(tq->rx_state), tcp_rx_state_name(s));
+		assert(!"illegal NVMe/TCP receive state transition");
 	}
+	if (s < TCP_RX_NSTATES)
+		TCP_STAT_ADD(tq, rx_state_entries[s], 1);
 	tq->rx_state = s;
 }
 
@@ -207,47 +217,6 @@ static bool cid_test_and_set(struct tcp_qpair *tq, uint16_t cid)
 	return false;
 }
 
-/* Work out where @tr's data comes from; 0, or an NVMe status to complete it with. */
-static uint16_t capsule_sgl(struct tcp_qpair *tq, struct tcp_req *tr, uint32_t icdata)
-{
-	const struct nvme_cmd *cmd = &tr->req.cmd;
-	const struct nvme_sgl_desc *sgl = &cmd->dptr.sgl1;
-	enum nvme_data_xfer xfer = nvmf_req_xfer(cmd, tq->qp.qid == 0);
-	uint32_t len = nvmf_req_sgl_length(cmd);
-	uint32_t max_io = tq->qp.tgt->opts.max_io_size;
-	const uint16_t dnr = NVME_STATUS_DNR;
-
-	tr->req.xfer = xfer;
-	if (xfer == NVME_XFER_BIDIRECTIONAL)
-		return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_OPCODE) | dnr;
-	if (icdata) {
-		if (xfer != NVME_XFER_HOST_TO_CTRLR ||
-		    sgl->type != NVME_SGL_TYPE(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET))
-			return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_SGL_DESC_TYPE_INVALID) | dnr;
-		if (get_le64(&sgl->addr) != 0)
-			return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_SGL_OFFSET) | dnr;
-		if (len != icdata)
-			return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_DATA_SGL_LENGTH_INVALID) | dnr;
-		tr->icdata = true;
-		tr->req.length = icdata;
-		return 0;
-	}
-	if (xfer == NVME_XFER_NONE || len == 0)
-		return 0;
-	if (sgl->type == NVME_SGL_TYPE(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET))
-		/* In-capsule data announced, none carried (or a read asking for it). */
-		return xfer == NVME_XFER_HOST_TO_CTRLR
-			       ? (NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_DATA_SGL_LENGTH_INVALID) | dnr)
-			       : (NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_SGL_DESC_TYPE_INVALID) | dnr);
-	if (sgl->type !=
-	    NVME_SGL_TYPE(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT))
-		return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_SGL_DESC_TYPE_INVALID) | dnr;
-	if (len > max_io)
-		return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_DATA_SGL_LENGTH_INVALID) | dnr;
-	tr->req.length = len;
-	return 0;
-}
-
 /* A request that has its command (and maybe its in-capsule data) wants buffers. */
 static bool req_buffers_now(struct tcp_qpair *tq, struct tcp_req *tr)
 {
@@ -256,6 +225,23 @@ static bool req_buffers_now(struct tcp_qpair *tq, struct tcp_req *tr)
 		return true;
 	tcp_req_wait_buffers(tr);
 	return false;
+}
+
+/* Ask the data plan where the command's data comes from. */
+static void capsule_plan(struct tcp_qpair *tq, struct tcp_req *tr, uint32_t icdata)
+{
+	const struct nvme_cmd *cmd = &tr->req.cmd;
+	struct tcp_data_ask a = {
+		.xfer = nvmf_req_xfer(cmd, tq->qp.qid == 0),
+		.sgl_type = cmd->dptr.sgl1.type,
+		.sgl_addr = get_le64(&cmd->dptr.sgl1.addr),
+		.sgl_len = nvmf_req_sgl_length(cmd),
+		.icdata = icdata,
+		.max_io = tq->qp.tgt->opts.max_io_size,
+	};
+
+	tr->req.xfer = a.xfer;
+	tr->plan = tcp_req_data_plan(&a, &tr->req.length, &tr->err_status);
 }
 
 static enum rx_rc rx_capsule(struct tcp_qpair *tq)
@@ -278,33 +264,37 @@ static enum rx_rc rx_capsule(struct tcp_qpair *tq)
 	tr->cid = get_le16(&pdu->sqe.cid);
 	if (cid_test_and_set(tq, tr->cid)) {
 		log_peer("%s: command ID %u already in use", tq->qp.peer, tr->cid);
+		tr->plan = TCP_PLAN_FAIL;
 		tr->err_status = NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_CID_CONFLICT) | NVME_STATUS_DNR;
 	} else {
 		tr->cid_owned = true;
-		tr->err_status = capsule_sgl(tq, tr, icdata);
+		capsule_plan(tq, tr, icdata);
 	}
 
-	if (icdata) {
-		if (tr->err_status) {
-			rx_expect_payload(tq, tr, true, 0, icdata);
-			tcp_req_set_state(tr, TCP_REQ_TRANSFERRING_H2C);
-		} else {
-			if (req_buffers_now(tq, tr))
-				tcp_req_set_state(tr, TCP_REQ_TRANSFERRING_H2C);
-			rx_expect_payload(tq, tr, false, 0, icdata);
-		}
+	switch (tr->plan) {
+	case TCP_PLAN_FAIL:
+		if (!icdata)
+			break;
+		/* Take the in-capsule bytes off the stream, then fail the command. */
+		tcp_req_set_state(tr, TCP_REQ_TRANSFERRING_H2C);
+		rx_expect_payload(tq, tr, true, 0, icdata);
 		return RX_NEXT;
+	case TCP_PLAN_IN_CAPSULE:
+		if (req_buffers_now(tq, tr))
+			tcp_req_start(tr);
+		rx_expect_payload(tq, tr, false, 0, icdata);
+		return RX_NEXT;
+	case TCP_PLAN_R2T:
+	case TCP_PLAN_C2H:
+		tcp_rx_set_state(tq, TCP_RX_AWAIT_CH);
+		if (req_buffers_now(tq, tr))
+			tcp_req_start(tr);
+		return RX_NEXT;
+	case TCP_PLAN_NONE:
+		break;
 	}
-
 	tcp_rx_set_state(tq, TCP_RX_AWAIT_CH);
-	if (tr->err_status || tr->req.length == 0) {
-		tcp_req_execute(tr);
-	} else if (req_buffers_now(tq, tr)) {
-		if (tr->req.xfer == NVME_XFER_HOST_TO_CTRLR)
-			tcp_send_r2t(tr);
-		else
-			tcp_req_execute(tr);
-	}
+	tcp_req_start(tr);
 	return RX_NEXT;
 }
 
@@ -317,7 +307,7 @@ static enum rx_rc rx_h2c_data(struct tcp_qpair *tq)
 	struct tcp_req *tr;
 
 	if (ttag >= tq->nreqs || tq->reqs[ttag].state != TCP_REQ_TRANSFERRING_H2C ||
-	    tq->reqs[ttag].icdata) {
+	    tq->reqs[ttag].plan == TCP_PLAN_IN_CAPSULE) {
 		tcp_fatal(tq, NVME_TCP_FES_INVALID_PDU_HDR, offsetof(struct nvme_tcp_data_hdr, ttag));
 		return RX_STOP;
 	}

@@ -110,10 +110,24 @@ void nvmf_tcp_get_stats(struct nvmf_tcp_stats *st)
 		SUM(hdgst_errors);
 		SUM(ddgst_errors);
 		SUM(term_reqs_tx);
+		for (unsigned int k = 0; k < NVMF_TCP_REQ_NSTATES; k++)
+			SUM(req_state_entries[k]);
+		for (unsigned int k = 0; k < NVMF_TCP_RX_NSTATES; k++)
+			SUM(rx_state_entries[k]);
 	}
 }
 
 #undef SUM
+
+const char *nvmf_tcp_req_state_name(unsigned int s)
+{
+	return tcp_req_state_name((enum tcp_req_state)s);
+}
+
+const char *nvmf_tcp_rx_state_name(unsigned int s)
+{
+	return tcp_rx_state_name((enum tcp_rx_state)s);
+}
 
 static void close_all_msg(void *arg)
 {

@@ -12,6 +12,10 @@
 
 extern const struct nvmf_transport_ops nvmf_tcp_transport_ops;
 
+/* States of the per-request and PDU receive machines (tcp_internal.h), for counting. */
+#define NVMF_TCP_REQ_NSTATES 8
+#define NVMF_TCP_RX_NSTATES 5
+
 /* Per-connection counters (plain increments on the owning reactor). */
 struct nvmf_tcp_conn_stats {
 	uint64_t pdus_rx, pdus_tx;
@@ -19,6 +23,8 @@ struct nvmf_tcp_conn_stats {
 	uint64_t recv_calls, send_calls;
 	uint64_t hdgst_errors, ddgst_errors;
 	uint64_t term_reqs_tx;
+	uint64_t req_state_entries[NVMF_TCP_REQ_NSTATES]; /* times a request entered each */
+	uint64_t rx_state_entries[NVMF_TCP_RX_NSTATES];	  /* times the receive machine did */
 };
 
 /* Transport-wide counters (relaxed atomics). */
@@ -32,6 +38,10 @@ struct nvmf_tcp_stats {
 };
 
 void nvmf_tcp_get_stats(struct nvmf_tcp_stats *st);
+
+/* Names of the states counted above ("?" out of range). */
+const char *nvmf_tcp_req_state_name(unsigned int s);
+const char *nvmf_tcp_rx_state_name(unsigned int s);
 
 /* Main thread, at shutdown: close every connection on every reactor (requests in the
  * backend still complete), then wait up to @timeout_ms for the teardown to finish.

@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nvmeof_opts_init(&ctrlr.opts);
 	ctrlr.opts.hdgst = hd;
 	ctrlr.opts.ddgst = dd;
-	qp = tcp_transport_ops.qpair_alloc();
+	qp = host_tcp_transport_ops.qpair_alloc();
 	if (!qp || qpair_init(qp, &ctrlr, 1, 8, 0) != 0)
 		abort();
 
@@ -93,10 +93,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	shutdown(fds[1], SHUT_WR);
 
-	rc = tcp_qpair_connect_fd(qp, fds[0], 2000);
+	rc = host_tcp_qpair_connect_fd(qp, fds[0], 2000);
 	if (rc == 0) {
 		qpair_set_state(qp, QP_READY);
-		tcp_transport_ops.set_icdata(qp, 4096);
+		host_tcp_transport_ops.set_icdata(qp, 4096);
 		submit(qp, NVME_OPC_READ, &v_rd1, 1, sizeof(rd1), &res[0]);
 		submit(qp, NVME_OPC_READ, v_rd2, 2, sizeof(rd2a) + sizeof(rd2b), &res[1]);
 		submit(qp, NVME_OPC_WRITE, &v_wr1, 1, sizeof(wr1), &res[2]);
@@ -110,8 +110,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		for (int i = 0; i < 10000 && qp->state == QP_READY && qp->nr_ureqs; i++) {
 			struct pollfd pfd[2] = {
-				{ .fd = tcp_transport_ops.get_fd(qp),
-				  .events = tcp_transport_ops.which_events(qp) },
+				{ .fd = host_tcp_transport_ops.get_fd(qp),
+				  .events = host_tcp_transport_ops.which_events(qp) },
 				{ .fd = fds[1], .events = POLLIN },
 			};
 
@@ -132,6 +132,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (res[i].calls != 1)
 				abort();
 	qpair_fini(qp);
-	tcp_transport_ops.qpair_free(qp);
+	host_tcp_transport_ops.qpair_free(qp);
 	return 0;
 }

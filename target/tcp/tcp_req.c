@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NVMe/TCP requests: the per-request state machine (one transition helper that checks a
+ * table and counts entries per state), the data plan taken from the command capsule, the
+ * request slot pool, data buffers from the reactor pool, and handing a request to the core.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "tcp_internal.h"
+
+static const char *const req_state_names[TCP_REQ_NSTATES] = {
+	[TCP_REQ_FREE] = "FREE",
+	[TCP_REQ_NEED_BUFFER] = "NEED_BUFFER",
+	[TCP_REQ_TRANSFERRING_H2C] = "TRANSFERRING_H2C",
+	[TCP_REQ_READY_TO_EXECUTE] = "READY_TO_EXECUTE",
+	[TCP_REQ_EXECUTING] = "EXECUTING",
+	[TCP_REQ_READY_TO_COMPLETE] = "READY_TO_COMPLETE",
+	[TCP_REQ_TRANSFERRING_C2H] = "TRANSFERRING_C2H",
+	[TCP_REQ_COMPLETED] = "COMPLETED",
+};
+
+const char *tcp_req_state_name(enum tcp_req_state s)
+{
+	return s < TCP_REQ_NSTATES ? req_state_names[s] : "?";
+}
+
+/*
+ * Legal transitions (from -> bit set of targets). Anything else is a bug in this file set:
+ * an assertion without NDEBUG; logged (rate-limited) and allowed in a release build so a
+ * production daemon keeps running.
+ */
+#define B(s) (1u << (s))
+static const uint32_t req_next[TCP_REQ_NSTATES] = {
+	[TCP_REQ_FREE] = B(TCP_REQ_NEED_BUFFER) | B(TCP_REQ_TRANSFERRING_H2C) |
+			 B(TCP_REQ_READY_TO_EXECUTE),
+	[TCP_REQ_NEED_BUFFER] = B(TCP_REQ_TRANSFERRING_H2C) | B(TCP_REQ_READY_TO_EXECUTE) |
+				B(TCP_REQ_FREE),
+	[TCP_REQ_TRANSFERRING_H2C] = B(TCP_REQ_READY_TO_EXECUTE) | B(TCP_REQ_FREE),
+	[TCP_REQ_READY_TO_EXECUTE] = B(TCP_REQ_EXECUTING),
+	[TCP_REQ_EXECUTING] = B(TCP_REQ_READY_TO_COMPLETE) | B(TCP_REQ_FREE),
+	[TCP_REQ_READY_TO_COMPLETE] = B(TCP_REQ_TRANSFERRING_C2H) | B(TCP_REQ_FREE),
+	[TCP_REQ_TRANSFERRING_C2H] = B(TCP_REQ_COMPLETED) | B(TCP_REQ_FREE),
+	[TCP_REQ_COMPLETED] = B(TCP_REQ_FREE),
+};
+#undef B
+
+bool tcp_req_transition_ok(enum tcp_req_state from, enum tcp_req_state to)
+{
+	return from < TCP_REQ_NSTATES && to < TCP_REQ_NSTATES && (req_next[from] & (1u << to));
+}
+
+void tcp_req_set_state(struct tcp_req *tr, enum tcp_req_state s)
+{
+	if (!tcp_req_transition_ok(tr->state, s)) {
+		static struct log_ratelimit rl;
+
+		log_msg_rl(&rl, LOG_LVL_ERR, "%s: request cid %u: illegal transition %s -> %s",
+			   tr->tq->qp.peer, tr->cid, tcp_req_state_name(tr->state),
+			   tcp_req_state_name(s));
+		assert(!"illegal NVMe/TCP request state transition");
+	}
+	if (s < TCP_REQ_NSTATES)
+		TCP_STAT_ADD(tr->tq, req_state_entries[s], 1);
+	tr->state = s;
+}
+
+/* ---- data plan ------------------------------------------------------------------------------ */
+
+static enum tcp_data_plan plan_fail(uint16_t *status, uint8_t sc)
+{
+	*status = NVME_STATUS(NVME_SCT_GENERIC, sc) | NVME_STATUS_DNR;
+	return TCP_PLAN_FAIL;
+}
+
+/*
+ * The one place that decides how a command's data moves: in the capsule, by R2T, as
+ * C2HData, not at all, or not (an NVMe status, *status). *length is the data length the
+ * request's buffers must hold.
+ */
+enum tcp_data_plan tcp_req_data_plan(const struct tcp_data_ask *a, uint32_t *length,
+				     uint16_t *status)
+{
+	const uint8_t incapsule = NVME_SGL_TYPE(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET);
+	const uint8_t transport =
+		NVME_SGL_TYPE(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT);
+
+	*length = 0;
+	*status = 0;
+	if (a->xfer == NVME_XFER_BIDIRECTIONAL)
+		return plan_fail(status, NVME_SC_INVALID_OPCODE);
+	if (a->icdata) {
+		if (a->xfer != NVME_XFER_HOST_TO_CTRLR || a->sgl_type != incapsule)
+			return plan_fail(status, NVME_SC_SGL_DESC_TYPE_INVALID);
+		if (a->sgl_addr != 0)
+			return plan_fail(status, NVME_SC_INVALID_SGL_OFFSET);
+		if (a->sgl_len != a->icdata)
+			return plan_fail(status, NVME_SC_DATA_SGL_LENGTH_INVALID);
+		*length = a->icdata;
+		return TCP_PLAN_IN_CAPSULE;
+	}
+	if (a->xfer == NVME_XFER_NONE || a->sgl_len == 0)
+		return TCP_PLAN_NONE;
+	if (a->sgl_type == incapsule)
+		/* In-capsule data announced, none carried (or a read asking for it). */
+		return plan_fail(status, a->xfer == NVME_XFER_HOST_TO_CTRLR
+						 ? NVME_SC_DATA_SGL_LENGTH_INVALID
+						 : NVME_SC_SGL_DESC_TYPE_INVALID);
+	if (a->sgl_type != transport)
+		return plan_fail(status, NVME_SC_SGL_DESC_TYPE_INVALID);
+	if (a->sgl_len > a->max_io)
+		return plan_fail(status, NVME_SC_DATA_SGL_LENGTH_INVALID);
+	*length = a->sgl_len;
+	return a->xfer == NVME_XFER_HOST_TO_CTRLR ? TCP_PLAN_R2T : TCP_PLAN_C2H;
+}
+
+/* The request holds the buffers its plan needs (if any): take the plan's next step. */
+void tcp_req_start(struct tcp_req *tr)
+{
+	struct tcp_qpair *tq = tr->tq;
+
+	switch (tr->plan) {
+	case TCP_PLAN_IN_CAPSULE:
+		tcp_req_set_state(tr, TCP_REQ_TRANSFERRING_H2C);
+		/* A receive machine parked at this request's payload goes on. */
+		if (tq->rx_paused)
+			reactor_defer(tq->r, &tq->resume_work);
+		break;
+	case TCP_PLAN_R2T:
+		tcp_send_r2t(tr);
+		break;
+	case TCP_PLAN_FAIL:
+	case TCP_PLAN_NONE:
+	case TCP_PLAN_C2H:
+		tcp_req_execute(tr);
+		break;
+	}
+}
+
+/* ---- request slots ------------------------------------------------------------------- */
+
+struct tcp_req *tcp_req_get(struct tcp_qpair *tq)
+{
+	struct tcp_req *tr = TAILQ_FIRST(&tq->free_reqs);
+
+	if (!tr)
+		return NULL;
+	TAILQ_REMOVE(&tq->free_reqs, tr, link);
+	tq->outstanding++;
+	tr->plan = TCP_PLAN_NONE;
+	tr->ddgst_err = false;
+	tr->err_status = 0;
+	tr->cid_owned = false;
+	tr->h2c_next = 0;
+	tr->r2t_end = 0;
+	tr->c2h_len = 0;
+	tr->r2t_queued = false;
+	tr->req.xfer = NVME_XFER_NONE;
+	tr->req.length = 0;
+	tr->req.iovcnt = 0;
+	memset(&tr->req.rsp, 0, sizeof(tr->req.rsp));
+	return tr;
+}
+
+static void cid_clear(struct tcp_qpair *tq, uint16_t cid)
+{
+	tq->cid_bits[cid >> 6] &= ~(1ull << (cid & 63));
+}
+
+void tcp_req_release(struct tcp_req *tr)
+{
+	struct tcp_qpair *tq = tr->tq;
+
+	if (tr->state == TCP_REQ_FREE)
+		return;
+	if (tr->state == TCP_REQ_NEED_BUFFER)
+		TAILQ_REMOVE(&tq->buf_waitq, tr, link);
+	for (int i = 0; i < tr->nbufs; i++)
+		reactor_buf_put(tq->r, tr->bufs[i]);
+	tr->nbufs = 0;
+	tr->req.iovcnt = 0;
+	if (tr->cid_owned)
+		cid_clear(tq, tr->cid);
+	tr->cid_owned = false;
+	tcp_req_set_state(tr, TCP_REQ_FREE);
+	TAILQ_INSERT_HEAD(&tq->free_reqs, tr, link); /* LIFO: warm slots first */
+	tq->outstanding--;
+
+	if (tq->closing)
+		tcp_qpair_check_done(tq);
+	else if (tq->rx_paused)
+		reactor_defer(tq->r, &tq->resume_work);
+}
+
+/* Chunks from the reactor pool covering req.length, described by req.iov. */
+int tcp_req_get_buffers(struct tcp_req *tr)
+{
+	struct tcp_qpair *tq = tr->tq;
+	size_t chunk = reactor_buf_size();
+	uint32_t left = tr->req.length;
+	int n = 0;
+
+	while (left) {
+		void *b;
+		size_t len = left < chunk ? left : chunk;
+
+		if (n == NVMF_REQ_MAX_IOV)
+			goto fail;
+		b = reactor_buf_get(tq->r);
+		if (!b)
+			goto fail;
+		tr->bufs[n] = b;
+		tr->req.iov[n].iov_base = b;
+		tr->req.iov[n].iov_len = len;
+		n++;
+		left -= (uint32_t)len;
+	}
+	tr->nbufs = n;
+	tr->req.iovcnt = n;
+	return 0;
+fail:
+	while (n--)
+		reactor_buf_put(tq->r, tr->bufs[n]);
+	tr->nbufs = 0;
+	tr->req.iovcnt = 0;
+	return -ENOMEM;
+}
+
+void tcp_req_wait_buffers(struct tcp_req *tr)
+{
+	struct tcp_qpair *tq = tr->tq;
+
+	tcp_req_set_state(tr, TCP_REQ_NEED_BUFFER);
+	TAILQ_INSERT_TAIL(&tq->buf_waitq, tr, link);
+	reactor_buf_wait(tq->r, &tq->buf_work);
+}
+
+/* Buffers came back to the pool: serve waiting requests in arrival order. */
+void tcp_req_buf_ready(void *arg)
+{
+	struct tcp_qpair *tq = arg;
+	struct tcp_req *tr;
+
+	while (!tq->closing && (tr = TAILQ_FIRST(&tq->buf_waitq)) != NULL) {
+		if (tcp_req_get_buffers(tr) != 0) {
+			reactor_buf_wait(tq->r, &tq->buf_work);
+			return;
+		}
+		TAILQ_REMOVE(&tq->buf_waitq, tr, link);
+		tcp_req_start(tr);
+	}
+}
+
+void tcp_req_execute(struct tcp_req *tr)
+{
+	uint16_t st = tr->err_status;
+
+	if (tr->state != TCP_REQ_READY_TO_EXECUTE)
+		tcp_req_set_state(tr, TCP_REQ_READY_TO_EXECUTE);
+	tcp_req_set_state(tr, TCP_REQ_EXECUTING);
+	if (st) {
+		nvmf_req_complete_status(&tr->req, NVME_STATUS_SCT(st), NVME_STATUS_SC(st),
+					 !!(st & NVME_STATUS_DNR));
+		return;
+	}
+	if (tr->ddgst_err) {
+		/* Data digest mismatch: the command fails and may be retried (TCP transport
+		 * spec: Transient Transport Error), the connection stays up. */
+		nvmf_req_complete_status(&tr->req, NVME_SCT_GENERIC,
+					 NVME_SC_TRANSIENT_TRANSPORT_ERROR, false);
+		return;
+	}
+	nvmf_req_exec(&tr->req);
+}
+
+/* Put slots [nreqs_ready, @upto) on the free list (calloc'd: untouched until now). */
+void tcp_req_slots_add(struct tcp_qpair *tq, uint32_t upto)
+{
+	if (upto > tq->nreqs)
+		upto = tq->nreqs;
+	for (uint32_t i = tq->nreqs_ready; i < upto; i++) {
+		struct tcp_req *tr = &tq->reqs[i];
+
+		tr->tq = tq;
+		tr->ttag = (uint16_t)i;
+		tr->req.qpair = &tq->qp;
+		tr->state = TCP_REQ_FREE;
+		TAILQ_INSERT_TAIL(&tq->free_reqs, tr, link);
+	}
+	if (upto > tq->nreqs_ready)
+		tq->nreqs_ready = upto;
+}
+

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NVMe/TCP transport, the data paths, driven through a socketpair (tcp_ut_host.h):
+ * in-capsule and R2T writes and C2HData reads with and without digests and HPDA, the
+ * C2HData SUCCESS flag, pipelining, partial writes, an exhausted buffer pool, and the
+ * state counters of a real connection.
+ */
+#include <CUnit/Basic.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/crc32c.h"
+#include "common/endian.h"
+#include "common/nvme_tcp_pdu.h"
+#include "tcp/tcp_internal.h"
+#include "tcp_ut_host.h"
+
+/* ---- tests: data paths ------------------------------------------------------------------ */
+
+static void data_round_trip(bool hdgst, bool ddgst, uint8_t hpda, bool no_sqflow)
+{
+	static uint8_t wbuf[MAX_IO], rbuf[MAX_IO];
+	static const uint32_t sizes[] = { 512, 4096, 8192, 12288, 65536, MAX_IO };
+	struct host h;
+	int before = atomic_load(&n_fini);
+
+	host_open(&h);
+	host_ic(&h, hdgst, ddgst, hpda);
+	host_connect(&h, 1, 128, no_sqflow);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t len = sizes[i], off = (uint32_t)i * 4096;
+		struct nvme_cmd c;
+
+		fill(wbuf, len, (unsigned int)i + (hdgst ? 3 : 0) + (ddgst ? 5 : 0));
+		if (len <= 8192) {
+			/* in-capsule */
+			make_cmd(&c, 0x01, (uint16_t)(100 + i), off, len, true);
+			send_capsule(&h, &c, wbuf, len);
+			CU_ASSERT_EQUAL(expect_rsp(&h, (uint16_t)(100 + i)), 0);
+		} else {
+			write_r2t(&h, (uint16_t)(100 + i), off, wbuf, len, i % 2 ? 3 : 1);
+			CU_ASSERT_EQUAL(expect_rsp(&h, (uint16_t)(100 + i)), 0);
+		}
+		CU_ASSERT_EQUAL(memcmp(disk + off, wbuf, len), 0);
+		memset(rbuf, 0, len);
+		CU_ASSERT_EQUAL(read_cmd(&h, (uint16_t)(200 + i), off, rbuf, len, no_sqflow), 0);
+		CU_ASSERT_EQUAL(memcmp(rbuf, wbuf, len), 0);
+	}
+	close(h.fd);
+	CU_ASSERT_EQUAL(wait_fini(before), 0);
+}
+
+/* The state counters on a real connection: 13 commands (Connect, 3 in-capsule and 3 R2T
+ * writes, 6 reads), each PDU through AWAIT_PDU_PSH once. */
+static void test_data_plain(void)
+{
+	struct nvmf_tcp_stats a, b;
+	const uint64_t *ra = a.totals.req_state_entries, *rb = b.totals.req_state_entries;
+	const uint64_t *xa = a.totals.rx_state_entries, *xb = b.totals.rx_state_entries;
+
+	nvmf_tcp_get_stats(&a);
+	data_round_trip(false, false, 0, false);
+	nvmf_tcp_get_stats(&b);
+	CU_ASSERT_EQUAL(rb[TCP_REQ_EXECUTING] - ra[TCP_REQ_EXECUTING], 13);
+	CU_ASSERT_EQUAL(rb[TCP_REQ_READY_TO_EXECUTE] - ra[TCP_REQ_READY_TO_EXECUTE], 13);
+	CU_ASSERT_EQUAL(rb[TCP_REQ_TRANSFERRING_H2C] - ra[TCP_REQ_TRANSFERRING_H2C], 7);
+	CU_ASSERT_EQUAL(rb[TCP_REQ_TRANSFERRING_C2H] - ra[TCP_REQ_TRANSFERRING_C2H], 13);
+	CU_ASSERT_EQUAL(rb[TCP_REQ_COMPLETED] - ra[TCP_REQ_COMPLETED], 13);
+	CU_ASSERT_EQUAL(rb[TCP_REQ_FREE] - ra[TCP_REQ_FREE], 13);
+	CU_ASSERT_EQUAL(rb[TCP_REQ_NEED_BUFFER] - ra[TCP_REQ_NEED_BUFFER], 0);
+	CU_ASSERT_EQUAL(xb[TCP_RX_AWAIT_PSH] - xa[TCP_RX_AWAIT_PSH],
+			b.totals.pdus_rx - a.totals.pdus_rx);
+	CU_ASSERT_EQUAL(xb[TCP_RX_ERROR] - xa[TCP_RX_ERROR], 1);
+	CU_ASSERT_EQUAL(xb[TCP_RX_QUIESCING] - xa[TCP_RX_QUIESCING], 0);
+}
+
+static void test_data_digests(void)
+{
+	data_round_trip(true, true, 0, false);
+	data_round_trip(true, false, 0, false);
+	data_round_trip(false, true, 0, false);
+}
+
+static void test_data_hpda(void)
+{
+	data_round_trip(true, false, 3, false); /* C2HData data at 16-byte alignment */
+}
+
+static void test_success_flag(void)
+{
+	data_round_trip(false, false, 0, true);
+}
+
+/* Many commands in one send: the receive loop handles many PDUs per recv. */
+static void test_pipelined(void)
+{
+	enum { N = 64 };
+	static uint8_t stream[N * (72 + 4 + 512 + 4)];
+	uint8_t data[512];
+	size_t pos = 0;
+	struct host h;
+	int before = atomic_load(&n_fini);
+	bool seen[N] = { false };
+	struct nvmf_tcp_stats st0, st1;
+
+	nvmf_tcp_get_stats(&st0);
+	host_open(&h);
+	host_ic(&h, true, true, 0);
+	host_connect(&h, 1, 128, false);
+	for (int i = 0; i < N; i++) {
+		struct nvme_cmd c;
+
+		fill(data, sizeof(data), (unsigned int)i);
+		make_cmd(&c, 0x01, (uint16_t)i, (uint32_t)i * 512, sizeof(data), true);
+		pos += nvme_tcp_build_capsule_cmd(stream + pos, &c, sizeof(data), &h.p);
+		memcpy(stream + pos, data, sizeof(data));
+		pos += sizeof(data);
+		put_le32(stream + pos, crc32c(data, sizeof(data)));
+		pos += 4;
+	}
+	host_send(&h, stream, pos);
+	for (int i = 0; i < N; i++) {
+		uint8_t buf[128];
+		const struct nvme_tcp_rsp *r = (const void *)buf;
+
+		CU_ASSERT_FATAL(host_recv(&h, buf, sizeof(buf)) > 0);
+		CU_ASSERT_EQUAL(get_le16(&r->cqe.status), 0);
+		if (get_le16(&r->cqe.cid) < N)
+			seen[get_le16(&r->cqe.cid)] = true;
+	}
+	for (int i = 0; i < N; i++) {
+		fill(data, sizeof(data), (unsigned int)i);
+		CU_ASSERT_TRUE(seen[i]);
+		CU_ASSERT_EQUAL(memcmp(disk + i * 512, data, sizeof(data)), 0);
+	}
+	close(h.fd);
+	CU_ASSERT_EQUAL(wait_fini(before), 0);
+	/* ICReq + Connect + 64 commands in; ICResp + 65 responses out; one recv for many. */
+	nvmf_tcp_get_stats(&st1);
+	CU_ASSERT_EQUAL(st1.totals.pdus_rx - st0.totals.pdus_rx, 66);
+	CU_ASSERT_EQUAL(st1.totals.pdus_tx - st0.totals.pdus_tx, 66);
+	CU_ASSERT_EQUAL(st1.totals.bytes_rx - st0.totals.bytes_rx,
+			128 + (76 + 1024 + 4) + pos);
+	CU_ASSERT_EQUAL(st1.totals.bytes_tx - st0.totals.bytes_tx, 128 + 65 * 28);
+	CU_ASSERT(st1.totals.recv_calls - st0.totals.recv_calls < 40);
+	CU_ASSERT_EQUAL(st1.closed - st0.closed, 1);
+	CU_ASSERT_EQUAL(st1.totals.hdgst_errors, st0.totals.hdgst_errors);
+}
+
+
+/* Responses far larger than the socket buffers: partial sendmsg, EAGAIN, write watcher. */
+static void test_partial_writes(void)
+{
+	enum { N = 24 };
+	static uint8_t expect[N][MAX_IO];
+	static uint8_t buf[MAX_IO + 1024];
+	const struct nvme_tcp_data_hdr *d = (const void *)buf;
+	uint32_t got[N] = { 0 };
+	int responses = 0;
+	struct host h;
+	int before = atomic_load(&n_fini);
+
+	for (int i = 0; i < N; i++)
+		fill(disk + (size_t)i * 32768, 32768, (unsigned int)i + 40);
+	g_small_bufs = 4096;
+	host_open(&h);
+	host_ic(&h, false, true, 0);
+	host_connect(&h, 1, 64, false);
+	for (int i = 0; i < N; i++) {
+		struct nvme_cmd c;
+		uint32_t off = (uint32_t)(i % 8) * 131072;
+
+		memcpy(expect[i], disk + off, MAX_IO);
+		make_cmd(&c, 0x02, (uint16_t)(300 + i), off, MAX_IO, false);
+		send_capsule(&h, &c, NULL, 0);
+	}
+	usleep(100000); /* let the target hit a full socket */
+	while (responses < N) {
+		int plen = host_recv(&h, buf, sizeof(buf));
+		uint16_t cid;
+
+		CU_ASSERT_FATAL(plen > 0);
+		if (d->ch.pdu_type == NVME_TCP_PDU_CAPSULE_RESP) {
+			cid = get_le16(&((const struct nvme_tcp_rsp *)buf)->cqe.cid) - 300;
+			CU_ASSERT_FATAL(cid < N);
+			CU_ASSERT_EQUAL(got[cid], MAX_IO);
+			responses++;
+			continue;
+		}
+		CU_ASSERT_EQUAL_FATAL(d->ch.pdu_type, NVME_TCP_PDU_C2H_DATA);
+		cid = get_le16(&d->cccid) - 300;
+		CU_ASSERT_FATAL(cid < N);
+		CU_ASSERT_EQUAL(get_le32(&d->datao), got[cid]);
+		CU_ASSERT_EQUAL(memcmp(buf + d->ch.pdo, expect[cid] + got[cid], get_le32(&d->datal)),
+				0);
+		CU_ASSERT_EQUAL(get_le32(buf + d->ch.pdo + get_le32(&d->datal)),
+				crc32c(buf + d->ch.pdo, get_le32(&d->datal)));
+		got[cid] += get_le32(&d->datal);
+	}
+	close(h.fd);
+	CU_ASSERT_EQUAL(wait_fini(before), 0);
+}
+
+
+/* A reactor pool of 64 chunks for 100 reads of 128 KiB and 20 in-capsule writes: requests
+ * wait for buffers (reads in NEED_BUFFER, the receive machine parked at in-capsule data)
+ * and everything still completes, in full and intact. */
+static void test_buffer_exhaustion(void)
+{
+	enum { NR = 100, NW = 20, NR2T = 5 };
+	static uint8_t buf[MAX_IO + 1024];
+	const struct nvme_tcp_data_hdr *d = (const void *)buf;
+	uint8_t wdata[8192];
+	uint32_t got[NR] = { 0 };
+	int responses = 0, wresp = 0;
+	struct reactor_buf_stats bst;
+	struct host h;
+	int before;
+
+	reactors_stop();
+	reactors_configure(MAX_IO, 64, REACTOR_PIN_OFF);
+	CU_ASSERT_EQUAL_FATAL(reactors_start(1), 0);
+	R = reactor_get(0);
+	before = atomic_load(&n_fini);
+
+	for (int i = 0; i < 7; i++)
+		fill(disk + (size_t)i * MAX_IO, MAX_IO, (unsigned int)i + 70);
+	host_open(&h);
+	host_ic(&h, false, false, 0);
+	host_connect(&h, 1, 128, false);
+	for (int i = 0; i < NR; i++) {
+		struct nvme_cmd c;
+
+		make_cmd(&c, 0x02, (uint16_t)(400 + i), (uint32_t)(i % 7) * MAX_IO, MAX_IO, false);
+		send_capsule(&h, &c, NULL, 0);
+		if (i % 5 == 0) {
+			int j = i / 5;
+
+			fill(wdata, sizeof(wdata), (unsigned int)j + 90);
+			make_cmd(&c, 0x01, (uint16_t)(600 + j), 7 * MAX_IO + (uint32_t)j * 4096,
+				 4096, true);
+			send_capsule(&h, &c, wdata, 4096);
+		}
+		if (i % 20 == 10) { /* and writes by R2T */
+			int k = i / 20;
+
+			make_cmd(&c, 0x01, (uint16_t)(700 + k), 7 * MAX_IO + 81920 + (uint32_t)k * 8192,
+				 8192, false);
+			send_capsule(&h, &c, NULL, 0);
+		}
+	}
+	usleep(100000);
+	while (responses + wresp < NR + NW + NR2T) {
+		int plen = host_recv(&h, buf, sizeof(buf));
+		uint16_t cid;
+
+		CU_ASSERT_FATAL(plen > 0);
+		if (d->ch.pdu_type == NVME_TCP_PDU_R2T) {
+			const struct nvme_tcp_r2t_hdr *r2t = (const void *)buf;
+			uint8_t hdr[64];
+			size_t hl;
+
+			cid = get_le16(&r2t->cccid);
+			CU_ASSERT_FATAL(cid >= 700 && cid < 700 + NR2T);
+			CU_ASSERT_EQUAL(get_le32(&r2t->r2tl), 8192);
+			fill(wdata, sizeof(wdata), cid);
+			hl = nvme_tcp_build_data(hdr, NVME_TCP_PDU_H2C_DATA, cid, get_le16(&r2t->ttag),
+						 0, 8192, NVME_TCP_F_DATA_LAST, &h.p);
+			host_send(&h, hdr, hl);
+			host_send(&h, wdata, 8192);
+			continue;
+		}
+		if (d->ch.pdu_type == NVME_TCP_PDU_CAPSULE_RESP) {
+			const struct nvme_tcp_rsp *r = (const void *)buf;
+
+			cid = get_le16(&r->cqe.cid);
+			CU_ASSERT_EQUAL(get_le16(&r->cqe.status), 0);
+			if (cid >= 600) {
+				wresp++;
+				continue;
+			}
+			CU_ASSERT_FATAL(cid >= 400 && cid < 400 + NR);
+			CU_ASSERT_EQUAL(got[cid - 400], MAX_IO);
+			responses++;
+			continue;
+		}
+		CU_ASSERT_EQUAL_FATAL(d->ch.pdu_type, NVME_TCP_PDU_C2H_DATA);
+		cid = get_le16(&d->cccid) - 400;
+		CU_ASSERT_FATAL(cid < NR);
+		CU_ASSERT_EQUAL(memcmp(buf + d->ch.pdo, disk + (size_t)(cid % 7) * MAX_IO + got[cid],
+				       get_le32(&d->datal)),
+				0);
+		got[cid] += get_le32(&d->datal);
+	}
+	for (int j = 0; j < NW; j++) {
+		fill(wdata, sizeof(wdata), (unsigned int)j + 90);
+		CU_ASSERT_EQUAL(memcmp(disk + 7 * MAX_IO + j * 4096, wdata, 4096), 0);
+	}
+	for (int k = 0; k < NR2T; k++) {
+		fill(wdata, sizeof(wdata), 700u + (unsigned int)k);
+		CU_ASSERT_EQUAL(memcmp(disk + 7 * MAX_IO + 81920 + k * 8192, wdata, 8192), 0);
+	}
+	close(h.fd);
+	CU_ASSERT_EQUAL(wait_fini(before), 0);
+	reactor_buf_stats(R, &bst);
+	CU_ASSERT_EQUAL(bst.allocated, 64);
+	CU_ASSERT(bst.exhausted > 0);
+	CU_ASSERT_EQUAL(bst.free, 64);
+
+	/* The host goes away with requests waiting for buffers: all of them come back. */
+	before = atomic_load(&n_fini);
+	host_open(&h);
+	host_ic(&h, false, false, 0);
+	host_connect(&h, 1, 128, false);
+	for (int i = 0; i < NR; i++) {
+		struct nvme_cmd c;
+
+		make_cmd(&c, 0x02, (uint16_t)(400 + i), 0, MAX_IO, false);
+		send_capsule(&h, &c, NULL, 0);
+	}
+	usleep(50000);
+	close(h.fd);
+	CU_ASSERT_EQUAL(wait_fini(before), 0);
+	reactor_buf_stats(R, &bst);
+	CU_ASSERT_EQUAL(bst.free, bst.allocated);
+
+	reactors_stop();
+	reactors_configure(MAX_IO, 0, REACTOR_PIN_OFF);
+	CU_ASSERT_EQUAL_FATAL(reactors_start(1), 0);
+	R = reactor_get(0);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	unsigned int fails;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("nvme-tcp data paths", tcp_ut_suite_init, tcp_ut_suite_fini);
+	CU_add_test(s, "write/read, no digests", test_data_plain);
+	CU_add_test(s, "write/read, digests", test_data_digests);
+	CU_add_test(s, "write/read, HPDA 3", test_data_hpda);
+	CU_add_test(s, "C2HData SUCCESS with SQ flow control off", test_success_flag);
+	CU_add_test(s, "64 pipelined in-capsule writes", test_pipelined);
+	CU_add_test(s, "partial writes with tiny socket buffers", test_partial_writes);
+	CU_add_test(s, "buffer pool exhausted", test_buffer_exhaustion);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	fails = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return fails ? 1 : 0;
+}
