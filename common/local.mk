@@ -35,3 +35,11 @@ TESTS += tests/unit/common/iscsi_pdu_ut
 tests_unit_common_iscsi_pdu_ut_SOURCES = tests/unit/common/iscsi_pdu_ut.c
 tests_unit_common_iscsi_pdu_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_common_iscsi_pdu_ut_LDADD = libnvmeof_common.la $(UT_LIBS)
+
+# JSON output helpers (escaping per RFC 8259), for the CLI, the bench and the daemon.
+libnvmeof_common_la_SOURCES += common/json_writer.c common/json_writer.h
+check_PROGRAMS += tests/unit/common/json_writer_ut
+TESTS += tests/unit/common/json_writer_ut
+tests_unit_common_json_writer_ut_SOURCES = tests/unit/common/json_writer_ut.c
+tests_unit_common_json_writer_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_common_json_writer_ut_LDADD = libnvmeof_common.la -lm $(UT_LIBS)

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/json_writer.h"
 #include "lib/nvmeof.h"
 
 #define EXIT_NVME 1
@@ -124,21 +125,6 @@ static int connect_ctrlr(struct cli *c, unsigned int io_queues, struct nvmeof_ct
 }
 
 /* ---- JSON output ---------------------------------------------------------------------- */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
 
 static void hex(char *out, const uint8_t *b, size_t n)
 {
@@ -224,23 +210,23 @@ static int cmd_discover(struct cli *c)
 		printf("{\n  \"genctr\": %" PRIu64 ",\n  \"records\": [", gen);
 		for (unsigned int i = 0; i < n; i++) {
 			printf("%s\n    {\"trtype\": ", i ? "," : "");
-			json_str(stdout, nvmeof_trtype_name(e[i].trtype));
+			json_write_str(stdout, nvmeof_trtype_name(e[i].trtype));
 			printf(", \"adrfam\": ");
-			json_str(stdout, nvmeof_adrfam_name(e[i].adrfam));
+			json_write_str(stdout, nvmeof_adrfam_name(e[i].adrfam));
 			printf(", \"subtype\": ");
-			json_str(stdout, nvmeof_subtype_name(e[i].subtype));
+			json_write_str(stdout, nvmeof_subtype_name(e[i].subtype));
 			printf(", \"treq\": ");
-			json_str(stdout, treq_str(e[i].treq, b1, sizeof(b1)));
+			json_write_str(stdout, treq_str(e[i].treq, b1, sizeof(b1)));
 			printf(", \"portid\": %u, \"trsvcid\": ", e[i].portid);
-			json_str(stdout, e[i].trsvcid);
+			json_write_str(stdout, e[i].trsvcid);
 			printf(", \"subnqn\": ");
-			json_str(stdout, e[i].subnqn);
+			json_write_str(stdout, e[i].subnqn);
 			printf(", \"traddr\": ");
-			json_str(stdout, e[i].traddr);
+			json_write_str(stdout, e[i].traddr);
 			printf(", \"eflags\": ");
-			json_str(stdout, eflags_str(e[i].eflags, b2, sizeof(b2)));
+			json_write_str(stdout, eflags_str(e[i].eflags, b2, sizeof(b2)));
 			printf(", \"sectype\": ");
-			json_str(stdout, sectype_str(e[i].sectype));
+			json_write_str(stdout, sectype_str(e[i].sectype));
 			printf("}");
 		}
 		printf("%s]\n}\n", n ? "\n  " : "");
@@ -386,15 +372,15 @@ static int cmd_identify(struct cli *c)
 	oncs_str(oncs, sizeof(oncs), ci.oncs);
 	if (c->json) {
 		printf("{\n  \"controller\": {\n    \"uri\": ");
-		json_str(stdout, ci.uri);
+		json_write_str(stdout, ci.uri);
 		printf(",\n    \"subnqn\": ");
-		json_str(stdout, ci.subnqn);
+		json_write_str(stdout, ci.subnqn);
 		printf(",\n    \"model\": ");
-		json_str(stdout, ci.mn);
+		json_write_str(stdout, ci.mn);
 		printf(",\n    \"serial\": ");
-		json_str(stdout, ci.sn);
+		json_write_str(stdout, ci.sn);
 		printf(",\n    \"firmware\": ");
-		json_str(stdout, ci.fr);
+		json_write_str(stdout, ci.fr);
 		printf(",\n    \"vid\": %u,\n    \"ssvid\": %u,\n    \"cntlid\": %u,\n", ci.vid,
 		       ci.ssvid, ci.cntlid);
 		printf("    \"version\": \"%s\",\n    \"cntrltype\": %u,\n", ver, ci.cntrltype);
@@ -405,13 +391,13 @@ static int cmd_identify(struct cli *c)
 		printf("    \"kas_ms\": %u,\n    \"kato_ms\": %u,\n    \"maxcmd\": %u,\n", ci.kas_ms,
 		       ci.kato_ms, ci.maxcmd);
 		printf("    \"mqes\": %u,\n    \"transport\": ", ci.mqes);
-		json_str(stdout, ci.transport);
+		json_write_str(stdout, ci.transport);
 		printf(",\n    \"hdgst\": %s,\n    \"ddgst\": %s,\n    \"maxh2cdata\": %u,\n",
 		       ci.hdgst ? "true" : "false", ci.ddgst ? "true" : "false", ci.maxh2cdata);
 		printf("    \"hostnqn\": ");
-		json_str(stdout, ci.hostnqn);
+		json_write_str(stdout, ci.hostnqn);
 		printf(",\n    \"hostid\": ");
-		json_str(stdout, ci.hostid);
+		json_write_str(stdout, ci.hostid);
 		printf("\n  },\n  \"namespaces\": [");
 		while ((ns = next_ns(ctrlr, ns, one))) {
 			nvmeof_ns_get_info(ns, &ni);
