@@ -20,6 +20,8 @@
 #define TITLE_H 34
 #define TOP 30
 #define CAPTION_H 60 /* machine, settings and spread under the heading */
+#define LEGEND_H 16  /* the difference panel's legend under its title */
+#define PATHS_H 26   /* the native/SCSI legend above the bar panels */
 
 static const char *const path_color[BENCH_NPATHS] = { "#2b6cb0", "#dd6b20" };
 
@@ -292,17 +294,17 @@ static bool diff_panel_has_data(const struct bench_report *r)
 
 static void draw_diff_panel(FILE *f, const struct bench_report *r, int y0, int plot_w)
 {
-	int x0 = LEFT, top = y0 + TITLE_H, base = top + PANEL_H, mid = top + PANEL_H / 2;
+	int x0 = LEFT, top = y0 + TITLE_H + LEGEND_H, base = top + PANEL_H, mid = top + PANEL_H / 2;
 	double lim = 10, step;
 	char buf[32];
 
+	/* the scale fits the differences; whiskers of a noisy run are cut at the edge */
 	for (unsigned int i = 0; i < r->ncells; i++)
 		for (size_t k = 0; k < NSERIES; k++) {
 			double d = cell_diff(&r->cells[i], diff_series[k].m);
-			double nz = cell_noise(&r->cells[i], diff_series[k].m);
 
-			if (!isnan(d) && fabs(d) + (isnan(nz) ? 0 : nz) > lim)
-				lim = fabs(d) + (isnan(nz) ? 0 : nz);
+			if (!isnan(d) && fabs(d) * 1.25 > lim)
+				lim = fabs(d) * 1.25;
 		}
 	step = nice_step(lim * 1.05);
 	lim = ceil(lim * 1.05 / step) * step;
@@ -344,8 +346,9 @@ static void draw_diff_panel(FILE *f, const struct bench_report *r, int y0, int p
 				isnan(nz) ? 0 : nz);
 			if (!isnan(nz) && nz > 0) {
 				int cx = bx + DIFF_BAR_W / 2 - 1;
-				int ya = mid - (int)lround((d + nz) / lim * (PANEL_H / 2));
-				int yb = mid - (int)lround((d - nz) / lim * (PANEL_H / 2));
+				double hi = d + nz > lim ? lim : d + nz, lo = d - nz < -lim ? -lim : d - nz;
+				int ya = mid - (int)lround(hi / lim * (PANEL_H / 2));
+				int yb = mid - (int)lround(lo / lim * (PANEL_H / 2));
 
 				fprintf(f,
 					"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"err\"/>"
@@ -366,12 +369,12 @@ static void draw_diff_panel(FILE *f, const struct bench_report *r, int y0, int p
 		fprintf(f,
 			"<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
 			"<text x=\"%d\" y=\"%d\">%s</text>\n",
-			lx, base + LABEL_H - 22, diff_series[k].color, lx + 16, base + LABEL_H - 12,
+			lx, y0 + TITLE_H - 4, diff_series[k].color, lx + 16, y0 + TITLE_H + 6,
 			diff_series[k].name);
 	}
-	fprintf(f, "<text x=\"%d\" y=\"%d\">whiskers: the runs' spread; pale: inside it "
-		   "(noise)</text>\n",
-		x0 + (int)NSERIES * 150, base + LABEL_H - 12);
+	fprintf(f, "<text x=\"%d\" y=\"%d\">whiskers: the runs' spread (cut at the edge); "
+		   "pale: inside it, noise</text>\n",
+		x0 + (int)NSERIES * 150, y0 + TITLE_H + 6);
 }
 
 /* The caption: machine, transfer settings, runs and their spread. */
@@ -430,7 +433,8 @@ int bench_svg_write(FILE *f, const struct bench_report *r)
 			use[npanels++] = &all[i];
 	if (width < 900)
 		width = 900;
-	height = TOP + CAPTION_H + ((int)npanels + diff) * (TITLE_H + PANEL_H + LABEL_H) + 10;
+	height = TOP + CAPTION_H + ((int)npanels + diff) * (TITLE_H + PANEL_H + LABEL_H) +
+		 (diff ? LEGEND_H : 0) + PATHS_H + 30;
 
 	fprintf(f,
 		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -455,7 +459,7 @@ int bench_svg_write(FILE *f, const struct bench_report *r)
 	y = TOP + CAPTION_H;
 	if (diff) {
 		draw_diff_panel(f, r, y, plot_w);
-		y += TITLE_H + PANEL_H + LABEL_H;
+		y += TITLE_H + LEGEND_H + PANEL_H + LABEL_H;
 	}
 	for (unsigned int p = 0; p < BENCH_NPATHS; p++) {
 		int lx = LEFT + (int)p * 85;
@@ -467,7 +471,7 @@ int bench_svg_write(FILE *f, const struct bench_report *r)
 	}
 	fprintf(f, "<text x=\"%d\" y=\"%d\">under each group: SCSI vs native</text>\n",
 		LEFT + 2 * 85, y + 12);
-	y += 10;
+	y += PATHS_H;
 	for (unsigned int i = 0; i < npanels; i++) {
 		draw_panel(f, r, use[i], y, plot_w);
 		y += TITLE_H + PANEL_H + LABEL_H;
