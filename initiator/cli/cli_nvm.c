@@ -94,12 +94,16 @@ int cmd_compare(struct cli *c)
 		}
 		rc = nvmeof_compare_sync(qp, ns, c->lba + done, n, buf, c->fua ? NVMEOF_IO_FUA : 0);
 		if (rc) {
+			char what[96];
+
+			/* one line, naming the range that differs */
 			if (rc == NVMEOF_STATUS(NVMEOF_SCT_MEDIA, NVMEOF_SC_COMPARE_FAILURE))
-				fprintf(stderr,
-					"nvmeof: compare: the data differs in LBAs %" PRIu64
-					"-%" PRIu64 "\n",
-					c->lba + done, c->lba + done + n - 1);
-			ret = fail(c, c->cmd, rc, qp);
+				snprintf(what, sizeof(what),
+					 "compare: the data differs in LBAs %" PRIu64 "-%" PRIu64,
+					 c->lba + done, c->lba + done + n - 1);
+			else
+				snprintf(what, sizeof(what), "compare");
+			ret = fail(c, what, rc, qp);
 			break;
 		}
 		done += n;
