@@ -125,14 +125,16 @@ nv_step "nvmeof-bench --quick" show "$BENCH" --quick \
 	--target-stats "$work/stats.sock" \
 	--svg "$NV_TOP/nvmeof-bench.svg" "${png[@]}" --json "$NV_TOP/nvmeof-bench.json" ||
 	nv_die "nvmeof-bench failed"
-echo "   raw numbers: $NV_TOP/nvmeof-bench.json"
-
 nv_log "stopping the target"
 kill -TERM "$target_pid"
 wait "$target_pid"
 rc=$?
 target_pid=
-echo "   nvmeof-target exit status $rc; its log:"
-sed 's/^/   target: /' "$work/target.log"
+echo "   nvmeof-target exit status $rc; $(wc -l < "$work/target.log") lines of log," \
+	"its warnings and errors:"
+grep -E ': (warning|error|err|warn):' "$work/target.log" | sed 's/^/   target: /'
 nv_times
+echo
+echo "chart: $NV_TOP/nvmeof-bench.svg${png[*]:+ and $NV_TOP/nvmeof-bench.png}" \
+	"  raw numbers: $NV_TOP/nvmeof-bench.json"
 [ $rc = 0 ]
