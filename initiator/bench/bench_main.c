@@ -28,10 +28,14 @@ static const struct bench_workload matrix_loads[] = {
 };
 /* --quick: the rows of the published Windows native-NVMe comparison. */
 static const struct bench_workload quick_loads[] = {
-	{ .rw = BENCH_RANDREAD, .bs = 4096, .qd = 32 },	  { .rw = BENCH_RANDWRITE, .bs = 4096, .qd = 32 },
-	{ .rw = BENCH_RANDREAD, .bs = 4096, .qd = 1 },	  { .rw = BENCH_RANDWRITE, .bs = 4096, .qd = 1 },
-	{ .rw = BENCH_RANDREAD, .bs = 65536, .qd = 32 },  { .rw = BENCH_SEQREAD, .bs = 65536, .qd = 32 },
-	{ .rw = BENCH_SEQWRITE, .bs = 65536, .qd = 32 },  { .rw = BENCH_SEQREAD, .bs = 131072, .qd = 32 },
+	{ .rw = BENCH_RANDREAD, .bs = 4096, .qd = 32 },
+	{ .rw = BENCH_RANDWRITE, .bs = 4096, .qd = 32 },
+	{ .rw = BENCH_RANDREAD, .bs = 4096, .qd = 1 },
+	{ .rw = BENCH_RANDWRITE, .bs = 4096, .qd = 1 },
+	{ .rw = BENCH_RANDREAD, .bs = 65536, .qd = 32 },
+	{ .rw = BENCH_SEQREAD, .bs = 65536, .qd = 32 },
+	{ .rw = BENCH_SEQWRITE, .bs = 65536, .qd = 32 },
+	{ .rw = BENCH_SEQREAD, .bs = 131072, .qd = 32 },
 	{ .rw = BENCH_SEQWRITE, .bs = 131072, .qd = 32 },
 };
 static const unsigned int matrix_qds[] = { 32, 1 };
@@ -118,7 +122,9 @@ static void build_cells(const struct bench_opts *o, struct bench_report *r)
 		loads = custom;
 	} else if (o->custom) {
 		for (unsigned int i = 0; i < o->nbs; i++)
-			custom[i] = (struct bench_workload){ o->rw, o->bs_list[i], 0, o->rwmixread };
+			custom[i] = (struct bench_workload){
+				.rw = o->rw, .bs = o->bs_list[i], .mixread = o->rwmixread
+			};
 		loads = custom;
 		nloads = o->nbs;
 	}
@@ -180,7 +186,8 @@ static void cell_done(struct bench_ctx *x, unsigned int ci)
 		ci + 1, x->rep->ncells, c->label, bench_fmt_count(med[BENCH_NATIVE], a, sizeof(a)),
 		bench_fmt_count(med[BENCH_SCSI], b, sizeof(b)),
 		bench_fmt_pct(bench_diff_pct(med[BENCH_NATIVE], med[BENCH_SCSI]), d, sizeof(d)),
-		fmt_secs(now_s() - x->t_start, el, sizeof(el)), fmt_secs(eta_s(x, 0), eta, sizeof(eta)));
+		fmt_secs(now_s() - x->t_start, el, sizeof(el)),
+		fmt_secs(eta_s(x, 0), eta, sizeof(eta)));
 	fflush(stderr);
 }
 

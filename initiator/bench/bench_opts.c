@@ -467,8 +467,9 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 			break;
 		case OPT_PCT:
 			bad = bench_parse_percentiles(a, o->pct, &o->npct);
-			snprintf(why, sizeof(why), "ascending percentages in (0, 100] as 50:99:99.9, "
-						   "at most %d", BENCH_MAX_PCT);
+			snprintf(why, sizeof(why),
+				 "ascending percentages in (0, 100] as 50:99:99.9, at most %d",
+				 BENCH_MAX_PCT);
 			break;
 		case OPT_DETAIL:
 			o->detail = true;
@@ -499,7 +500,8 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 	if (mix_set && o->rw != BENCH_RANDRW)
 		return fail(err, errlen, "--rwmixread: only with --rw randrw");
 	if (o->quick && (rw_set || bs_set))
-		return fail(err, errlen, "--quick is a fixed set of workloads: not with --rw or --bs");
+		return fail(err, errlen,
+			    "--quick is a fixed set of workloads: not with --rw or --bs");
 	o->custom = rw_set || bs_set;
 	if (o->quick) {
 		if (!time_set)
@@ -621,13 +623,15 @@ int bench_opts_check(struct bench_opts *o, char *err, size_t errlen)
 		if (gone || !S_ISSOCK(st.st_mode))
 			return fail(err, errlen, "--target-stats: '%s' is not a socket%s",
 				    o->target_stats,
-				    gone ? " (not there: is the target running with --stats-socket?)"
+				    gone ? " (not there: is the target running with "
+					   "--stats-socket?)"
 					 : "");
 	}
 	if (o->ceiling) {
 		if (strchr(o->ceiling, '/')) {
 			if (!executable(o->ceiling))
-				return fail(err, errlen, "--ceiling: '%s' is not an executable file",
+				return fail(err, errlen,
+					    "--ceiling: '%s' is not an executable file",
 					    o->ceiling);
 		} else if (bench_find_tool(o->ceiling, o->ceiling_buf, sizeof(o->ceiling_buf)) ==
 			   0) {

@@ -214,8 +214,8 @@ void bench_report_settings(FILE *f, const struct bench_report *r)
 void bench_report_table(FILE *f, const struct bench_report *r)
 {
 	static const enum bench_metric shown[] = {
-		BM_IOPS,     BM_MIBS,	 BM_LAT_AVG,   BM_LAT_P50,    BM_LAT_P99,   BM_LAT_P999,
-		BM_INIT_CPU, BM_TGT_CPU, BM_TGT_XLATE, BM_INIT_XLATE,
+		BM_IOPS,     BM_MIBS,	  BM_LAT_AVG, BM_LAT_P50,   BM_LAT_P99,
+		BM_LAT_P999, BM_INIT_CPU, BM_TGT_CPU, BM_TGT_XLATE, BM_INIT_XLATE,
 	};
 	bool any_ceiling = false;
 
@@ -275,7 +275,8 @@ double bench_report_max_spread(const struct bench_report *r)
 /* "+6.3%", or "+1.4%~" when the runs of the two paths overlap that much. */
 static char *fmt_diff(const struct bench_cell *c, enum bench_metric m, char *buf, size_t len)
 {
-	double d = bench_diff_pct(med_of(&c->path[BENCH_NATIVE], m), med_of(&c->path[BENCH_SCSI], m));
+	double d =
+		bench_diff_pct(med_of(&c->path[BENCH_NATIVE], m), med_of(&c->path[BENCH_SCSI], m));
 	double sn = bench_spread_pct(&c->path[BENCH_NATIVE].stat[m]);
 	double ss = bench_spread_pct(&c->path[BENCH_SCSI].stat[m]);
 
@@ -301,7 +302,8 @@ void bench_report_summary(FILE *f, const struct bench_report *r)
 		"us/IO t+i", "spread");
 	for (unsigned int i = 0; i < r->ncells; i++) {
 		const struct bench_cell *c = &r->cells[i];
-		const struct bench_path_result *n = &c->path[BENCH_NATIVE], *sc = &c->path[BENCH_SCSI];
+		const struct bench_path_result *n = &c->path[BENCH_NATIVE],
+					       *sc = &c->path[BENCH_SCSI];
 		char v[9][32], xl[32], sp[16];
 		double spread = cell_spread(c), tx = med_of(sc, BM_TGT_XLATE),
 		       ix = med_of(sc, BM_INIT_XLATE);
@@ -320,18 +322,21 @@ void bench_report_summary(FILE *f, const struct bench_report *r)
 		if (isnan(tx) && isnan(ix))
 			snprintf(xl, sizeof(xl), "-");
 		else
-			snprintf(xl, sizeof(xl), "%.2f+%.2f", isnan(tx) ? 0 : tx, isnan(ix) ? 0 : ix);
+			snprintf(xl, sizeof(xl), "%.2f+%.2f", isnan(tx) ? 0 : tx,
+				 isnan(ix) ? 0 : ix);
 		if (isnan(spread))
 			snprintf(sp, sizeof(sp), "-");
 		else
-			snprintf(sp, sizeof(sp), "+-%.1f%%%s", spread, spread > NOISY_PCT ? " !" : "");
+			snprintf(sp, sizeof(sp), "+-%.1f%%%s", spread,
+				 spread > NOISY_PCT ? " !" : "");
 		noisy += !isnan(spread) && spread > NOISY_PCT;
 		nrows++;
-		fprintf(f, "  %-*s  %8s %8s %8s  %8s %8s %8s  %7s %7s %8s  %-12s  %s\n", lw, c->label,
-			v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], xl, sp);
+		fprintf(f, "  %-*s  %8s %8s %8s  %8s %8s %8s  %7s %7s %8s  %-12s  %s\n", lw,
+			c->label, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], xl, sp);
 	}
-	fprintf(f, "\n  medians of %u run%s per path and workload, %.1f s each after %.1f s of "
-		   "warm-up, the paths alternated (A B, then B A)\n",
+	fprintf(f,
+		"\n  medians of %u run%s per path and workload, %.1f s each after %.1f s of "
+		"warm-up, the paths alternated (A B, then B A)\n",
 		o->repeat, o->repeat == 1 ? "" : "s", o->time_s, o->warmup_s);
 	if (!have_cpu)
 		fprintf(f, "  target CPU per I/O: not measured (give --target-stats PATH)\n");
@@ -340,14 +345,16 @@ void bench_report_summary(FILE *f, const struct bench_report *r)
 		fprintf(f, "  spread: unknown with one run each; differences of a single run are "
 			   "not a result (--repeat 3 or more)\n");
 	} else {
-		fprintf(f, "  spread: half the min-max range of the runs, %% of the median, worst "
-			   "figure of the row; ~ marks a difference inside the two paths' spread "
-			   "(%u of %u)\n",
+		fprintf(f,
+			"  spread: half the min-max range of the runs, %% of the median, worst "
+			"figure of the row; ~ marks a difference inside the two paths' spread "
+			"(%u of %u)\n",
 			within, nrows * 3);
 		if (noisy)
-			fprintf(f, "  NOISY: the runs spread up to +-%.1f%% (%u of %u workloads over "
-				   "%.0f%%, marked !): this machine was busy while it ran, read those "
-				   "differences as noise, not as a result\n",
+			fprintf(f,
+				"  NOISY: the runs spread up to +-%.1f%% (%u of %u workloads over "
+				"%.0f%%, marked !): this machine was busy while it ran, read those "
+				"differences as noise, not as a result\n",
 				worst, noisy, nrows, NOISY_PCT);
 		else
 			fprintf(f, "  the runs of every workload agree within +-%.1f%%\n", worst);
@@ -608,8 +615,9 @@ int bench_report_fio_json(FILE *f, const struct bench_report *r)
 	fprintf(f, "{\n\"fio version\":\"nvmeof-bench-%s\",\"timestamp\":%lld,\"time\":",
 		PACKAGE_VERSION, (long long)time(NULL));
 	json_write_str(f, r->started);
-	fprintf(f, ",\n\"global options\":{\"runtime\":\"%g\",\"ramp_time\":\"%g\","
-		   "\"numjobs\":\"%u\",\"size\":\"%llu\",\"loops\":\"%u\"},\n\"jobs\":[",
+	fprintf(f,
+		",\n\"global options\":{\"runtime\":\"%g\",\"ramp_time\":\"%g\","
+		"\"numjobs\":\"%u\",\"size\":\"%llu\",\"loops\":\"%u\"},\n\"jobs\":[",
 		o->time_s, o->warmup_s, o->jobs, (unsigned long long)r->size, o->repeat);
 	for (unsigned int i = 0; i < r->ncells; i++) {
 		const struct bench_cell *c = &r->cells[i];
@@ -628,8 +636,8 @@ int bench_report_fio_json(FILE *f, const struct bench_report *r)
 				 bench_path_name((enum bench_path)p));
 			fprintf(f, "%s\n{\"jobname\":", njob++ ? "," : "");
 			json_write_str(f, name);
-			fprintf(f, ",\"groupid\":%u,\"error\":%d,\"eta\":0,\"elapsed\":%.0f,",
-				i, s ? 0 : 5 /* EIO, as fio reports a failed job */,
+			fprintf(f, ",\"groupid\":%u,\"error\":%d,\"eta\":0,\"elapsed\":%.0f,", i,
+				s ? 0 : 5 /* EIO, as fio reports a failed job */,
 				s ? ceil(s->secs + o->warmup_s) : 0);
 			fprintf(f, "\"job options\":{\"name\":");
 			json_write_str(f, name);
@@ -646,9 +654,12 @@ int bench_report_fio_json(FILE *f, const struct bench_report *r)
 			fprintf(f, ",\n ");
 			fio_dir(f, "trim", res, NULL, 2, o);
 			fprintf(f, ",\n \"job_runtime\":%.0f,\"usr_cpu\":", s ? s->secs * 1000 : 0);
-			json_write_num(f, s && s->secs > 0 ? s->init_cpu_ns / 1e9 / s->secs * 100 : 0, 6);
-			fprintf(f, ",\"sys_cpu\":0,\"ctx\":0,\"majf\":0,\"minf\":0,\n \"nvmeof\":{\"path\":\"%s\","
-				   "\"runs\":%u,\"error\":",
+			json_write_num(
+				f, s && s->secs > 0 ? s->init_cpu_ns / 1e9 / s->secs * 100 : 0, 6);
+			fprintf(f,
+				",\"sys_cpu\":0,\"ctx\":0,\"majf\":0,\"minf\":0,\n "
+				"\"nvmeof\":{\"path\":\"%s\","
+				"\"runs\":%u,\"error\":",
 				bench_path_key((enum bench_path)p), res->nsamples);
 			json_write_str(f, res->error);
 			for (size_t m = 0; m < sizeof(summary_metrics) / sizeof(summary_metrics[0]);
@@ -657,7 +668,8 @@ int bench_report_fio_json(FILE *f, const struct bench_report *r)
 
 				fprintf(f, ",\"%s\":", bench_metrics[summary_metrics[m]].key);
 				json_write_num(f, res->ran && st->n ? st->median : NAN, 6);
-				fprintf(f, ",\"%s_spread_pct\":", bench_metrics[summary_metrics[m]].key);
+				fprintf(f, ",\"%s_spread_pct\":",
+					bench_metrics[summary_metrics[m]].key);
 				json_write_num(f, res->ran ? bench_spread_pct(st) : NAN, 4);
 			}
 			fprintf(f, ",\"target_xlate_us_per_io\":");

@@ -230,7 +230,8 @@ void bench_conn_service(struct bench_conn *c, int max_ms)
 	conns_service(cs, 1, max_ms);
 }
 
-/* ---- jobs -------------------------------------------------------------------------------------- */
+/* ---- jobs --------------------------------------------------------------------------------------
+ */
 struct bench_job;
 
 struct bench_slot {

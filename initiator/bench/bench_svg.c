@@ -229,7 +229,8 @@ static void draw_panel(FILE *f, const struct bench_report *r, const struct panel
 					oh = h;
 				if (oh > 0)
 					fprintf(f,
-						"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+						"<rect x=\"%d\" y=\"%d\" width=\"%d\" "
+						"height=\"%d\" "
 						"class=\"inset\"><title>SCSI translation: %.3g us "
 						"per I/O</title></rect>\n",
 						bx + 4, base - oh, BAR_W - 10, oh, ov);
@@ -266,7 +267,7 @@ static const struct {
 	{ BM_LAT_AVG, "average latency", "#805ad5" },
 	{ BM_TGT_CPU, "target CPU per I/O", "#c05621" },
 };
-#define NSERIES (sizeof(diff_series) / sizeof(diff_series[0]))
+#define NSERIES	   (sizeof(diff_series) / sizeof(diff_series[0]))
 #define DIFF_BAR_W 18
 
 static double cell_diff(const struct bench_cell *c, enum bench_metric m)
@@ -277,8 +278,8 @@ static double cell_diff(const struct bench_cell *c, enum bench_metric m)
 /* The two paths' spreads added: how far apart noise alone puts them. */
 static double cell_noise(const struct bench_cell *c, enum bench_metric m)
 {
-	double a = c->path[BENCH_NATIVE].ran ? bench_spread_pct(&c->path[BENCH_NATIVE].stat[m])
-					     : NAN;
+	double a =
+		c->path[BENCH_NATIVE].ran ? bench_spread_pct(&c->path[BENCH_NATIVE].stat[m]) : NAN;
 	double b = c->path[BENCH_SCSI].ran ? bench_spread_pct(&c->path[BENCH_SCSI].stat[m]) : NAN;
 
 	return isnan(a) || isnan(b) ? NAN : a + b;
@@ -308,8 +309,9 @@ static void draw_diff_panel(FILE *f, const struct bench_report *r, int y0, int p
 		}
 	step = nice_step(lim * 1.05);
 	lim = ceil(lim * 1.05 / step) * step;
-	fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"title\">SCSI vs native, %% per workload "
-		   "(IOPS: higher is better for SCSI; latency and CPU: lower is)</text>\n",
+	fprintf(f,
+		"<text x=\"%d\" y=\"%d\" class=\"title\">SCSI vs native, %% per workload "
+		"(IOPS: higher is better for SCSI; latency and CPU: lower is)</text>\n",
 		x0, y0 + 22);
 	for (double v = -lim; v <= lim * 1.0001; v += step) {
 		int y = mid - (int)lround(v / lim * (PANEL_H / 2));
@@ -328,7 +330,8 @@ static void draw_diff_panel(FILE *f, const struct bench_report *r, int y0, int p
 		int gx = x0 + (int)i * GROUP_W + (GROUP_W - (int)NSERIES * DIFF_BAR_W) / 2;
 
 		for (size_t k = 0; k < NSERIES; k++) {
-			double d = cell_diff(c, diff_series[k].m), nz = cell_noise(c, diff_series[k].m);
+			double d = cell_diff(c, diff_series[k].m),
+			       nz = cell_noise(c, diff_series[k].m);
 			int bx = gx + (int)k * DIFF_BAR_W, y1, y2;
 
 			if (isnan(d))
@@ -338,7 +341,8 @@ static void draw_diff_panel(FILE *f, const struct bench_report *r, int y0, int p
 			fprintf(f,
 				"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"%s>"
 				"<title>",
-				bx, y1, DIFF_BAR_W - 2, y2 - y1 > 0 ? y2 - y1 : 1, diff_series[k].color,
+				bx, y1, DIFF_BAR_W - 2, y2 - y1 > 0 ? y2 - y1 : 1,
+				diff_series[k].color,
 				!isnan(nz) && fabs(d) <= nz ? " fill-opacity=\"0.35\"" : "");
 			text_esc(f, c->label);
 			fprintf(f, ", %s: %+.1f%% (runs spread %s%.1f%%)</title></rect>\n",
@@ -346,15 +350,20 @@ static void draw_diff_panel(FILE *f, const struct bench_report *r, int y0, int p
 				isnan(nz) ? 0 : nz);
 			if (!isnan(nz) && nz > 0) {
 				int cx = bx + DIFF_BAR_W / 2 - 1;
-				double hi = d + nz > lim ? lim : d + nz, lo = d - nz < -lim ? -lim : d - nz;
+				double hi = d + nz > lim ? lim : d + nz,
+				       lo = d - nz < -lim ? -lim : d - nz;
 				int ya = mid - (int)lround(hi / lim * (PANEL_H / 2));
 				int yb = mid - (int)lround(lo / lim * (PANEL_H / 2));
 
 				fprintf(f,
-					"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"err\"/>"
-					"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"err\"/>"
-					"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"err\"/>\n",
-					cx, ya, cx, yb, cx - 3, ya, cx + 3, ya, cx - 3, yb, cx + 3, yb);
+					"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+					"class=\"err\"/>"
+					"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+					"class=\"err\"/>"
+					"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+					"class=\"err\"/>\n",
+					cx, ya, cx, yb, cx - 3, ya, cx + 3, ya, cx - 3, yb, cx + 3,
+					yb);
 			}
 		}
 		fprintf(f,
@@ -372,8 +381,9 @@ static void draw_diff_panel(FILE *f, const struct bench_report *r, int y0, int p
 			lx, y0 + TITLE_H - 4, diff_series[k].color, lx + 16, y0 + TITLE_H + 6,
 			diff_series[k].name);
 	}
-	fprintf(f, "<text x=\"%d\" y=\"%d\">whiskers: the runs' spread (cut at the edge); "
-		   "pale: inside it, noise</text>\n",
+	fprintf(f,
+		"<text x=\"%d\" y=\"%d\">whiskers: the runs' spread (cut at the edge); "
+		"pale: inside it, noise</text>\n",
 		x0 + (int)NSERIES * 150, y0 + TITLE_H + 6);
 }
 
@@ -385,12 +395,14 @@ static void caption(FILE *f, const struct bench_report *r, int y)
 
 	fprintf(f, "<text x=\"%d\" y=\"%d\">", LEFT, y);
 	text_esc(f, r->host);
-	fprintf(f, "; %u job%s, %.1f s per run after %.1f s warm-up, median of %u run%s per path, "
-		   "paths alternated</text>\n",
+	fprintf(f,
+		"; %u job%s, %.1f s per run after %.1f s warm-up, median of %u run%s per path, "
+		"paths alternated</text>\n",
 		r->o->jobs, r->o->jobs == 1 ? "" : "s", r->o->time_s, r->o->warmup_s, r->o->repeat,
 		r->o->repeat == 1 ? "" : "s");
-	fprintf(f, "<text x=\"%d\" y=\"%d\">native: in-capsule data %u B, digests %s; SCSI: "
-		   "FirstBurstLength %u B, ImmediateData=%s, InitialR2T=%s, digests %s</text>\n",
+	fprintf(f,
+		"<text x=\"%d\" y=\"%d\">native: in-capsule data %u B, digests %s; SCSI: "
+		"FirstBurstLength %u B, ImmediateData=%s, InitialR2T=%s, digests %s</text>\n",
 		LEFT, y + 16, n->in_capsule, n->hdgst || n->ddgst ? "on" : "off", sc->first_burst,
 		sc->immediate_data ? "Yes" : "No", sc->initial_r2t ? "Yes" : "No",
 		sc->hdgst || sc->ddgst ? "on" : "off");
@@ -399,8 +411,9 @@ static void caption(FILE *f, const struct bench_report *r, int y)
 	if (isnan(spread))
 		fprintf(f, "one run each: no spread known, differences are not a result");
 	else if (spread > 10)
-		fprintf(f, "NOISY: runs spread up to +-%.1f%%: read differences inside the "
-			   "whiskers as noise",
+		fprintf(f,
+			"NOISY: runs spread up to +-%.1f%%: read differences inside the "
+			"whiskers as noise",
 			spread);
 	else
 		fprintf(f, "runs agree within +-%.1f%%", spread);
@@ -467,7 +480,8 @@ int bench_svg_write(FILE *f, const struct bench_report *r)
 		fprintf(f,
 			"<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
 			"<text x=\"%d\" y=\"%d\">%s</text>\n",
-			lx, y + 2, path_color[p], lx + 16, y + 12, bench_path_name((enum bench_path)p));
+			lx, y + 2, path_color[p], lx + 16, y + 12,
+			bench_path_name((enum bench_path)p));
 	}
 	fprintf(f, "<text x=\"%d\" y=\"%d\">under each group: SCSI vs native</text>\n",
 		LEFT + 2 * 85, y + 12);

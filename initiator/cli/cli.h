@@ -2,8 +2,8 @@
 /*
  * nvmeof, the command-line host: what the command files share.
  *
- *   cli.c        main, options, the command table; discover, identify, list-ns, read,
- *                write, flush
+ *   cli.c        main, options, the command table; read, write, flush
+ *   cli_info.c   discover, identify, list-ns
  *   cli_admin.c  get-log, get-feature, set-feature, id-ctrl, id-ns
  *   cli_nvm.c    compare, write-zeroes, dsm, verify, resv-register/-acquire/-release/
  *                -report
@@ -12,6 +12,7 @@
 #define NVMEOF_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -80,6 +81,8 @@ int connect_ctrlr(struct cli *c, unsigned int io_queues, struct nvmeof_ctrlr **c
 /* Connect with one I/O queue, find the namespace; checks --lba/--blocks when needed. */
 int open_io(struct cli *c, struct nvmeof_ctrlr **ctrlr, struct nvmeof_ns **ns, bool need_range);
 void hex(char *out, const uint8_t *b, size_t n);
+void uuid_text(char *out, const uint8_t *u);
+void human_size(char *out, size_t len, uint64_t bytes);
 ssize_t read_full(int fd, uint8_t *p, size_t len);
 /* One I/O command, waited for: 0, -errno or a positive NVMe status; @cpl may be NULL. */
 int io_cmd_sync(struct nvmeof_qpair *qp, struct nvmeof_ns *ns, const struct nvmeof_cmd *cmd,
@@ -87,6 +90,9 @@ int io_cmd_sync(struct nvmeof_qpair *qp, struct nvmeof_ns *ns, const struct nvme
 /* {"command":..., "status":"ok"} or the human line, for commands without other output. */
 void print_done(const struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+int cmd_discover(struct cli *c);
+int cmd_identify(struct cli *c);
+int cmd_list_ns(struct cli *c);
 int cmd_get_log(struct cli *c);
 int cmd_get_feature(struct cli *c);
 int cmd_set_feature(struct cli *c);

@@ -17,11 +17,11 @@
 #include "cli.h"
 #include "common/json_writer.h"
 
-#define OPC_VERIFY 0x0c
+#define OPC_VERIFY	  0x0c
 #define OPC_RESV_REGISTER 0x0d
-#define OPC_RESV_REPORT 0x0e
-#define OPC_RESV_ACQUIRE 0x11
-#define OPC_RESV_RELEASE 0x15
+#define OPC_RESV_REPORT	  0x0e
+#define OPC_RESV_ACQUIRE  0x11
+#define OPC_RESV_RELEASE  0x15
 
 struct sync_wait {
 	bool done;
@@ -154,9 +154,8 @@ static int range_cmd(struct cli *c, const char *what,
 static int one_zeroes(struct cli *c, struct nvmeof_qpair *qp, struct nvmeof_ns *ns, uint64_t lba,
 		      uint32_t n)
 {
-	return nvmeof_write_zeroes_sync(qp, ns, lba, n,
-					(c->fua ? NVMEOF_IO_FUA : 0) |
-						(c->ad ? NVMEOF_IO_DEALLOCATE : 0));
+	return nvmeof_write_zeroes_sync(
+		qp, ns, lba, n, (c->fua ? NVMEOF_IO_FUA : 0) | (c->ad ? NVMEOF_IO_DEALLOCATE : 0));
 }
 
 static int one_dealloc(struct cli *c, struct nvmeof_qpair *qp, struct nvmeof_ns *ns, uint64_t lba,
@@ -277,8 +276,8 @@ int cmd_resv_acquire(struct cli *c)
 			     "registrants)");
 	put_le64(d, c->crkey);
 	put_le64(d + 8, c->prkey);
-	snprintf(msg, sizeof(msg), "%s a %s reservation",
-		 c->action ? "preempted into" : "acquired", rtype_name(c->rtype));
+	snprintf(msg, sizeof(msg), "%s a %s reservation", c->action ? "preempted into" : "acquired",
+		 rtype_name(c->rtype));
 	return resv_cmd(c, OPC_RESV_ACQUIRE,
 			c->action | (c->iekey ? 1u << 3 : 0) | (uint32_t)c->rtype << 8, d, 16, msg);
 }
@@ -303,9 +302,7 @@ int cmd_resv_report(struct cli *c)
 	struct nvmeof_ns *ns;
 	uint8_t buf[4096];
 	struct nvmeof_cmd cmd = {
-		.opc = OPC_RESV_REPORT,
-		.cdw10 = sizeof(buf) / 4 - 1,
-		.cdw11 = 1, /* EDS */
+		.opc = OPC_RESV_REPORT, .cdw10 = sizeof(buf) / 4 - 1, .cdw11 = 1, /* EDS */
 	};
 	unsigned int nreg;
 	char hid[33];
