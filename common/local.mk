@@ -95,3 +95,11 @@ tests_unit_common_tls_psk_ut_SOURCES = tests/unit/common/tls_psk_ut.c \
 	tests/unit/common/ut_hex.h
 tests_unit_common_tls_psk_ut_CFLAGS = $(auth_ut_cflags)
 tests_unit_common_tls_psk_ut_LDADD = $(auth_ut_libs)
+
+# JSON output helpers (escaping per RFC 8259), for the CLI, the bench and the daemon.
+libnvmeof_common_la_SOURCES += common/json_writer.c common/json_writer.h
+check_PROGRAMS += tests/unit/common/json_writer_ut
+TESTS += tests/unit/common/json_writer_ut
+tests_unit_common_json_writer_ut_SOURCES = tests/unit/common/json_writer_ut.c
+tests_unit_common_json_writer_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_common_json_writer_ut_LDADD = libnvmeof_common.la -lm $(UT_LIBS)

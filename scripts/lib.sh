@@ -5,13 +5,19 @@
 set -u
 NV_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# Debian 12 packages the build, the tests and the demo need.
+# Debian 12 packages, by role. The build (and the unit tests):
 NV_DEPS=(build-essential autoconf automake libtool pkg-config
 	libev-dev libssl-dev libisal-dev liburing-dev libjson-c-dev libcunit1-dev
-	libibverbs-dev librdmacm-dev
-	nvme-cli fio libiscsi-bin tgt open-iscsi e2fsprogs iproute2 util-linux
+	libibverbs-dev librdmacm-dev librbd-dev librados-dev libmicrohttpd-dev iproute2 util-linux)
+# What scripts/demo.sh runs besides the build: rsvg-convert draws the chart as PNG.
+NV_DEMO_DEPS=(librsvg2-bin)
+# The peers scripts/test.sh tests against: hosts, initiators and a reference iSCSI target,
+# and clang with its sanitizer and libFuzzer runtimes. tgt and open-iscsi start services
+# that take port 3260 (and iscsid): nv_stop_peer_services stops them again.
+NV_TEST_DEPS=(nvme-cli fio libiscsi-bin tgt open-iscsi e2fsprogs python3
 	clang libclang-rt-14-dev clang-format
-	ceph-mon ceph-mgr ceph-osd ceph-common librbd-dev librados-dev libmicrohttpd-dev prometheus)
+	ceph-mon ceph-mgr ceph-osd ceph-common prometheus)
+NV_PEER_SERVICES=(tgt iscsid iscsid.socket open-iscsi prometheus)
 
 NV_STEPS=()
 nv_log() { echo "== $(basename "$0"): $*"; }
@@ -58,7 +64,7 @@ nv_deps() {
 		[ "${st:0:2}" = ii ] || missing+=("$p")
 	done
 	if [ ${#missing[@]} = 0 ]; then
-		echo "all ${#NV_DEPS[@]} packages installed"
+		echo "all $((${#NV_DEPS[@]} + $#)) packages installed"
 		return 0
 	fi
 	echo "installing: ${missing[*]}"
@@ -66,6 +72,20 @@ nv_deps() {
 	nv_as_root apt-get -o DPkg::Lock::Timeout=600 update -qq &&
 		nv_as_root apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
 			--no-install-recommends "${missing[@]}"
+}
+
+# nv_stop_peer_services: stop any service a test peer's package started (tgtd on port
+# 3260, iscsid), when one runs; the tests start their own peers on free ports
+nv_stop_peer_services() {
+	local s
+	command -v systemctl > /dev/null || return 0
+	for s in "${NV_PEER_SERVICES[@]}"; do
+		if systemctl is-active --quiet "$s" 2> /dev/null; then
+			echo "stopping the $s service the package started"
+			nv_as_root systemctl stop "$s" || echo "could not stop $s"
+		fi
+	done
+	return 0
 }
 
 # nv_lab: the qemu lab directory (NVMEOF_LAB, or the tree's own tests/interop/lab)
@@ -79,7 +99,7 @@ nv_lab() {
 nv_autoreconf() {
 	local f
 	if [ -x "$NV_TOP/configure" ] && [ -f "$NV_TOP/Makefile.in" ]; then
-		for f in "$NV_TOP/configure.ac" "$NV_TOP/Makefile.am" "$NV_TOP"/*/*.mk "$NV_TOP"/tests/*/*.mk; do
+		for f in "$NV_TOP/configure.ac" "$NV_TOP/Makefile.am" "$NV_TOP"/*/*.mk "$NV_TOP"/*/*/*.mk; do
 			[ "$f" -nt "$NV_TOP/Makefile.in" ] && break
 			f=
 		done

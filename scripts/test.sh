@@ -83,7 +83,8 @@ lab_setup() {
 	nv_as_root env LAB_KERNEL="$kernel" "$lab/build-guest.sh"
 }
 
-nv_step dependencies nv_deps || nv_die "installing the dependencies failed"
+nv_step dependencies nv_deps "${NV_TEST_DEPS[@]}" || nv_die "installing the dependencies failed"
+nv_stop_peer_services
 if [ $interop = 1 ]; then
 	# the lab installs its own host packages (qemu, busybox-static, nvme-cli, ...)
 	nv_step "qemu lab (build-guest.sh)" lab_setup ||

@@ -3,7 +3,8 @@
  * nvmeof-bench: the same workloads over native NVMe/TCP and over SCSI commands through
  * iSCSI, against the same target, in alternation.
  *
- *   bench_main.c    options, the workload matrix, alternation and repeats, progress line
+ *   bench_main.c    the workload matrix, alternation and repeats, progress
+ *   bench_opts.c    options: parsing and every check made before anything runs
  *   bench_run.c     connections, job threads (one queue pair each), one measured run
  *   bench_hist.c    latency histograms
  *   bench_stats.c   per-run metrics, median/min/max over repeats, differences
@@ -26,16 +27,22 @@
 #define BENCH_MAX_REPEAT 25
 #define BENCH_MAX_CELLS 64
 #define BENCH_DEFAULT_SIZE (1ull << 30) /* I/O range: the namespace, at most 1 GiB */
+#define BENCH_MAX_BS 8			/* --bs list entries */
+#define BENCH_MAX_PCT 24		/* --percentiles entries */
+#define BENCH_CEILING_PROG "nvmeof-tcp-ceiling"
 
 enum bench_path { BENCH_NATIVE, BENCH_SCSI, BENCH_NPATHS };
 
-enum bench_rw { BENCH_RANDREAD, BENCH_RANDWRITE, BENCH_SEQREAD, BENCH_SEQWRITE };
+enum bench_rw { BENCH_RANDREAD, BENCH_RANDWRITE, BENCH_SEQREAD, BENCH_SEQWRITE, BENCH_RANDRW };
 
 struct bench_workload {
 	enum bench_rw rw;
-	uint32_t bs;	 /* bytes per I/O */
-	unsigned int qd; /* per job */
+	uint32_t bs;	       /* bytes per I/O */
+	unsigned int qd;       /* per job */
+	unsigned int mixread;  /* BENCH_RANDRW: % of I/Os that read */
 };
+
+enum bench_format { BENCH_FMT_NORMAL, BENCH_FMT_JSON };
 
 /* ---- options (bench_main.c) ---------------------------------------------------------- */
 struct bench_opts {
@@ -46,23 +53,54 @@ struct bench_opts {
 	unsigned int qd; /* 0: the matrix's (32 and 1) */
 	unsigned int jobs;
 	uint64_t size; /* 0: namespace size, at most BENCH_DEFAULT_SIZE */
-	bool custom;   /* --rw/--bs: one workload */
+	bool custom;   /* --rw/--bs: these workloads instead of the matrix */
 	enum bench_rw rw;
-	uint32_t bs;
+	uint32_t bs;		       /* the first of bs_list */
+	uint32_t bs_list[BENCH_MAX_BS]; /* --bs 4k,64k: one workload each */
+	unsigned int nbs;
+	unsigned int rwmixread;	       /* --rwmixread, with --rw randrw (default 50) */
+	double pct[BENCH_MAX_PCT];     /* --percentiles, ascending */
+	unsigned int npct;
+	enum bench_format format;      /* --output-format */
+	const char *output_path;       /* --output: stdout goes there */
+	bool detail;		       /* --detail: a table per metric as well */
 	bool verify;
 	bool quick;
 	bool hdgst, ddgst;
 	const char *json_path, *svg_path, *png_path;
 	const char *target_stats;   /* the target's --stats-socket */
-	const char *ceiling;	    /* tcp-ceiling binary */
+	const char *ceiling;	    /* tcp-ceiling binary (resolved by bench_opts_check) */
+	char ceiling_buf[4096];
 	int target_cpu, client_cpu; /* --pin S,C; -1: not pinned */
 	int progress;		    /* -1: when stderr is a terminal */
 	const char *target_label;   /* --target-label: what the target is, for the report */
 	int target_pid;		    /* --target-pid: CPU time of any target process */
 };
 
+/* Parse the command line into @o (help and version go to stdout, *exit_now set). 0, or
+ * -EINVAL with a message naming the option and its value in @err. */
+int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now, char *err,
+		     size_t errlen);
+/* What can be checked before anything runs: output files writable, the ceiling program
+ * found (fills o->ceiling). 0 or -errno with a message in @err. */
+int bench_opts_check(struct bench_opts *o, char *err, size_t errlen);
+/* @name beside this program's own executable, else in PATH: its path into @out. */
+int bench_find_tool(const char *name, char *out, size_t len);
+/* "1:5:99.9" or "1,5,99.9": ascending, each in (0, 100]. */
+int bench_parse_percentiles(const char *s, double *pct, unsigned int *n);
+void bench_usage(FILE *f);
+
 /* ---- one measured run ------------------------------------------------------------------ */
+/* One direction of a run (fio's "read"/"write"). */
+struct bench_dir {
+	uint64_t ios, bytes;
+	double lat_mean_ns, lat_stddev_ns;
+	uint64_t lat_min_ns, lat_max_ns;
+	uint64_t pct_ns[BENCH_MAX_PCT]; /* at opts.pct[] */
+};
+
 struct bench_sample {
+	struct bench_dir dir[2]; /* 0: reads, 1: writes */
 	double secs;
 	uint64_t ios, bytes;
 	uint64_t errors, verify_errors;
@@ -162,6 +200,7 @@ struct bench_report {
 	char host[240];	  /* "Linux 6.1.0 x86_64, 2 CPUs" */
 	uint64_t size;	  /* I/O range used */
 	struct bench_settings set[BENCH_NPATHS];
+	char unfair[400]; /* how the paths' transfer settings differ ("": they do not) */
 	unsigned int ncells;
 	struct bench_cell cells[BENCH_MAX_CELLS];
 };
@@ -169,6 +208,8 @@ struct bench_report {
 const char *bench_path_name(enum bench_path p); /* "native", "SCSI" */
 const char *bench_path_key(enum bench_path p);	/* "native", "scsi" */
 const char *bench_rw_name(enum bench_rw rw);	/* "randread" */
+/* Spread of a statistic: half the min-max range, % of the median (NAN: unknown). */
+double bench_spread_pct(const struct bench_stat *s);
 void bench_cell_label(const struct bench_workload *w, char *buf, size_t len);
 
 /* A metric of one sample; NAN when it was not measured. */
@@ -264,6 +305,15 @@ char *bench_fmt_count(double v, char *buf, size_t len);
 char *bench_fmt_pct(double v, char *buf, size_t len);
 void bench_report_settings(FILE *f, const struct bench_report *r);
 void bench_report_table(FILE *f, const struct bench_report *r);
+/* The one table: workloads as rows, native | SCSI | difference for IOPS, average latency
+ * and target CPU per I/O, the translation time and the spread of the runs. */
+void bench_report_summary(FILE *f, const struct bench_report *r);
+/* The largest spread over the summary's figures (NAN: one run each). */
+double bench_report_max_spread(const struct bench_report *r);
+/* The run of @res whose IOPS is the median (NULL: none). */
+const struct bench_sample *bench_median_sample(const struct bench_path_result *res);
+/* fio-style JSON: a job per workload and path with read/write iops, bw, lat_ns. */
+int bench_report_fio_json(FILE *f, const struct bench_report *r);
 int bench_report_json(FILE *f, const struct bench_report *r);
 int bench_svg_write(FILE *f, const struct bench_report *r);
 

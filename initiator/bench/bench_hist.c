@@ -86,3 +86,21 @@ double bench_hist_mean(const struct bench_hist *h)
 {
 	return h->count ? (double)h->sum / (double)h->count : 0;
 }
+
+double bench_hist_stddev(const struct bench_hist *h)
+{
+	double mean = bench_hist_mean(h), acc = 0;
+
+	if (h->count < 2)
+		return 0;
+	for (unsigned int i = 0; i < BENCH_HIST_BUCKETS; i++) {
+		double mid, d;
+
+		if (!h->buckets[i])
+			continue;
+		mid = (double)bench_hist_bucket_low(i) + (double)bench_hist_bucket_width(i) / 2;
+		d = mid - mean;
+		acc += d * d * (double)h->buckets[i];
+	}
+	return sqrt(acc / (double)(h->count - 1));
+}

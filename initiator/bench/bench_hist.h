@@ -52,5 +52,7 @@ void bench_hist_merge(struct bench_hist *dst, const struct bench_hist *src);
  * ceil(p/100 * count)-th smallest value, clamped to [min, max]. 0 when empty. */
 uint64_t bench_hist_percentile(const struct bench_hist *h, double p);
 double bench_hist_mean(const struct bench_hist *h);
+/* Standard deviation from the buckets' midpoints (0 below two values). */
+double bench_hist_stddev(const struct bench_hist *h);
 
 #endif

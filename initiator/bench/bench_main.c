@@ -21,15 +21,22 @@
 #define PROG "nvmeof-bench"
 
 static const struct bench_workload matrix_loads[] = {
-	{ BENCH_RANDREAD, 4096, 0 },   { BENCH_RANDWRITE, 4096, 0 },  { BENCH_RANDREAD, 65536, 0 },
-	{ BENCH_RANDWRITE, 65536, 0 }, { BENCH_SEQREAD, 65536, 0 },   { BENCH_SEQWRITE, 65536, 0 },
-	{ BENCH_SEQREAD, 131072, 0 },  { BENCH_SEQWRITE, 131072, 0 },
+	{ .rw = BENCH_RANDREAD, .bs = 4096 },	{ .rw = BENCH_RANDWRITE, .bs = 4096 },
+	{ .rw = BENCH_RANDREAD, .bs = 65536 },	{ .rw = BENCH_RANDWRITE, .bs = 65536 },
+	{ .rw = BENCH_SEQREAD, .bs = 65536 },	{ .rw = BENCH_SEQWRITE, .bs = 65536 },
+	{ .rw = BENCH_SEQREAD, .bs = 131072 },	{ .rw = BENCH_SEQWRITE, .bs = 131072 },
 };
+/* --quick: the rows of the published Windows native-NVMe comparison. */
 static const struct bench_workload quick_loads[] = {
-	{ BENCH_RANDREAD, 4096, 0 },
-	{ BENCH_RANDWRITE, 4096, 0 },
-	{ BENCH_SEQREAD, 65536, 0 },
-	{ BENCH_SEQWRITE, 65536, 0 },
+	{ .rw = BENCH_RANDREAD, .bs = 4096, .qd = 32 },
+	{ .rw = BENCH_RANDWRITE, .bs = 4096, .qd = 32 },
+	{ .rw = BENCH_RANDREAD, .bs = 4096, .qd = 1 },
+	{ .rw = BENCH_RANDWRITE, .bs = 4096, .qd = 1 },
+	{ .rw = BENCH_RANDREAD, .bs = 65536, .qd = 32 },
+	{ .rw = BENCH_SEQREAD, .bs = 65536, .qd = 32 },
+	{ .rw = BENCH_SEQWRITE, .bs = 65536, .qd = 32 },
+	{ .rw = BENCH_SEQREAD, .bs = 131072, .qd = 32 },
+	{ .rw = BENCH_SEQWRITE, .bs = 131072, .qd = 32 },
 };
 static const unsigned int matrix_qds[] = { 32, 1 };
 
@@ -52,354 +59,79 @@ struct bench_ctx {
 	bool pid0_ok;
 	char tstats_err[256];
 	bool tstats_foreign[BENCH_NPATHS]; /* said once: the statistics are another target's */
+	/* progress: runs done and to do, wall clock */
+	unsigned int runs_done, runs_total;
+	double t_start, run_secs; /* run_secs: measured seconds per run so far, for the ETA */
+	FILE *out;		  /* tables and JSON: stdout or --output */
 };
 
-static void usage(FILE *f)
+static double now_s(void)
 {
-	fputs("Usage: nvmeof-bench [--native URI] [--scsi URI] [OPTIONS]\n"
-	      "Run each workload over native NVMe/TCP and over SCSI commands through iSCSI,\n"
-	      "alternating the two paths, and compare IOPS, latency and CPU per I/O.\n"
-	      "\n"
-	      "  --native URI          nvme+tcp://HOST[:PORT]/NQN[/NSID] (or nvme+rdma://)\n"
-	      "  --scsi URI            iscsi://HOST[:PORT]/IQN/LUN\n"
-	      "\n"
-	      "Workloads (default: 4K random, 64K random, 64K sequential and 128K sequential,\n"
-	      "each read and write, at QD 32 and QD 1):\n"
-	      "  --quick               a short subset: 4K random and 64K sequential at QD 32 and "
-	      "1,\n"
-	      "                        1 s per run, 0.3 s warm-up, one repeat\n"
-	      "  --rw RW --bs SIZE     one workload: randread, randwrite, read or write\n"
-	      "  --qd N                queue depth per job (default: the matrix's 32 and 1)\n"
-	      "  --jobs N              queue pairs (iSCSI sessions), one thread each (default 1)\n"
-	      "  --time S              measured seconds per run (default 3)\n"
-	      "  --warmup S            seconds before measuring (default 1)\n"
-	      "  --repeat N            runs per path and workload; median (min-max) (default 3)\n"
-	      "  --size SIZE           I/O range (default: the namespace, at most 1G)\n"
-	      "  --verify              write a pattern first; check every block read\n"
-	      "  --digest              ask for header and data digests on both paths\n"
-	      "\n"
-	      "Measuring:\n"
-	      "  --target-stats PATH   the target's --stats-socket: target CPU per I/O and\n"
-	      "                        SCSI translation time\n"
-	      "  --ceiling PROG        run tcp-ceiling with each workload's PDU shapes as well\n"
-	      "  --pin S,C             initiator threads on CPU C (and up); tcp-ceiling's server\n"
-	      "                        on S (pin the target's reactor there too)\n"
-	      "  --target-pid PID      target CPU per I/O from that process's CPU time (any\n"
-	      "                        target, e.g. tgtd; used where --target-stats does not "
-	      "apply)\n"
-	      "  --target-label TEXT   what the target is, for the report\n"
-	      "\n"
-	      "Output:\n"
-	      "  --json FILE           every number, as JSON\n"
-	      "  --svg FILE            grouped bar charts (IOPS, latency, CPU per I/O)\n"
-	      "  --png FILE            the same as PNG (needs rsvg-convert)\n"
-	      "  --progress, --no-progress   the live line on stderr (default: on a terminal)\n"
-	      "  -h, --help, -V, --version\n",
-	      f);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* ---- option parsing ----------------------------------------------------------------------- */
-static int parse_size(const char *s, uint64_t *out)
+/* "42 s", "3m05s" */
+static char *fmt_secs(double s, char *buf, size_t len)
 {
-	char *end;
-	double v;
-	uint64_t mul = 1;
+	unsigned int t = s > 0 ? (unsigned int)(s + 0.5) : 0;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -EINVAL;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		mul = 1ull << 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		mul = 1ull << 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		mul = 1ull << 30;
-		end++;
-		break;
-	case 't':
-	case 'T':
-		mul = 1ull << 40;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end == 'i' || *end == 'B')
-		end += *end == 'i' && end[1] == 'B' ? 2 : 1;
-	if (*end)
-		return -EINVAL;
-	*out = (uint64_t)(v * (double)mul);
-	return 0;
+	if (t < 100)
+		snprintf(buf, len, "%u s", t);
+	else
+		snprintf(buf, len, "%um%02us", t / 60, t % 60);
+	return buf;
 }
 
-static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned int *out)
+/* Seconds left: the runs to do at the pace so far (before any run: at the nominal one). */
+static double eta_s(const struct bench_ctx *x, double into_run)
 {
-	char *end;
-	unsigned long v;
+	double per = x->runs_done ? (now_s() - x->t_start - into_run) / x->runs_done
+				  : x->o.time_s + x->o.warmup_s + 0.1;
+	double left = (double)(x->runs_total - x->runs_done) * per - into_run;
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < min || v > max)
-		return -EINVAL;
-	*out = (unsigned int)v;
-	return 0;
-}
-
-static int parse_secs(const char *s, double min, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= min) || v > 86400)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int parse_rw(const char *s, enum bench_rw *rw)
-{
-	static const struct {
-		const char *name;
-		enum bench_rw rw;
-	} names[] = {
-		{ "randread", BENCH_RANDREAD }, { "randwrite", BENCH_RANDWRITE },
-		{ "read", BENCH_SEQREAD },	{ "write", BENCH_SEQWRITE },
-		{ "seqread", BENCH_SEQREAD },	{ "seqwrite", BENCH_SEQWRITE },
-	};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(s, names[i].name) == 0) {
-			*rw = names[i].rw;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-enum {
-	OPT_NATIVE = 256,
-	OPT_SCSI,
-	OPT_TIME,
-	OPT_WARMUP,
-	OPT_REPEAT,
-	OPT_QD,
-	OPT_JOBS,
-	OPT_SIZE,
-	OPT_RW,
-	OPT_BS,
-	OPT_VERIFY,
-	OPT_QUICK,
-	OPT_DIGEST,
-	OPT_JSON,
-	OPT_SVG,
-	OPT_PNG,
-	OPT_TSTATS,
-	OPT_CEILING,
-	OPT_PIN,
-	OPT_PROGRESS,
-	OPT_NO_PROGRESS,
-	OPT_LABEL,
-	OPT_TARGET_PID,
-};
-
-static int parse_args(int argc, char **argv, struct bench_opts *o, bool *exit_now)
-{
-	static const struct option lo[] = {
-		{ "native", required_argument, NULL, OPT_NATIVE },
-		{ "scsi", required_argument, NULL, OPT_SCSI },
-		{ "time", required_argument, NULL, OPT_TIME },
-		{ "warmup", required_argument, NULL, OPT_WARMUP },
-		{ "repeat", required_argument, NULL, OPT_REPEAT },
-		{ "qd", required_argument, NULL, OPT_QD },
-		{ "jobs", required_argument, NULL, OPT_JOBS },
-		{ "size", required_argument, NULL, OPT_SIZE },
-		{ "rw", required_argument, NULL, OPT_RW },
-		{ "bs", required_argument, NULL, OPT_BS },
-		{ "verify", no_argument, NULL, OPT_VERIFY },
-		{ "quick", no_argument, NULL, OPT_QUICK },
-		{ "digest", no_argument, NULL, OPT_DIGEST },
-		{ "json", required_argument, NULL, OPT_JSON },
-		{ "svg", required_argument, NULL, OPT_SVG },
-		{ "png", required_argument, NULL, OPT_PNG },
-		{ "target-stats", required_argument, NULL, OPT_TSTATS },
-		{ "ceiling", required_argument, NULL, OPT_CEILING },
-		{ "pin", required_argument, NULL, OPT_PIN },
-		{ "progress", no_argument, NULL, OPT_PROGRESS },
-		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
-		{ "target-label", required_argument, NULL, OPT_LABEL },
-		{ "target-pid", required_argument, NULL, OPT_TARGET_PID },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool time_set = false, warm_set = false, rep_set = false, rw_set = false, bs_set = false;
-	unsigned int pid = 0;
-	uint64_t v;
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	o->time_s = 3;
-	o->warmup_s = 1;
-	o->repeat = 3;
-	o->jobs = 1;
-	o->rw = BENCH_RANDREAD;
-	o->bs = 4096;
-	o->target_cpu = o->client_cpu = -1;
-	o->progress = -1;
-	*exit_now = false;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hV", lo, NULL)) != -1) {
-		const char *a = optarg;
-		int bad = 0;
-
-		switch (c) {
-		case OPT_NATIVE:
-			o->uri[BENCH_NATIVE] = a;
-			break;
-		case OPT_SCSI:
-			o->uri[BENCH_SCSI] = a;
-			break;
-		case OPT_TIME:
-			bad = parse_secs(a, 0.1, &o->time_s);
-			time_set = true;
-			break;
-		case OPT_WARMUP:
-			bad = parse_secs(a, 0, &o->warmup_s);
-			warm_set = true;
-			break;
-		case OPT_REPEAT:
-			bad = parse_uint(a, 1, BENCH_MAX_REPEAT, &o->repeat);
-			rep_set = true;
-			break;
-		case OPT_QD:
-			bad = parse_uint(a, 1, 1024, &o->qd);
-			break;
-		case OPT_JOBS:
-			bad = parse_uint(a, 1, BENCH_MAX_JOBS, &o->jobs);
-			break;
-		case OPT_SIZE:
-			bad = parse_size(a, &o->size) || o->size < 4096;
-			break;
-		case OPT_RW:
-			bad = parse_rw(a, &o->rw);
-			rw_set = true;
-			break;
-		case OPT_BS:
-			bad = parse_size(a, &v) || v < 512 || v > (16u << 20) || v % 512;
-			o->bs = (uint32_t)v;
-			bs_set = true;
-			break;
-		case OPT_VERIFY:
-			o->verify = true;
-			break;
-		case OPT_QUICK:
-			o->quick = true;
-			break;
-		case OPT_DIGEST:
-			o->hdgst = o->ddgst = true;
-			break;
-		case OPT_JSON:
-			o->json_path = a;
-			break;
-		case OPT_SVG:
-			o->svg_path = a;
-			break;
-		case OPT_PNG:
-			o->png_path = a;
-			break;
-		case OPT_TSTATS:
-			o->target_stats = a;
-			break;
-		case OPT_CEILING:
-			o->ceiling = a;
-			break;
-		case OPT_PIN:
-			bad = sscanf(a, "%d,%d", &o->target_cpu, &o->client_cpu) != 2 ||
-			      o->target_cpu < 0 || o->client_cpu < 0;
-			break;
-		case OPT_PROGRESS:
-			o->progress = 1;
-			break;
-		case OPT_NO_PROGRESS:
-			o->progress = 0;
-			break;
-		case OPT_LABEL:
-			o->target_label = a;
-			break;
-		case OPT_TARGET_PID:
-			bad = parse_uint(a, 1, 1u << 30, &pid);
-			o->target_pid = (int)pid;
-			break;
-		case 'h':
-			usage(stdout);
-			*exit_now = true;
-			return 0;
-		case 'V':
-			printf(PROG " %s\n", PACKAGE_VERSION);
-			*exit_now = true;
-			return 0;
-		case ':':
-			fprintf(stderr, PROG ": %s: missing argument\n", argv[optind - 1]);
-			return -EINVAL;
-		default:
-			fprintf(stderr, PROG ": %s: unknown option (see --help)\n",
-				argv[optind - 1]);
-			return -EINVAL;
-		}
-		if (bad) {
-			fprintf(stderr, PROG ": %s: bad value '%s' (see --help)\n",
-				argv[optind - 1], a);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
-		return -EINVAL;
-	}
-	if (!o->uri[BENCH_NATIVE] && !o->uri[BENCH_SCSI]) {
-		fprintf(stderr, PROG ": give --native URI and/or --scsi URI (see --help)\n");
-		return -EINVAL;
-	}
-	o->custom = rw_set || bs_set;
-	if (o->quick) {
-		if (!time_set)
-			o->time_s = 1;
-		if (!warm_set)
-			o->warmup_s = 0.3;
-		if (!rep_set)
-			o->repeat = 1;
-	}
-	return 0;
+	return left > 0 ? left : 0;
 }
 
 /* ---- the matrix -------------------------------------------------------------------------- */
 static void build_cells(const struct bench_opts *o, struct bench_report *r)
 {
-	const struct bench_workload *loads = o->quick ? quick_loads : matrix_loads;
-	size_t nloads = o->quick ? sizeof(quick_loads) / sizeof(quick_loads[0])
-				 : sizeof(matrix_loads) / sizeof(matrix_loads[0]);
-	struct bench_workload one = { o->rw, o->bs, 0 };
+	const struct bench_workload *loads = matrix_loads;
+	size_t nloads = sizeof(matrix_loads) / sizeof(matrix_loads[0]);
+	struct bench_workload custom[sizeof(quick_loads) / sizeof(quick_loads[0]) + BENCH_MAX_BS];
 	unsigned int qds[2] = { matrix_qds[0], matrix_qds[1] }, nqd = 2;
 
-	if (o->custom) {
-		loads = &one;
-		nloads = 1;
+	r->ncells = 0;
+	if (o->quick && !o->qd) {
+		for (size_t i = 0; i < sizeof(quick_loads) / sizeof(quick_loads[0]); i++) {
+			struct bench_cell *c = &r->cells[r->ncells++];
+
+			c->w = quick_loads[i];
+			bench_cell_label(&c->w, c->label, sizeof(c->label));
+		}
+		return;
+	}
+	if (o->quick) {
+		/* --quick --qd N: its workloads once each, at that depth */
+		nloads = 0;
+		for (size_t i = 0; i < sizeof(quick_loads) / sizeof(quick_loads[0]); i++)
+			if (quick_loads[i].qd == 32)
+				custom[nloads++] = quick_loads[i];
+		loads = custom;
+	} else if (o->custom) {
+		for (unsigned int i = 0; i < o->nbs; i++)
+			custom[i] = (struct bench_workload){
+				.rw = o->rw, .bs = o->bs_list[i], .mixread = o->rwmixread
+			};
+		loads = custom;
+		nloads = o->nbs;
 	}
 	if (o->qd) {
 		qds[0] = o->qd;
 		nqd = 1;
 	}
-	r->ncells = 0;
 	for (unsigned int q = 0; q < nqd; q++)
 		for (size_t i = 0; i < nloads && r->ncells < BENCH_MAX_CELLS; i++) {
 			struct bench_cell *c = &r->cells[r->ncells++];
@@ -421,15 +153,41 @@ static void on_tick(void *arg, enum bench_phase ph, double secs, uint64_t ios)
 {
 	struct bench_ctx *x = arg;
 	const struct bench_cell *c = &x->rep->cells[x->cell_idx];
-	char iops[32];
+	double into = ph == BENCH_PHASE_WARMUP ? secs : x->o.warmup_s + secs;
+	char iops[32], eta[16];
 
 	if (!x->tty)
 		return;
 	bench_fmt_count(secs > 0.05 ? (double)ios / secs : NAN, iops, sizeof(iops));
-	fprintf(stderr, "\r\033[K[%2u/%u] %-26s %-6s rep %u/%u  %s %4.1f/%.1f s  %s IOPS",
+	fprintf(stderr,
+		"\r\033[K[%2u/%u] %-26s %-6s run %u/%u  %s %4.1f/%.1f s  %7s IOPS  ETA %s",
 		x->cell_idx + 1, x->rep->ncells, c->label, bench_path_name(x->cur_path),
 		x->rep_idx + 1, x->o.repeat, ph == BENCH_PHASE_WARMUP ? "warm-up" : "measure", secs,
-		ph == BENCH_PHASE_WARMUP ? x->o.warmup_s : x->o.time_s, iops);
+		ph == BENCH_PHASE_WARMUP ? x->o.warmup_s : x->o.time_s, iops,
+		fmt_secs(eta_s(x, into), eta, sizeof(eta)));
+	fflush(stderr);
+}
+
+/* A line per finished workload, whatever stderr is: a log of a long run shows its pace. */
+static void cell_done(struct bench_ctx *x, unsigned int ci)
+{
+	const struct bench_cell *c = &x->rep->cells[ci];
+	double med[BENCH_NPATHS];
+	char el[16], eta[16], a[32], b[32], d[16];
+
+	if (x->o.progress == 0)
+		return;
+	for (unsigned int p = 0; p < BENCH_NPATHS; p++)
+		med[p] = c->path[p].ran && c->path[p].stat[BM_IOPS].n
+				 ? c->path[p].stat[BM_IOPS].median
+				 : NAN;
+	progress_clear(x);
+	fprintf(stderr, "[%2u/%u] %-26s native %7s  SCSI %7s IOPS  %-7s  elapsed %s, ETA %s\n",
+		ci + 1, x->rep->ncells, c->label, bench_fmt_count(med[BENCH_NATIVE], a, sizeof(a)),
+		bench_fmt_count(med[BENCH_SCSI], b, sizeof(b)),
+		bench_fmt_pct(bench_diff_pct(med[BENCH_NATIVE], med[BENCH_SCSI]), d, sizeof(d)),
+		fmt_secs(now_s() - x->t_start, el, sizeof(el)),
+		fmt_secs(eta_s(x, 0), eta, sizeof(eta)));
 	fflush(stderr);
 }
 
@@ -506,6 +264,7 @@ static void run_one(struct bench_ctx *x, unsigned int ci, unsigned int rep, enum
 	x->tstats_err[0] = '\0';
 	rc = bench_run_sample(&x->conn[p], &c->w, &x->o, x->rep->size, &ctl, x->cur, err,
 			      sizeof(err));
+	x->runs_done++;
 	progress_clear(x);
 	if (rc != 0) {
 		snprintf(res->error, sizeof(res->error), "%s", err);
@@ -561,6 +320,12 @@ static void run_ceiling(struct bench_ctx *x, unsigned int ci)
 
 static void run_matrix(struct bench_ctx *x)
 {
+	x->t_start = now_s();
+	x->runs_done = 0;
+	x->runs_total = 0;
+	for (unsigned int p = 0; p < BENCH_NPATHS; p++)
+		if (x->o.uri[p] && x->up[p])
+			x->runs_total += x->rep->ncells * x->o.repeat;
 	for (unsigned int ci = 0; ci < x->rep->ncells; ci++) {
 		struct bench_cell *c = &x->rep->cells[ci];
 
@@ -576,6 +341,7 @@ static void run_matrix(struct bench_ctx *x)
 		bench_ceiling_aggregate(&c->ceiling);
 		for (unsigned int p = 0; p < BENCH_NPATHS; p++)
 			bench_path_aggregate(&c->path[p], &c->ceiling);
+		cell_done(x, ci);
 	}
 }
 
@@ -636,6 +402,7 @@ static int write_outputs(struct bench_ctx *x)
 	const struct bench_opts *o = &x->o;
 	char svgtmp[] = "/tmp/nvmeof-bench-XXXXXX.svg";
 	const char *svg = o->svg_path;
+	FILE *msg = o->format == BENCH_FMT_JSON ? stderr : x->out; /* JSON stays JSON */
 	int rc = 0;
 	FILE *f;
 
@@ -661,7 +428,7 @@ static int write_outputs(struct bench_ctx *x)
 			fprintf(stderr, PROG ": cannot write %s: %s\n", svg, strerror(errno));
 			rc = -EIO;
 		} else if (o->svg_path) {
-			printf("\nchart: %s\n", o->svg_path);
+			fprintf(msg, "\nchart: %s\n", o->svg_path);
 		}
 	}
 	if (o->png_path && rc == 0) {
@@ -680,7 +447,7 @@ static int write_outputs(struct bench_ctx *x)
 					: "");
 			rc = -EIO;
 		} else {
-			printf("%schart: %s\n", o->svg_path ? "" : "\n", o->png_path);
+			fprintf(msg, "%schart: %s\n", o->svg_path ? "" : "\n", o->png_path);
 		}
 	}
 	if (svg == svgtmp)
@@ -688,21 +455,60 @@ static int write_outputs(struct bench_ctx *x)
 	return rc;
 }
 
+/* Both paths should move data the same way: unsolicited data up to the same size. */
+static void check_fairness(struct bench_ctx *x)
+{
+	const struct bench_settings *n = &x->rep->set[BENCH_NATIVE], *sc = &x->rep->set[BENCH_SCSI];
+	uint32_t unsol;
+
+	if (!n->connected || !sc->connected || !sc->have_iscsi)
+		return;
+	unsol = sc->immediate_data || !sc->initial_r2t ? sc->first_burst : 0;
+	if (unsol != n->in_capsule)
+		snprintf(x->rep->unfair, sizeof(x->rep->unfair),
+			 "the paths differ in unsolicited data: NVMe/TCP in-capsule %u B, iSCSI "
+			 "FirstBurstLength %u B (ImmediateData=%s, InitialR2T=%s); writes favour "
+			 "the larger (give the target --in-capsule %u)",
+			 n->in_capsule, unsol, sc->immediate_data ? "Yes" : "No",
+			 sc->initial_r2t ? "Yes" : "No", unsol);
+	else if (n->hdgst != sc->hdgst || n->ddgst != sc->ddgst)
+		snprintf(x->rep->unfair, sizeof(x->rep->unfair),
+			 "the paths differ in digests: native header %s data %s, SCSI header %s "
+			 "data %s",
+			 n->hdgst ? "on" : "off", n->ddgst ? "on" : "off", sc->hdgst ? "on" : "off",
+			 sc->ddgst ? "on" : "off");
+	if (x->rep->unfair[0])
+		fprintf(stderr, PROG ": warning: %s\n", x->rep->unfair);
+}
+
 int main(int argc, char **argv)
 {
 	struct bench_ctx *x = calloc(1, sizeof(*x));
 	bool exit_now, complete = true;
+	char err[400];
 	int rc;
 
 	if (!x)
 		return 1;
 	x->tstats_fd = -1;
-	if (parse_args(argc, argv, &x->o, &exit_now) != 0)
+	if (bench_opts_parse(argc, argv, &x->o, &exit_now, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": %s\n", err);
 		return 2;
+	}
 	if (exit_now)
 		return 0;
+	if (bench_opts_check(&x->o, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 2;
+	}
 	signal(SIGPIPE, SIG_IGN);
-	x->tty = x->o.progress < 0 ? isatty(STDERR_FILENO) : x->o.progress;
+	x->tty = x->o.progress != 0 && isatty(STDERR_FILENO);
+	x->out = stdout;
+	if (x->o.output_path && !(x->out = fopen(x->o.output_path, "w"))) {
+		fprintf(stderr, PROG ": --output: cannot write '%s': %s\n", x->o.output_path,
+			strerror(errno));
+		return 2;
+	}
 	x->rep = calloc(1, sizeof(*x->rep));
 	if (!x->rep)
 		return 1;
@@ -711,22 +517,20 @@ int main(int argc, char **argv)
 	build_cells(&x->o, x->rep);
 
 	if (x->o.target_stats) {
-		char err[300];
 		struct bench_tstats ts;
 
 		x->tstats_fd = bench_tstats_connect(x->o.target_stats, err, sizeof(err));
 		if (x->tstats_fd < 0 || bench_tstats_query(x->tstats_fd, &ts, err, sizeof(err))) {
-			fprintf(stderr, PROG ": %s\n", err);
+			fprintf(stderr, PROG ": --target-stats: %s\n", err);
 			return 1;
 		}
 	}
 	if (connect_paths(x) != 0)
 		return 1;
+	check_fairness(x);
 	if (x->o.verify) {
 		/* Through each path: they may reach different namespaces (another target). */
 		for (unsigned int p = 0; p < BENCH_NPATHS; p++) {
-			char err[300];
-
 			if (!x->up[p])
 				continue;
 			if (x->tty)
@@ -744,20 +548,30 @@ int main(int argc, char **argv)
 	}
 	run_matrix(x);
 
-	bench_report_settings(stdout, x->rep);
 	for (unsigned int p = 0; p < BENCH_NPATHS; p++) {
 		if (!x->o.uri[p])
 			continue;
 		for (unsigned int i = 0; i < x->rep->ncells; i++)
 			if (!x->rep->cells[i].path[p].ran || x->rep->cells[i].path[p].error[0])
 				complete = false;
-		if (!x->up[p])
-			printf("%s path unavailable: %s\n", bench_path_name((enum bench_path)p),
-			       x->down_why[p]);
 	}
-	bench_report_table(stdout, x->rep);
+	if (x->o.format == BENCH_FMT_JSON) {
+		bench_report_fio_json(x->out, x->rep);
+	} else {
+		bench_report_settings(x->out, x->rep);
+		for (unsigned int p = 0; p < BENCH_NPATHS; p++)
+			if (x->o.uri[p] && !x->up[p])
+				fprintf(x->out, "%s path unavailable: %s\n",
+					bench_path_name((enum bench_path)p), x->down_why[p]);
+		bench_report_summary(x->out, x->rep);
+		if (x->o.detail)
+			bench_report_table(x->out, x->rep);
+	}
 	rc = write_outputs(x);
-	fflush(stdout);
+	if (fflush(x->out) != 0 || (x->out != stdout && fclose(x->out) != 0)) {
+		fprintf(stderr, PROG ": writing the output: %s\n", strerror(errno));
+		rc = -EIO;
+	}
 
 	for (unsigned int p = 0; p < BENCH_NPATHS; p++)
 		if (x->conn[p].ctrlr)

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* nvmeof-bench: the terminal tables (workload | native | SCSI | difference) and the JSON. */
+/* nvmeof-bench: the summary and per-metric tables, its own JSON and fio-style JSON. */
+#include "config.h"
+
 #include "bench.h"
+#include "common/json_writer.h"
 
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 char *bench_fmt_count(double v, char *buf, size_t len)
 {
@@ -210,8 +214,8 @@ void bench_report_settings(FILE *f, const struct bench_report *r)
 void bench_report_table(FILE *f, const struct bench_report *r)
 {
 	static const enum bench_metric shown[] = {
-		BM_IOPS,     BM_MIBS,	 BM_LAT_AVG,   BM_LAT_P50,    BM_LAT_P99,   BM_LAT_P999,
-		BM_INIT_CPU, BM_TGT_CPU, BM_TGT_XLATE, BM_INIT_XLATE, BM_PROBE_PCT,
+		BM_IOPS,     BM_MIBS,	  BM_LAT_AVG, BM_LAT_P50,   BM_LAT_P99,
+		BM_LAT_P999, BM_INIT_CPU, BM_TGT_CPU, BM_TGT_XLATE, BM_INIT_XLATE,
 	};
 	bool any_ceiling = false;
 
@@ -228,39 +232,149 @@ void bench_report_table(FILE *f, const struct bench_report *r)
 		ceiling_table(f, r);
 }
 
-/* ---- JSON ----------------------------------------------------------------------------------- */
-static void jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+/* ---- the summary -------------------------------------------------------------------------- */
+static const enum bench_metric summary_metrics[] = { BM_IOPS, BM_LAT_AVG, BM_TGT_CPU };
+#define NOISY_PCT 10.0 /* a row whose runs spread more than this is called noisy */
 
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
+static double med_of(const struct bench_path_result *res, enum bench_metric m)
+{
+	return res->ran && res->stat[m].n ? res->stat[m].median : NAN;
 }
 
+/* The worst spread of the summary's figures in cell @c. */
+static double cell_spread(const struct bench_cell *c)
+{
+	double worst = NAN;
+
+	for (size_t k = 0; k < sizeof(summary_metrics) / sizeof(summary_metrics[0]); k++)
+		for (unsigned int p = 0; p < BENCH_NPATHS; p++) {
+			double v;
+
+			if (!c->path[p].ran)
+				continue;
+			v = bench_spread_pct(&c->path[p].stat[summary_metrics[k]]);
+			if (!isnan(v) && (isnan(worst) || v > worst))
+				worst = v;
+		}
+	return worst;
+}
+
+double bench_report_max_spread(const struct bench_report *r)
+{
+	double worst = NAN;
+
+	for (unsigned int i = 0; i < r->ncells; i++) {
+		double v = cell_spread(&r->cells[i]);
+
+		if (!isnan(v) && (isnan(worst) || v > worst))
+			worst = v;
+	}
+	return worst;
+}
+
+/* "+6.3%", or "+1.4%~" when the runs of the two paths overlap that much. */
+static char *fmt_diff(const struct bench_cell *c, enum bench_metric m, char *buf, size_t len)
+{
+	double d =
+		bench_diff_pct(med_of(&c->path[BENCH_NATIVE], m), med_of(&c->path[BENCH_SCSI], m));
+	double sn = bench_spread_pct(&c->path[BENCH_NATIVE].stat[m]);
+	double ss = bench_spread_pct(&c->path[BENCH_SCSI].stat[m]);
+
+	bench_fmt_pct(d, buf, len);
+	if (!isnan(d) && !isnan(sn) && !isnan(ss) && fabs(d) <= sn + ss)
+		strncat(buf, "~", len - strlen(buf) - 1);
+	return buf;
+}
+
+void bench_report_summary(FILE *f, const struct bench_report *r)
+{
+	const struct bench_opts *o = r->o;
+	int lw = label_width(r);
+	double worst = bench_report_max_spread(r);
+	unsigned int noisy = 0, within = 0, nrows = 0;
+	bool have_cpu = metric_present(r, BM_TGT_CPU);
+
+	fprintf(f, "\nnative NVMe/TCP vs SCSI over iSCSI (diff: SCSI relative to native)\n");
+	fprintf(f, "  %-*s  %-26s  %-26s  %-24s  %-12s  %s\n", lw, "", "IOPS",
+		"average latency (us)", "target CPU per I/O (us)", "translation", "runs");
+	fprintf(f, "  %-*s  %8s %8s %8s  %8s %8s %8s  %7s %7s %8s  %-12s  %s\n", lw, "workload",
+		"native", "SCSI", "diff", "native", "SCSI", "diff", "native", "SCSI", "diff",
+		"us/IO t+i", "spread");
+	for (unsigned int i = 0; i < r->ncells; i++) {
+		const struct bench_cell *c = &r->cells[i];
+		const struct bench_path_result *n = &c->path[BENCH_NATIVE],
+					       *sc = &c->path[BENCH_SCSI];
+		char v[9][32], xl[32], sp[16];
+		double spread = cell_spread(c), tx = med_of(sc, BM_TGT_XLATE),
+		       ix = med_of(sc, BM_INIT_XLATE);
+		unsigned int k = 0;
+
+		for (size_t m = 0; m < sizeof(summary_metrics) / sizeof(summary_metrics[0]); m++) {
+			enum bench_metric mm = summary_metrics[m];
+
+			fmt_metric(mm, med_of(n, mm), v[k++], sizeof(v[0]));
+			fmt_metric(mm, med_of(sc, mm), v[k++], sizeof(v[0]));
+			fmt_diff(c, mm, v[k], sizeof(v[0]));
+			if (strchr(v[k], '~'))
+				within++;
+			k++;
+		}
+		if (isnan(tx) && isnan(ix))
+			snprintf(xl, sizeof(xl), "-");
+		else
+			snprintf(xl, sizeof(xl), "%.2f+%.2f", isnan(tx) ? 0 : tx,
+				 isnan(ix) ? 0 : ix);
+		if (isnan(spread))
+			snprintf(sp, sizeof(sp), "-");
+		else
+			snprintf(sp, sizeof(sp), "+-%.1f%%%s", spread,
+				 spread > NOISY_PCT ? " !" : "");
+		noisy += !isnan(spread) && spread > NOISY_PCT;
+		nrows++;
+		fprintf(f, "  %-*s  %8s %8s %8s  %8s %8s %8s  %7s %7s %8s  %-12s  %s\n", lw,
+			c->label, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], xl, sp);
+	}
+	fprintf(f,
+		"\n  medians of %u run%s per path and workload, %.1f s each after %.1f s of "
+		"warm-up, the paths alternated (A B, then B A)\n",
+		o->repeat, o->repeat == 1 ? "" : "s", o->time_s, o->warmup_s);
+	if (!have_cpu)
+		fprintf(f, "  target CPU per I/O: not measured (give --target-stats PATH)\n");
+	fprintf(f, "  translation: SCSI<->NVMe translation time per I/O, target + initiator\n");
+	if (isnan(worst)) {
+		fprintf(f, "  spread: unknown with one run each; differences of a single run are "
+			   "not a result (--repeat 3 or more)\n");
+	} else {
+		fprintf(f,
+			"  spread: half the min-max range of the runs, %% of the median, worst "
+			"figure of the row; ~ marks a difference inside the two paths' spread "
+			"(%u of %u)\n",
+			within, nrows * 3);
+		if (noisy)
+			fprintf(f,
+				"  NOISY: the runs spread up to +-%.1f%% (%u of %u workloads over "
+				"%.0f%%, marked !): this machine was busy while it ran, read those "
+				"differences as noise, not as a result\n",
+				worst, noisy, nrows, NOISY_PCT);
+		else
+			fprintf(f, "  the runs of every workload agree within +-%.1f%%\n", worst);
+	}
+	if (r->unfair[0])
+		fprintf(f, "  WARNING: %s\n", r->unfair);
+}
+
+/* ---- JSON ----------------------------------------------------------------------------------- */
 static void jnum(FILE *f, double v)
 {
-	if (isnan(v) || isinf(v))
-		fputs("null", f);
-	else if (v == floor(v) && fabs(v) < 1e15)
-		fprintf(f, "%.0f", v);
-	else
-		fprintf(f, "%.6g", v);
+	json_write_num(f, v, 6);
 }
 
 static void jsettings(FILE *f, const struct bench_settings *s)
 {
 	fprintf(f, "{\"connected\":%s,\"uri\":", s->connected ? "true" : "false");
-	jstr(f, s->uri);
+	json_write_str(f, s->uri);
 	fprintf(f, ",\"transport\":");
-	jstr(f, s->transport);
+	json_write_str(f, s->transport);
 	fprintf(f,
 		",\"header_digest\":%s,\"data_digest\":%s,\"queue_depth\":%u,\"mdts\":%u,"
 		"\"in_capsule\":%u,\"block_size\":%u,\"ns_bytes\":%llu",
@@ -321,7 +435,7 @@ static void jstats(FILE *f, const struct bench_path_result *res, const char *whi
 static void jpath(FILE *f, const struct bench_path_result *res)
 {
 	fprintf(f, "{\"ran\":%s,\"error\":", res->ran ? "true" : "false");
-	jstr(f, res->error);
+	json_write_str(f, res->error);
 	if (res->ran) {
 		fputc(',', f);
 		jstats(f, res, "median");
@@ -342,7 +456,7 @@ static void jpath(FILE *f, const struct bench_path_result *res)
 static void jceiling(FILE *f, const struct bench_ceiling_result *c)
 {
 	fprintf(f, "{\"ran\":%s,\"error\":", c->ran ? "true" : "false");
-	jstr(f, c->error);
+	json_write_str(f, c->error);
 	fprintf(f,
 		",\"req_bytes\":%u,\"resp_bytes\":%u,\"resp2_bytes\":%u,\"iops_median\":", c->req,
 		c->resp, c->resp2);
@@ -367,11 +481,11 @@ int bench_report_json(FILE *f, const struct bench_report *r)
 	const struct bench_opts *o = r->o;
 
 	fprintf(f, "{\"tool\":\"nvmeof-bench\",\"version\":1,\"started\":");
-	jstr(f, r->started);
+	json_write_str(f, r->started);
 	fprintf(f, ",\"host\":");
-	jstr(f, r->host);
+	json_write_str(f, r->host);
 	fprintf(f, ",\"target\":");
-	jstr(f, o->target_label ? o->target_label : "");
+	json_write_str(f, o->target_label ? o->target_label : "");
 	fprintf(f,
 		",\n\"options\":{\"time_s\":%.3f,\"warmup_s\":%.3f,\"repeat\":%u,\"jobs\":%u,"
 		"\"size_bytes\":%llu,\"verify\":%s,\"quick\":%s,\"header_digest\":%s,"
@@ -389,7 +503,7 @@ int bench_report_json(FILE *f, const struct bench_report *r)
 		const struct bench_cell *c = &r->cells[i];
 
 		fprintf(f, "%s\n{\"label\":", i ? "," : "");
-		jstr(f, c->label);
+		json_write_str(f, c->label);
 		fprintf(f, ",\"rw\":\"%s\",\"bs\":%u,\"qd\":%u,\"jobs\":%u", bench_rw_name(c->w.rw),
 			c->w.bs, c->w.qd, o->jobs);
 		for (unsigned int p = 0; p < BENCH_NPATHS; p++) {
@@ -408,6 +522,162 @@ int bench_report_json(FILE *f, const struct bench_report *r)
 		fprintf(f, "},\n \"ceiling\":");
 		jceiling(f, &c->ceiling);
 		fputc('}', f);
+	}
+	fprintf(f, "\n]}\n");
+	return ferror(f) ? -1 : 0;
+}
+
+/* ---- fio-style JSON ----------------------------------------------------------------------- */
+const struct bench_sample *bench_median_sample(const struct bench_path_result *res)
+{
+	const struct bench_sample *best = NULL;
+	double med, bestd = INFINITY;
+
+	if (!res->ran || !res->nsamples)
+		return NULL;
+	med = res->stat[BM_IOPS].median;
+	for (unsigned int i = 0; i < res->nsamples; i++) {
+		double d = fabs(bench_sample_metric(&res->samples[i], BM_IOPS, 0) - med);
+
+		if (d < bestd) {
+			bestd = d;
+			best = &res->samples[i];
+		}
+	}
+	return best;
+}
+
+/* fio's "lat_ns"/"clat_ns" object: min, max, mean, stddev, N and the percentiles. */
+static void fio_lat(FILE *f, const char *key, const struct bench_dir *d,
+		    const struct bench_opts *o, bool pct)
+{
+	fprintf(f, "\"%s\":{\"min\":%llu,\"max\":%llu,\"mean\":", key,
+		(unsigned long long)d->lat_min_ns, (unsigned long long)d->lat_max_ns);
+	json_write_num(f, d->lat_mean_ns, 9);
+	fprintf(f, ",\"stddev\":");
+	json_write_num(f, d->lat_stddev_ns, 9);
+	fprintf(f, ",\"N\":%llu", (unsigned long long)d->ios);
+	if (pct && d->ios) {
+		fprintf(f, ",\"percentile\":{");
+		for (unsigned int k = 0; k < o->npct; k++)
+			fprintf(f, "%s\"%f\":%llu", k ? "," : "", o->pct[k],
+				(unsigned long long)d->pct_ns[k]);
+		fputc('}', f);
+	}
+	fputc('}', f);
+}
+
+/* fio's "read"/"write"/"trim" object for direction @dir of @s (NULL: all zero). */
+static void fio_dir(FILE *f, const char *key, const struct bench_path_result *res,
+		    const struct bench_sample *s, unsigned int dir, const struct bench_opts *o)
+{
+	static const struct bench_dir none;
+	const struct bench_dir *d = s && dir < 2 ? &s->dir[dir] : &none;
+	double secs = s ? s->secs : 0, iops = secs > 0 ? (double)d->ios / secs : 0;
+	double bw = secs > 0 ? (double)d->bytes / secs : 0;
+	double imin = INFINITY, imax = 0, isum = 0;
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; s && dir < 2 && i < res->nsamples; i++) {
+		const struct bench_sample *x = &res->samples[i];
+		double v = x->secs > 0 ? (double)x->dir[dir].ios / x->secs : 0;
+
+		imin = v < imin ? v : imin;
+		imax = v > imax ? v : imax;
+		isum += v;
+		n++;
+	}
+	fprintf(f, "\"%s\":{\"io_bytes\":%llu,\"io_kbytes\":%llu,\"bw_bytes\":%.0f,\"bw\":%.0f,"
+		   "\"iops\":",
+		key, (unsigned long long)d->bytes, (unsigned long long)(d->bytes >> 10), bw,
+		bw / 1024);
+	json_write_num(f, iops, 9);
+	fprintf(f, ",\"runtime\":%.0f,\"total_ios\":%llu,\"short_ios\":0,\"drop_ios\":0,"
+		   "\"slat_ns\":{\"min\":0,\"max\":0,\"mean\":0,\"stddev\":0,\"N\":0},",
+		secs * 1000, (unsigned long long)d->ios);
+	fio_lat(f, "clat_ns", d, o, true);
+	fputc(',', f);
+	fio_lat(f, "lat_ns", d, o, true);
+	fprintf(f, ",\"iops_min\":");
+	json_write_num(f, n ? imin : 0, 9);
+	fprintf(f, ",\"iops_max\":");
+	json_write_num(f, imax, 9);
+	fprintf(f, ",\"iops_mean\":");
+	json_write_num(f, n ? isum / n : 0, 9);
+	fprintf(f, ",\"iops_samples\":%u}", n);
+}
+
+int bench_report_fio_json(FILE *f, const struct bench_report *r)
+{
+	const struct bench_opts *o = r->o;
+	unsigned int njob = 0;
+
+	fprintf(f, "{\n\"fio version\":\"nvmeof-bench-%s\",\"timestamp\":%lld,\"time\":",
+		PACKAGE_VERSION, (long long)time(NULL));
+	json_write_str(f, r->started);
+	fprintf(f,
+		",\n\"global options\":{\"runtime\":\"%g\",\"ramp_time\":\"%g\","
+		"\"numjobs\":\"%u\",\"size\":\"%llu\",\"loops\":\"%u\"},\n\"jobs\":[",
+		o->time_s, o->warmup_s, o->jobs, (unsigned long long)r->size, o->repeat);
+	for (unsigned int i = 0; i < r->ncells; i++) {
+		const struct bench_cell *c = &r->cells[i];
+
+		for (unsigned int p = 0; p < BENCH_NPATHS; p++) {
+			const struct bench_path_result *res = &c->path[p];
+			const struct bench_sample *s = bench_median_sample(res);
+			char name[96];
+			bool rd = c->w.rw == BENCH_RANDREAD || c->w.rw == BENCH_SEQREAD ||
+				  c->w.rw == BENCH_RANDRW;
+			bool wr = c->w.rw != BENCH_RANDREAD && c->w.rw != BENCH_SEQREAD;
+
+			if (!o->uri[p])
+				continue;
+			snprintf(name, sizeof(name), "%s %s", c->label,
+				 bench_path_name((enum bench_path)p));
+			fprintf(f, "%s\n{\"jobname\":", njob++ ? "," : "");
+			json_write_str(f, name);
+			fprintf(f, ",\"groupid\":%u,\"error\":%d,\"eta\":0,\"elapsed\":%.0f,", i,
+				s ? 0 : 5 /* EIO, as fio reports a failed job */,
+				s ? ceil(s->secs + o->warmup_s) : 0);
+			fprintf(f, "\"job options\":{\"name\":");
+			json_write_str(f, name);
+			fprintf(f, ",\"filename\":");
+			json_write_str(f, o->uri[p]);
+			fprintf(f, ",\"rw\":\"%s\",\"bs\":\"%u\",\"iodepth\":\"%u\"",
+				bench_rw_name(c->w.rw), c->w.bs, c->w.qd);
+			if (c->w.rw == BENCH_RANDRW)
+				fprintf(f, ",\"rwmixread\":\"%u\"", c->w.mixread);
+			fprintf(f, "},\n ");
+			fio_dir(f, "read", res, rd ? s : NULL, 0, o);
+			fprintf(f, ",\n ");
+			fio_dir(f, "write", res, wr ? s : NULL, 1, o);
+			fprintf(f, ",\n ");
+			fio_dir(f, "trim", res, NULL, 2, o);
+			fprintf(f, ",\n \"job_runtime\":%.0f,\"usr_cpu\":", s ? s->secs * 1000 : 0);
+			json_write_num(
+				f, s && s->secs > 0 ? s->init_cpu_ns / 1e9 / s->secs * 100 : 0, 6);
+			fprintf(f,
+				",\"sys_cpu\":0,\"ctx\":0,\"majf\":0,\"minf\":0,\n "
+				"\"nvmeof\":{\"path\":\"%s\","
+				"\"runs\":%u,\"error\":",
+				bench_path_key((enum bench_path)p), res->nsamples);
+			json_write_str(f, res->error);
+			for (size_t m = 0; m < sizeof(summary_metrics) / sizeof(summary_metrics[0]);
+			     m++) {
+				const struct bench_stat *st = &res->stat[summary_metrics[m]];
+
+				fprintf(f, ",\"%s\":", bench_metrics[summary_metrics[m]].key);
+				json_write_num(f, res->ran && st->n ? st->median : NAN, 6);
+				fprintf(f, ",\"%s_spread_pct\":",
+					bench_metrics[summary_metrics[m]].key);
+				json_write_num(f, res->ran ? bench_spread_pct(st) : NAN, 4);
+			}
+			fprintf(f, ",\"target_xlate_us_per_io\":");
+			json_write_num(f, med_of(res, BM_TGT_XLATE), 6);
+			fprintf(f, ",\"initiator_xlate_us_per_io\":");
+			json_write_num(f, med_of(res, BM_INIT_XLATE), 6);
+			fprintf(f, "}}");
+		}
 	}
 	fprintf(f, "\n]}\n");
 	return ferror(f) ? -1 : 0;

@@ -62,7 +62,7 @@ uint64_t bench_next_offset(enum bench_rw rw, uint32_t bs, uint64_t size, uint64_
 {
 	uint64_t off;
 
-	if (rw == BENCH_RANDREAD || rw == BENCH_RANDWRITE)
+	if (rw == BENCH_RANDREAD || rw == BENCH_RANDWRITE || rw == BENCH_RANDRW)
 		return bench_xorshift(rng) % (size / bs) * bs;
 	if (*cursor + bs > region_len)
 		*cursor = 0;
@@ -230,7 +230,8 @@ void bench_conn_service(struct bench_conn *c, int max_ms)
 	conns_service(cs, 1, max_ms);
 }
 
-/* ---- jobs -------------------------------------------------------------------------------------- */
+/* ---- jobs --------------------------------------------------------------------------------------
+ */
 struct bench_job;
 
 struct bench_slot {
@@ -238,6 +239,7 @@ struct bench_slot {
 	uint64_t t0;
 	uint64_t lba;
 	uint32_t nblocks;
+	bool read;
 	struct iovec iov;
 };
 
@@ -263,9 +265,10 @@ struct bench_job {
 	unsigned int nfree;
 	void *bufs;
 	uint64_t rng, cursor, region_off, region_len;
-	struct bench_hist *hist;
+	struct bench_hist *hist[2]; /* reads, writes */
 	bool measuring;
 	uint64_t ios, bytes, errors, verify_errors;
+	uint64_t dir_ios[2], dir_bytes[2];
 	uint64_t cpu0, cpu_ns;
 	bool have_xlate;
 	struct nvmeof_qpair_stats xlate0, xlate; /* at the start; the difference */
@@ -308,7 +311,7 @@ static void io_done(void *arg, const struct nvmeof_cpl *cpl)
 		else
 			job_fail(j, "I/O failed: %s",
 				 nvmeof_status_str(cpl->status, buf, sizeof(buf)));
-	} else if (j->sh->verify && is_read(j->sh->w.rw) &&
+	} else if (j->sh->verify && s->read &&
 		   bench_pattern_check(s->iov.iov_base, s->lba, s->nblocks, j->sh->c->block_size) >=
 			   0) {
 		char where[48];
@@ -318,9 +321,11 @@ static void io_done(void *arg, const struct nvmeof_cpl *cpl)
 		job_fail(j, "data read back differs from the pattern at %s", where);
 	}
 	if (j->measuring) {
-		bench_hist_add(j->hist, now - s->t0);
+		bench_hist_add(j->hist[!s->read], now - s->t0);
 		j->ios++;
 		j->bytes += s->iov.iov_len;
+		j->dir_ios[!s->read]++;
+		j->dir_bytes[!s->read] += s->iov.iov_len;
 	}
 	atomic_store_explicit(&j->live, atomic_load_explicit(&j->live, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
@@ -341,10 +346,12 @@ static int job_submit(struct bench_job *j)
 
 		s->lba = off / bsz;
 		s->nblocks = sh->w.bs / bsz;
-		if (sh->verify && !is_read(sh->w.rw))
+		s->read = sh->w.rw == BENCH_RANDRW ? bench_xorshift(&j->rng) % 100 < sh->w.mixread
+						    : is_read(sh->w.rw);
+		if (sh->verify && !s->read)
 			bench_pattern_fill(s->iov.iov_base, s->lba, s->nblocks, bsz);
 		s->t0 = mono_ns();
-		if (is_read(sh->w.rw))
+		if (s->read)
 			rc = nvmeof_read(j->qp, sh->c->ns, s->lba, s->nblocks, &s->iov, 1, 0,
 					 io_done, s);
 		else
@@ -362,7 +369,9 @@ static int job_submit(struct bench_job *j)
 static void job_phase(struct bench_job *j, enum bench_phase ph)
 {
 	if (ph == BENCH_PHASE_MEASURE) {
-		bench_hist_reset(j->hist);
+		bench_hist_reset(j->hist[0]);
+		bench_hist_reset(j->hist[1]);
+		j->dir_ios[0] = j->dir_ios[1] = j->dir_bytes[0] = j->dir_bytes[1] = 0;
 		/* the first call calibrates the counter's rate: not inside the measurement */
 		j->ios = j->bytes = 0;
 		j->have_xlate = nvmeof_qpair_get_stats(j->qp, &j->xlate0) == 0;
@@ -462,7 +471,8 @@ static void job_free(struct bench_job *j)
 	free(j->slots);
 	free(j->free_stack);
 	free(j->bufs);
-	free(j->hist);
+	free(j->hist[0]);
+	free(j->hist[1]);
 }
 
 static int job_init(struct bench_job *j, struct bench_shared *sh, unsigned int idx,
@@ -482,8 +492,9 @@ static int job_init(struct bench_job *j, struct bench_shared *sh, unsigned int i
 	j->region_len = per_job;
 	j->slots = calloc(w->qd, sizeof(*j->slots));
 	j->free_stack = calloc(w->qd, sizeof(*j->free_stack));
-	j->hist = calloc(1, sizeof(*j->hist));
-	if (!j->slots || !j->free_stack || !j->hist ||
+	j->hist[0] = calloc(1, sizeof(*j->hist[0]));
+	j->hist[1] = calloc(1, sizeof(*j->hist[1]));
+	if (!j->slots || !j->free_stack || !j->hist[0] || !j->hist[1] ||
 	    posix_memalign(&j->bufs, 4096, (size_t)w->qd * w->bs) != 0) {
 		j->bufs = NULL;
 		job_free(j);
@@ -560,7 +571,7 @@ int bench_run_sample(struct bench_conn *c, const struct bench_workload *w,
 	atomic_init(&sh.go, false);
 	atomic_init(&sh.failed, false);
 	jobs = calloc(n, sizeof(*jobs));
-	merged = calloc(1, sizeof(*merged));
+	merged = calloc(3, sizeof(*merged)); /* reads, writes, both */
 	if (!jobs || !merged) {
 		free(jobs);
 		free(merged);
@@ -608,11 +619,17 @@ int bench_run_sample(struct bench_conn *c, const struct bench_workload *w,
 	for (unsigned int i = 0; i < n; i++)
 		pthread_join(jobs[i].thread, NULL);
 
-	bench_hist_reset(merged);
+	for (unsigned int d = 0; d < 3; d++)
+		bench_hist_reset(&merged[d]);
 	for (unsigned int i = 0; i < n; i++) {
 		struct bench_job *j = &jobs[i];
 
-		bench_hist_merge(merged, j->hist);
+		for (unsigned int d = 0; d < 2; d++) {
+			bench_hist_merge(&merged[d], j->hist[d]);
+			bench_hist_merge(&merged[2], j->hist[d]);
+			out->dir[d].ios += j->dir_ios[d];
+			out->dir[d].bytes += j->dir_bytes[d];
+		}
 		out->ios += j->ios;
 		out->bytes += j->bytes;
 		out->errors += j->errors;
@@ -632,12 +649,27 @@ int bench_run_sample(struct bench_conn *c, const struct bench_workload *w,
 		job_free(j);
 	}
 	out->secs = (double)(t_end - t_meas) / 1e9;
+	for (unsigned int d = 0; d < 2; d++) {
+		struct bench_dir *bd = &out->dir[d];
+		const struct bench_hist *h = &merged[d];
+
+		if (!h->count)
+			continue;
+		bd->lat_mean_ns = bench_hist_mean(h);
+		bd->lat_stddev_ns = bench_hist_stddev(h);
+		bd->lat_min_ns = h->min;
+		bd->lat_max_ns = h->max;
+		for (unsigned int k = 0; k < o->npct && k < BENCH_MAX_PCT; k++)
+			bd->pct_ns[k] = bench_hist_percentile(h, o->pct[k]);
+	}
+	merged += 2;
 	out->lat_avg_ns = bench_hist_mean(merged);
 	out->lat_min_ns = merged->min;
 	out->lat_max_ns = merged->max;
 	out->lat_p50_ns = bench_hist_percentile(merged, 50);
 	out->lat_p99_ns = bench_hist_percentile(merged, 99);
 	out->lat_p999_ns = bench_hist_percentile(merged, 99.9);
+	merged -= 2;
 	free(jobs);
 	free(merged);
 	if (rc == 0 && !ok) {

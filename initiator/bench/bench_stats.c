@@ -44,6 +44,8 @@ const char *bench_rw_name(enum bench_rw rw)
 		return "read";
 	case BENCH_SEQWRITE:
 		return "write";
+	case BENCH_RANDRW:
+		return "randrw";
 	}
 	return "?";
 }
@@ -55,8 +57,9 @@ void bench_cell_label(const struct bench_workload *w, char *buf, size_t len)
 		[BENCH_RANDWRITE] = "random write",
 		[BENCH_SEQREAD] = "seq read",
 		[BENCH_SEQWRITE] = "seq write",
+		[BENCH_RANDRW] = "random r/w",
 	};
-	char size[16];
+	char size[16], mix[16] = "";
 
 	if (w->bs % (1024 * 1024) == 0)
 		snprintf(size, sizeof(size), "%uM", w->bs >> 20);
@@ -64,7 +67,9 @@ void bench_cell_label(const struct bench_workload *w, char *buf, size_t len)
 		snprintf(size, sizeof(size), "%uK", w->bs >> 10);
 	else
 		snprintf(size, sizeof(size), "%uB", w->bs);
-	snprintf(buf, len, "%s %s QD%u", size, what[w->rw], w->qd);
+	if (w->rw == BENCH_RANDRW)
+		snprintf(mix, sizeof(mix), " %u/%u", w->mixread, 100 - w->mixread);
+	snprintf(buf, len, "%s %s%s QD%u", size, what[w->rw], mix, w->qd);
 }
 
 double bench_sample_metric(const struct bench_sample *s, enum bench_metric m, double ceil_iops)
@@ -156,4 +161,11 @@ double bench_diff_pct(double native, double scsi)
 	if (isnan(native) || isnan(scsi) || native == 0)
 		return NAN;
 	return (scsi - native) / native * 100.0;
+}
+
+double bench_spread_pct(const struct bench_stat *s)
+{
+	if (s->n < 2 || !(s->median > 0))
+		return NAN;
+	return (s->max - s->min) / 2 / s->median * 100.0;
 }

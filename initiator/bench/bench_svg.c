@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * nvmeof-bench: grouped bar charts as SVG, one panel per figure (IOPS, latency, CPU per
- * I/O), one group per workload, native and SCSI side by side with the difference above.
+ * nvmeof-bench: the chart as SVG. First the story at a glance: per workload, how much SCSI
+ * differs from native in IOPS, latency and target CPU per I/O, with the runs' spread as
+ * whiskers. Then grouped bar charts, one panel per figure (IOPS, latency, CPU per I/O on
+ * log scales so QD1 and QD32 both read), native and SCSI side by side with the difference
+ * under each group; the SCSI translation time is the dark inset of the SCSI CPU bar.
  */
 #include "bench.h"
 
@@ -15,13 +18,17 @@
 #define PANEL_H 190
 #define LABEL_H 104 /* differences and rotated workload names under a panel */
 #define TITLE_H 34
-#define TOP 64
+#define TOP 30
+#define CAPTION_H 60 /* machine, settings and spread under the heading */
+#define LEGEND_H 16  /* the difference panel's legend under its title */
+#define PATHS_H 26   /* the native/SCSI legend above the bar panels */
 
 static const char *const path_color[BENCH_NPATHS] = { "#2b6cb0", "#dd6b20" };
 
 struct panel {
 	enum bench_metric m;
-	enum bench_metric marker; /* drawn as a tick over each bar (BM_COUNT: none) */
+	enum bench_metric marker;  /* drawn as a tick over each bar (BM_COUNT: none) */
+	enum bench_metric overlay; /* the SCSI bar's inset from the base (BM_COUNT: none) */
 	bool log;		  /* decades: values far apart stay readable */
 	const char *title;
 };
@@ -173,6 +180,12 @@ static void draw_panel(FILE *f, const struct bench_report *r, const struct panel
 				min = v;
 			if (!isnan(mk) && mk > max)
 				max = mk;
+			if (pn->overlay < BM_COUNT && p == BENCH_SCSI) {
+				double ov = cell_value(&r->cells[i], BENCH_SCSI, pn->overlay);
+
+				if (!isnan(ov) && ov > 0 && ov < min)
+					min = ov;
+			}
 		}
 	axis_fit(&ax, pn->log, min, max);
 
@@ -208,6 +221,20 @@ static void draw_panel(FILE *f, const struct bench_report *r, const struct panel
 			text_esc(f, c->label);
 			fprintf(f, " %s: %.4g %s</title></rect>\n",
 				bench_path_name((enum bench_path)p), v, bench_metrics[pn->m].unit);
+			if (pn->overlay < BM_COUNT && p == BENCH_SCSI) {
+				double ov = cell_value(c, BENCH_SCSI, pn->overlay);
+				int oh = isnan(ov) ? 0 : axis_h(&ax, ov);
+
+				if (oh > h)
+					oh = h;
+				if (oh > 0)
+					fprintf(f,
+						"<rect x=\"%d\" y=\"%d\" width=\"%d\" "
+						"height=\"%d\" "
+						"class=\"inset\"><title>SCSI translation: %.3g us "
+						"per I/O</title></rect>\n",
+						bx + 4, base - oh, BAR_W - 10, oh, ov);
+			}
 			if (!isnan(mk)) {
 				int my = base - axis_h(&ax, mk);
 
@@ -231,26 +258,196 @@ static void draw_panel(FILE *f, const struct bench_report *r, const struct panel
 	}
 }
 
+/* ---- the first panel: SCSI vs native in % ---------------------------------------------- */
+static const struct {
+	enum bench_metric m;
+	const char *name, *color;
+} diff_series[] = {
+	{ BM_IOPS, "IOPS", "#2f855a" },
+	{ BM_LAT_AVG, "average latency", "#805ad5" },
+	{ BM_TGT_CPU, "target CPU per I/O", "#c05621" },
+};
+#define NSERIES	   (sizeof(diff_series) / sizeof(diff_series[0]))
+#define DIFF_BAR_W 18
+
+static double cell_diff(const struct bench_cell *c, enum bench_metric m)
+{
+	return bench_diff_pct(cell_value(c, BENCH_NATIVE, m), cell_value(c, BENCH_SCSI, m));
+}
+
+/* The two paths' spreads added: how far apart noise alone puts them. */
+static double cell_noise(const struct bench_cell *c, enum bench_metric m)
+{
+	double a =
+		c->path[BENCH_NATIVE].ran ? bench_spread_pct(&c->path[BENCH_NATIVE].stat[m]) : NAN;
+	double b = c->path[BENCH_SCSI].ran ? bench_spread_pct(&c->path[BENCH_SCSI].stat[m]) : NAN;
+
+	return isnan(a) || isnan(b) ? NAN : a + b;
+}
+
+static bool diff_panel_has_data(const struct bench_report *r)
+{
+	for (unsigned int i = 0; i < r->ncells; i++)
+		if (!isnan(cell_diff(&r->cells[i], BM_IOPS)))
+			return true;
+	return false;
+}
+
+static void draw_diff_panel(FILE *f, const struct bench_report *r, int y0, int plot_w)
+{
+	int x0 = LEFT, top = y0 + TITLE_H + LEGEND_H, base = top + PANEL_H, mid = top + PANEL_H / 2;
+	double lim = 10, step;
+	char buf[32];
+
+	/* the scale fits the differences; whiskers of a noisy run are cut at the edge */
+	for (unsigned int i = 0; i < r->ncells; i++)
+		for (size_t k = 0; k < NSERIES; k++) {
+			double d = cell_diff(&r->cells[i], diff_series[k].m);
+
+			if (!isnan(d) && fabs(d) * 1.25 > lim)
+				lim = fabs(d) * 1.25;
+		}
+	step = nice_step(lim * 1.05);
+	lim = ceil(lim * 1.05 / step) * step;
+	fprintf(f,
+		"<text x=\"%d\" y=\"%d\" class=\"title\">SCSI vs native, %% per workload "
+		"(IOPS: higher is better for SCSI; latency and CPU: lower is)</text>\n",
+		x0, y0 + 22);
+	for (double v = -lim; v <= lim * 1.0001; v += step) {
+		int y = mid - (int)lround(v / lim * (PANEL_H / 2));
+
+		snprintf(buf, sizeof(buf), "%+.0f%%", v);
+		fprintf(f,
+			"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"%s\"/>"
+			"<text x=\"%d\" y=\"%d\" class=\"ytick\">%s</text>\n",
+			x0, y, x0 + plot_w, y, fabs(v) < step / 2 ? "axis" : "grid", x0 - 6, y + 4,
+			fabs(v) < step / 2 ? "0" : buf);
+	}
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"axis\"/>\n", x0, top, x0,
+		base);
+	for (unsigned int i = 0; i < r->ncells; i++) {
+		const struct bench_cell *c = &r->cells[i];
+		int gx = x0 + (int)i * GROUP_W + (GROUP_W - (int)NSERIES * DIFF_BAR_W) / 2;
+
+		for (size_t k = 0; k < NSERIES; k++) {
+			double d = cell_diff(c, diff_series[k].m),
+			       nz = cell_noise(c, diff_series[k].m);
+			int bx = gx + (int)k * DIFF_BAR_W, y1, y2;
+
+			if (isnan(d))
+				continue;
+			y1 = mid - (int)lround((d > 0 ? d : 0) / lim * (PANEL_H / 2));
+			y2 = mid - (int)lround((d < 0 ? d : 0) / lim * (PANEL_H / 2));
+			fprintf(f,
+				"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"%s>"
+				"<title>",
+				bx, y1, DIFF_BAR_W - 2, y2 - y1 > 0 ? y2 - y1 : 1,
+				diff_series[k].color,
+				!isnan(nz) && fabs(d) <= nz ? " fill-opacity=\"0.35\"" : "");
+			text_esc(f, c->label);
+			fprintf(f, ", %s: %+.1f%% (runs spread %s%.1f%%)</title></rect>\n",
+				diff_series[k].name, d, isnan(nz) ? "unknown " : "+-",
+				isnan(nz) ? 0 : nz);
+			if (!isnan(nz) && nz > 0) {
+				int cx = bx + DIFF_BAR_W / 2 - 1;
+				double hi = d + nz > lim ? lim : d + nz,
+				       lo = d - nz < -lim ? -lim : d - nz;
+				int ya = mid - (int)lround(hi / lim * (PANEL_H / 2));
+				int yb = mid - (int)lround(lo / lim * (PANEL_H / 2));
+
+				fprintf(f,
+					"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+					"class=\"err\"/>"
+					"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+					"class=\"err\"/>"
+					"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+					"class=\"err\"/>\n",
+					cx, ya, cx, yb, cx - 3, ya, cx + 3, ya, cx - 3, yb, cx + 3,
+					yb);
+			}
+		}
+		fprintf(f,
+			"<text x=\"%d\" y=\"%d\" class=\"xtick\" transform=\"rotate(-40 %d %d)\">",
+			gx + DIFF_BAR_W, base + 16, gx + DIFF_BAR_W, base + 16);
+		text_esc(f, c->label);
+		fprintf(f, "</text>\n");
+	}
+	for (size_t k = 0; k < NSERIES; k++) {
+		int lx = x0 + (int)k * 150;
+
+		fprintf(f,
+			"<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"%d\">%s</text>\n",
+			lx, y0 + TITLE_H - 4, diff_series[k].color, lx + 16, y0 + TITLE_H + 6,
+			diff_series[k].name);
+	}
+	fprintf(f,
+		"<text x=\"%d\" y=\"%d\">whiskers: the runs' spread (cut at the edge); "
+		"pale: inside it, noise</text>\n",
+		x0 + (int)NSERIES * 150, y0 + TITLE_H + 6);
+}
+
+/* The caption: machine, transfer settings, runs and their spread. */
+static void caption(FILE *f, const struct bench_report *r, int y)
+{
+	const struct bench_settings *n = &r->set[BENCH_NATIVE], *sc = &r->set[BENCH_SCSI];
+	double spread = bench_report_max_spread(r);
+
+	fprintf(f, "<text x=\"%d\" y=\"%d\">", LEFT, y);
+	text_esc(f, r->host);
+	fprintf(f,
+		"; %u job%s, %.1f s per run after %.1f s warm-up, median of %u run%s per path, "
+		"paths alternated</text>\n",
+		r->o->jobs, r->o->jobs == 1 ? "" : "s", r->o->time_s, r->o->warmup_s, r->o->repeat,
+		r->o->repeat == 1 ? "" : "s");
+	fprintf(f,
+		"<text x=\"%d\" y=\"%d\">native: in-capsule data %u B, digests %s; SCSI: "
+		"FirstBurstLength %u B, ImmediateData=%s, InitialR2T=%s, digests %s</text>\n",
+		LEFT, y + 16, n->in_capsule, n->hdgst || n->ddgst ? "on" : "off", sc->first_burst,
+		sc->immediate_data ? "Yes" : "No", sc->initial_r2t ? "Yes" : "No",
+		sc->hdgst || sc->ddgst ? "on" : "off");
+	fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"%s\">", LEFT, y + 32,
+		isnan(spread) || spread > 10 ? "warn" : "note");
+	if (isnan(spread))
+		fprintf(f, "one run each: no spread known, differences are not a result");
+	else if (spread > 10)
+		fprintf(f,
+			"NOISY: runs spread up to +-%.1f%%: read differences inside the "
+			"whiskers as noise",
+			spread);
+	else
+		fprintf(f, "runs agree within +-%.1f%%", spread);
+	if (r->unfair[0]) {
+		fputs("; WARNING: ", f);
+		text_esc(f, r->unfair);
+	}
+	fprintf(f, "</text>\n");
+}
+
 int bench_svg_write(FILE *f, const struct bench_report *r)
 {
 	static const struct panel all[] = {
-		{ BM_IOPS, BM_COUNT, true, "IOPS (higher is better)" },
-		{ BM_LAT_AVG, BM_LAT_P99, true,
+		{ BM_IOPS, BM_COUNT, BM_COUNT, true, "IOPS (higher is better)" },
+		{ BM_LAT_AVG, BM_LAT_P99, BM_COUNT, true,
 		  "Latency, us: bar = average, tick = p99 (lower is better)" },
-		{ BM_TGT_CPU, BM_COUNT, false, "Target CPU per I/O, us (lower is better)" },
-		{ BM_INIT_CPU, BM_COUNT, false, "Initiator CPU per I/O, us (lower is better)" },
+		{ BM_TGT_CPU, BM_COUNT, BM_TGT_XLATE, true,
+		  "Target CPU per I/O, us; dark inset: SCSI translation (lower is better)" },
+		{ BM_INIT_CPU, BM_COUNT, BM_INIT_XLATE, true,
+		  "Initiator CPU per I/O, us; dark inset: SCSI translation (lower is better)" },
 	};
 	const struct panel *use[sizeof(all) / sizeof(all[0])];
 	unsigned int npanels = 0;
 	int plot_w = (int)(r->ncells ? r->ncells : 1) * GROUP_W;
 	int width = LEFT + plot_w + RIGHT, height, y;
+	bool diff = diff_panel_has_data(r);
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (panel_has_data(r, all[i].m))
 			use[npanels++] = &all[i];
-	if (width < 640)
-		width = 640;
-	height = TOP + (int)npanels * (TITLE_H + PANEL_H + LABEL_H) + 10;
+	if (width < 900)
+		width = 900;
+	height = TOP + CAPTION_H + ((int)npanels + diff) * (TITLE_H + PANEL_H + LABEL_H) +
+		 (diff ? LEGEND_H : 0) + PATHS_H + 30;
 
 	fprintf(f,
 		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -262,29 +459,33 @@ int bench_svg_write(FILE *f, const struct bench_report *r)
 		".diff{text-anchor:middle;font-size:10px;fill:#555}.grid{stroke:#d8d8d8}.minor{"
 		"stroke:#f0f0f0}"
 		".axis{stroke:#444}.marker{stroke:#111;stroke-width:2}"
-		".whisker{stroke:#111;stroke-width:1;stroke-dasharray:2,2}</style>\n"
+		".whisker{stroke:#111;stroke-width:1;stroke-dasharray:2,2}.err{stroke:#111;"
+		"stroke-width:1}.inset{fill:#1a1a1a;fill-opacity:0.55}.warn{fill:#c53030;"
+		"font-weight:bold}.note{fill:#2f855a}</style>\n"
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n",
 		width, height, width, height);
 	fprintf(f,
 		"<text x=\"%d\" y=\"22\" class=\"head\">nvmeof-bench: native NVMe/TCP vs SCSI "
 		"over iSCSI</text>\n",
 		LEFT);
-	fprintf(f, "<text x=\"%d\" y=\"40\">", LEFT);
-	text_esc(f, r->host);
-	fprintf(f, ", %u job%s, %.1f s per run, %u repeat%s (median)</text>\n", r->o->jobs,
-		r->o->jobs == 1 ? "" : "s", r->o->time_s, r->o->repeat,
-		r->o->repeat == 1 ? "" : "s");
+	caption(f, r, 40);
+	y = TOP + CAPTION_H;
+	if (diff) {
+		draw_diff_panel(f, r, y, plot_w);
+		y += TITLE_H + LEGEND_H + PANEL_H + LABEL_H;
+	}
 	for (unsigned int p = 0; p < BENCH_NPATHS; p++) {
 		int lx = LEFT + (int)p * 85;
 
 		fprintf(f,
-			"<rect x=\"%d\" y=\"48\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-			"<text x=\"%d\" y=\"58\">%s</text>\n",
-			lx, path_color[p], lx + 16, bench_path_name((enum bench_path)p));
+			"<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"%d\">%s</text>\n",
+			lx, y + 2, path_color[p], lx + 16, y + 12,
+			bench_path_name((enum bench_path)p));
 	}
-	fprintf(f, "<text x=\"%d\" y=\"58\">under each group: SCSI vs native</text>\n",
-		LEFT + 2 * 85);
-	y = TOP;
+	fprintf(f, "<text x=\"%d\" y=\"%d\">under each group: SCSI vs native</text>\n",
+		LEFT + 2 * 85, y + 12);
+	y += PATHS_H;
 	for (unsigned int i = 0; i < npanels; i++) {
 		draw_panel(f, r, use[i], y, plot_w);
 		y += TITLE_H + PANEL_H + LABEL_H;

@@ -1,7 +1,8 @@
 # initiator/bench/: nvmeof-bench: native NVMe/TCP vs SCSI over iSCSI (bench.h lists its parts).
 bench_sources = initiator/bench/bench.h initiator/bench/bench_hist.h initiator/bench/bench_hist.c \
 	initiator/bench/bench_stats.c initiator/bench/bench_run.c initiator/bench/bench_target.c \
-	initiator/bench/bench_report.c initiator/bench/bench_svg.c
+	initiator/bench/bench_report.c initiator/bench/bench_svg.c initiator/bench/bench_opts.c \
+	common/json_writer.c common/json_writer.h
 bin_PROGRAMS += initiator/nvmeof-bench
 initiator_nvmeof_bench_SOURCES = initiator/bench/bench_main.c $(bench_sources)
 initiator_nvmeof_bench_CFLAGS = $(HOST_CFLAGS)
@@ -14,7 +15,8 @@ bench_ut = \
 	tests/unit/initiator/bench/bench_run_ut \
 	tests/unit/initiator/bench/bench_target_ut \
 	tests/unit/initiator/bench/bench_report_ut \
-	tests/unit/initiator/bench/bench_svg_ut
+	tests/unit/initiator/bench/bench_svg_ut \
+	tests/unit/initiator/bench/bench_opts_ut
 check_PROGRAMS += $(bench_ut)
 TESTS += $(bench_ut)
 bench_ut_libs = libnvmeof.la -lm $(UT_LIBS)
@@ -39,6 +41,9 @@ tests_unit_initiator_bench_bench_report_ut_LDADD = $(bench_ut_libs)
 tests_unit_initiator_bench_bench_svg_ut_SOURCES = tests/unit/initiator/bench/bench_svg_ut.c $(bench_sources)
 tests_unit_initiator_bench_bench_svg_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_initiator_bench_bench_svg_ut_LDADD = $(bench_ut_libs)
+tests_unit_initiator_bench_bench_opts_ut_SOURCES = tests/unit/initiator/bench/bench_opts_ut.c $(bench_sources)
+tests_unit_initiator_bench_bench_opts_ut_CFLAGS = $(UT_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_initiator_bench_bench_opts_ut_LDADD = $(bench_ut_libs) $(JSONC_LIBS)
 
 # nvmeof-tcp-ceiling: the loopback ceiling nvmeof-bench --ceiling compares against,
 # installed beside the bench.

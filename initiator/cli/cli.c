@@ -3,8 +3,10 @@
  * nvmeof: command-line NVMe over Fabrics host built on libnvmeof's public API.
  *
  *   nvmeof discover URI | identify URI | list-ns URI | flush URI
- *   nvmeof read URI --lba N --blocks N [-o FILE]
- *   nvmeof write URI --lba N --blocks N [-i FILE] [--fua]
+ *   nvmeof read URI --lba N --blocks N [-d FILE]
+ *   nvmeof write URI --lba N [--blocks N] [-d FILE] [--fua]
+ *   and nvme-cli's get-log, get-feature, set-feature, id-ctrl, id-ns, compare,
+ *   write-zeroes, dsm, verify, resv-* (cli_admin.c, cli_nvm.c); -o normal|json on all.
  *
  * Exit status: 0 success, 1 the controller returned an error status (printed by name),
  * 2 usage or URI error, 3 connection or transport failure.
@@ -19,55 +21,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/json_writer.h"
 #include "lib/nvmeof.h"
 
-#define EXIT_NVME 1
-#define EXIT_USAGE 2
-#define EXIT_TRANSPORT 3
+#include "cli.h"
 
-#define CHUNK_BYTES (2u << 20) /* read/write moves this much per command */
-
-struct cli {
-	const char *cmd;
-	const char *uri;
-	struct nvmeof_opts opts;
-	bool json;
-	bool fua;
-	bool have_lba, have_blocks;
-	uint64_t lba;
-	uint64_t blocks;
-	const char *file;
-	int verbose;
-};
-
-enum {
-	OPT_HOSTNQN = 256,
-	OPT_HOSTID,
-	OPT_HDGST,
-	OPT_DDGST,
-	OPT_TIMEOUT,
-	OPT_KATO,
-	OPT_JSON,
-	OPT_LBA,
-	OPT_BLOCKS,
-	OPT_FUA,
-};
-
-struct command {
-	const char *name;
-	int (*run)(struct cli *c);
-	const char *args;  /* after URI in the synopsis */
-	const char *about;
-	const char *extra; /* command-specific option help */
-	bool json, lba, in, out, fua;
-};
-
-static void die_usage(const struct cli *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3), noreturn));
-
-static void die_usage(const struct cli *c, const char *fmt, ...)
+void die_usage(const struct cli *c, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -88,7 +50,7 @@ static void log_to_stderr(enum nvmeof_log_level level, const char *msg, void *ar
 }
 
 /* Map a failed library call to an exit status, printing one line. */
-static int fail(const struct cli *c, const char *what, int rc, const struct nvmeof_qpair *qp)
+int fail(const struct cli *c, const char *what, int rc, const struct nvmeof_qpair *qp)
 {
 	char st[128];
 
@@ -107,7 +69,25 @@ static int fail(const struct cli *c, const char *what, int rc, const struct nvme
 	return EXIT_TRANSPORT;
 }
 
-static int connect_ctrlr(struct cli *c, unsigned int io_queues, struct nvmeof_ctrlr **ctrlr)
+void print_done(const struct cli *c, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (c->json) {
+		printf("{\n  \"command\": \"%s\",\n  \"status\": \"ok\",\n  \"result\": ",
+		       c->cmd);
+		json_write_str(stdout, msg);
+		printf("\n}\n");
+	} else if (c->verbose || c->file == NULL || strcmp(c->cmd, "read") != 0) {
+		printf("%s: %s\n", c->cmd, msg);
+	}
+}
+
+int connect_ctrlr(struct cli *c, unsigned int io_queues, struct nvmeof_ctrlr **ctrlr)
 {
 	int rc;
 
@@ -124,36 +104,21 @@ static int connect_ctrlr(struct cli *c, unsigned int io_queues, struct nvmeof_ct
 }
 
 /* ---- JSON output ---------------------------------------------------------------------- */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
 
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
-static void hex(char *out, const uint8_t *b, size_t n)
+void hex(char *out, const uint8_t *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		sprintf(out + 2 * i, "%02x", b[i]);
 }
 
-static void uuid_text(char *out, const uint8_t *u)
+void uuid_text(char *out, const uint8_t *u)
 {
 	sprintf(out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
 		u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
 		u[14], u[15]);
 }
 
-static void human_size(char *out, size_t len, uint64_t bytes)
+void human_size(char *out, size_t len, uint64_t bytes)
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
 	double v = (double)bytes;
@@ -166,326 +131,8 @@ static void human_size(char *out, size_t len, uint64_t bytes)
 	snprintf(out, len, u ? "%.2f %s" : "%.0f %s", v, units[u]);
 }
 
-/* ---- discover ------------------------------------------------------------------------------ */
-static const char *treq_str(uint8_t treq, char *buf, size_t len)
-{
-	static const char *const sec[] = { "not specified", "required", "not required",
-					   "reserved" };
-
-	snprintf(buf, len, "%s%s", sec[treq & 3],
-		 treq & 4 ? ", sq flow control disable supported" : "");
-	return buf;
-}
-
-static const char *eflags_str(uint16_t f, char *buf, size_t len)
-{
-	if (!f)
-		return "none";
-	snprintf(buf, len, "%s%s%s%s", f & 1 ? "duplicate discovery information, " : "",
-		 f & 2 ? "explicit discovery connections, " : "",
-		 f & 4 ? "no cdc connectivity, " : "", f & ~7 ? "reserved, " : "");
-	buf[strlen(buf) - 2] = '\0';
-	return buf;
-}
-
-static const char *sectype_str(uint8_t t)
-{
-	switch (t) {
-	case 0:
-		return "none";
-	case 1:
-		return "tls1.2";
-	case 2:
-		return "tls1.3";
-	default:
-		return "reserved";
-	}
-}
-
-static int cmd_discover(struct cli *c)
-{
-	struct nvmeof_ctrlr *ctrlr;
-	struct nvmeof_disc_entry *e;
-	unsigned int n;
-	uint64_t gen;
-	char b1[128], b2[128];
-	int rc;
-
-	rc = connect_ctrlr(c, 0, &ctrlr);
-	if (rc)
-		return rc;
-	rc = nvmeof_discover(ctrlr, &e, &n, &gen);
-	if (rc) {
-		rc = fail(c, "discover", rc, NULL);
-		nvmeof_ctrlr_disconnect(ctrlr);
-		return rc;
-	}
-	if (c->json) {
-		printf("{\n  \"genctr\": %" PRIu64 ",\n  \"records\": [", gen);
-		for (unsigned int i = 0; i < n; i++) {
-			printf("%s\n    {\"trtype\": ", i ? "," : "");
-			json_str(stdout, nvmeof_trtype_name(e[i].trtype));
-			printf(", \"adrfam\": ");
-			json_str(stdout, nvmeof_adrfam_name(e[i].adrfam));
-			printf(", \"subtype\": ");
-			json_str(stdout, nvmeof_subtype_name(e[i].subtype));
-			printf(", \"treq\": ");
-			json_str(stdout, treq_str(e[i].treq, b1, sizeof(b1)));
-			printf(", \"portid\": %u, \"trsvcid\": ", e[i].portid);
-			json_str(stdout, e[i].trsvcid);
-			printf(", \"subnqn\": ");
-			json_str(stdout, e[i].subnqn);
-			printf(", \"traddr\": ");
-			json_str(stdout, e[i].traddr);
-			printf(", \"eflags\": ");
-			json_str(stdout, eflags_str(e[i].eflags, b2, sizeof(b2)));
-			printf(", \"sectype\": ");
-			json_str(stdout, sectype_str(e[i].sectype));
-			printf("}");
-		}
-		printf("%s]\n}\n", n ? "\n  " : "");
-	} else {
-		printf("\nDiscovery Log Number of Records %u, Generation counter %" PRIu64 "\n", n,
-		       gen);
-		for (unsigned int i = 0; i < n; i++) {
-			printf("=====Discovery Log Entry %u======\n", i);
-			printf("trtype:  %s\n", nvmeof_trtype_name(e[i].trtype));
-			printf("adrfam:  %s\n", nvmeof_adrfam_name(e[i].adrfam));
-			printf("subtype: %s\n", nvmeof_subtype_name(e[i].subtype));
-			printf("treq:    %s\n", treq_str(e[i].treq, b1, sizeof(b1)));
-			printf("portid:  %u\n", e[i].portid);
-			printf("trsvcid: %s\n", e[i].trsvcid);
-			printf("subnqn:  %s\n", e[i].subnqn);
-			printf("traddr:  %s\n", e[i].traddr);
-			printf("eflags:  %s\n", eflags_str(e[i].eflags, b2, sizeof(b2)));
-			if (e[i].trtype == 3)
-				printf("sectype: %s\n", sectype_str(e[i].sectype));
-		}
-	}
-	nvmeof_disc_free(e);
-	nvmeof_ctrlr_disconnect(ctrlr);
-	return 0;
-}
-
-/* ---- identify / list-ns --------------------------------------------------------------------- */
-static void version_str(char *buf, size_t len, uint32_t v)
-{
-	snprintf(buf, len, "%u.%u.%u", v >> 16, v >> 8 & 0xff, v & 0xff);
-}
-
-static const char *ctrl_type(uint8_t t)
-{
-	switch (t) {
-	case 1:
-		return "I/O controller";
-	case 2:
-		return "discovery controller";
-	case 3:
-		return "administrative controller";
-	default:
-		return "not reported";
-	}
-}
-
-static void oncs_str(char *buf, size_t len, uint16_t oncs)
-{
-	static const char *const bits[] = { "compare",	"write-uncorrectable", "dsm",
-					    "write-zeroes", "save-select",	  "reservations",
-					    "timestamp",    "verify" };
-	size_t o = 0;
-
-	buf[0] = '\0';
-	for (int i = 0; i < 8; i++)
-		if (oncs & (1u << i))
-			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? " " : "", bits[i]);
-	if (!o)
-		snprintf(buf, len, "none");
-}
-
-static void print_ns_human(const struct nvmeof_ns_info *ni)
-{
-	char size[32], t[64];
-
-	human_size(size, sizeof(size), ni->nsze * ni->block_size);
-	printf("Namespace %u:\n", ni->nsid);
-	printf("  blocks:      %" PRIu64 " x %u bytes (%s)\n", ni->nsze, ni->block_size, size);
-	printf("  capacity:    %" PRIu64 " blocks, %" PRIu64 " in use\n", ni->ncap, ni->nuse);
-	if (ni->has_nguid) {
-		hex(t, ni->nguid, 16);
-		printf("  nguid:       %s\n", t);
-	}
-	if (ni->has_eui64) {
-		hex(t, ni->eui64, 8);
-		printf("  eui64:       %s\n", t);
-	}
-	if (ni->has_uuid) {
-		uuid_text(t, ni->uuid);
-		printf("  uuid:        %s\n", t);
-	}
-	printf("  shared:      %s\n", ni->nmic & 1 ? "yes" : "no");
-}
-
-static void print_ns_json(const struct nvmeof_ns_info *ni, bool first)
-{
-	char t[64];
-
-	printf("%s\n    {\"nsid\": %u, \"blocks\": %" PRIu64 ", \"block_size\": %u, \"bytes\": %" PRIu64
-	       ", \"capacity\": %" PRIu64 ", \"utilization\": %" PRIu64,
-	       first ? "" : ",", ni->nsid, ni->nsze, ni->block_size, ni->nsze * ni->block_size,
-	       ni->ncap, ni->nuse);
-	if (ni->has_nguid) {
-		hex(t, ni->nguid, 16);
-		printf(", \"nguid\": \"%s\"", t);
-	}
-	if (ni->has_eui64) {
-		hex(t, ni->eui64, 8);
-		printf(", \"eui64\": \"%s\"", t);
-	}
-	if (ni->has_uuid) {
-		uuid_text(t, ni->uuid);
-		printf(", \"uuid\": \"%s\"", t);
-	}
-	printf("}");
-}
-
-/* The namespaces to show: the URI's, or all active ones. */
-static struct nvmeof_ns *next_ns(struct nvmeof_ctrlr *ctrlr, struct nvmeof_ns *prev, bool one)
-{
-	if (one)
-		return prev ? NULL : nvmeof_ctrlr_get_ns(ctrlr, 0);
-	return nvmeof_ctrlr_next_ns(ctrlr, prev);
-}
-
-static bool uri_names_ns(const char *uri)
-{
-	/* nvme+tcp://HOST/NQN/NSID: a third path segment */
-	const char *p = strstr(uri, "://");
-	int slashes = 0;
-
-	for (p = p ? p + 3 : uri; *p; p++)
-		if (*p == '/' && p[1])
-			slashes++;
-	return slashes >= 2;
-}
-
-static int cmd_identify(struct cli *c)
-{
-	struct nvmeof_ctrlr_info ci;
-	struct nvmeof_ctrlr *ctrlr;
-	struct nvmeof_ns *ns = NULL;
-	struct nvmeof_ns_info ni;
-	bool one = uri_names_ns(c->uri), first = true;
-	char ver[32], oncs[160];
-	int rc;
-
-	rc = connect_ctrlr(c, 0, &ctrlr);
-	if (rc)
-		return rc;
-	nvmeof_ctrlr_get_info(ctrlr, &ci);
-	version_str(ver, sizeof(ver), ci.ver);
-	oncs_str(oncs, sizeof(oncs), ci.oncs);
-	if (c->json) {
-		printf("{\n  \"controller\": {\n    \"uri\": ");
-		json_str(stdout, ci.uri);
-		printf(",\n    \"subnqn\": ");
-		json_str(stdout, ci.subnqn);
-		printf(",\n    \"model\": ");
-		json_str(stdout, ci.mn);
-		printf(",\n    \"serial\": ");
-		json_str(stdout, ci.sn);
-		printf(",\n    \"firmware\": ");
-		json_str(stdout, ci.fr);
-		printf(",\n    \"vid\": %u,\n    \"ssvid\": %u,\n    \"cntlid\": %u,\n", ci.vid,
-		       ci.ssvid, ci.cntlid);
-		printf("    \"version\": \"%s\",\n    \"cntrltype\": %u,\n", ver, ci.cntrltype);
-		printf("    \"mdts_bytes\": %u,\n    \"nn\": %u,\n    \"oncs\": %u,\n",
-		       ci.mdts_bytes, ci.nn, ci.oncs);
-		printf("    \"vwc\": %s,\n    \"sgls\": %u,\n    \"ioccsz_bytes\": %u,\n",
-		       ci.vwc ? "true" : "false", ci.sgls, ci.ioccsz_bytes);
-		printf("    \"kas_ms\": %u,\n    \"kato_ms\": %u,\n    \"maxcmd\": %u,\n", ci.kas_ms,
-		       ci.kato_ms, ci.maxcmd);
-		printf("    \"mqes\": %u,\n    \"transport\": ", ci.mqes);
-		json_str(stdout, ci.transport);
-		printf(",\n    \"hdgst\": %s,\n    \"ddgst\": %s,\n    \"maxh2cdata\": %u,\n",
-		       ci.hdgst ? "true" : "false", ci.ddgst ? "true" : "false", ci.maxh2cdata);
-		printf("    \"hostnqn\": ");
-		json_str(stdout, ci.hostnqn);
-		printf(",\n    \"hostid\": ");
-		json_str(stdout, ci.hostid);
-		printf("\n  },\n  \"namespaces\": [");
-		while ((ns = next_ns(ctrlr, ns, one))) {
-			nvmeof_ns_get_info(ns, &ni);
-			print_ns_json(&ni, first);
-			first = false;
-		}
-		printf("%s]\n}\n", first ? "" : "\n  ");
-	} else {
-		printf("Controller %s\n", ci.uri);
-		printf("  subnqn:      %s\n", ci.subnqn);
-		printf("  model:       %s\n", ci.mn);
-		printf("  serial:      %s\n", ci.sn);
-		printf("  firmware:    %s\n", ci.fr);
-		printf("  vid:         0x%04x (ssvid 0x%04x)\n", ci.vid, ci.ssvid);
-		printf("  cntlid:      %u\n", ci.cntlid);
-		printf("  version:     %s\n", ver);
-		printf("  type:        %s\n", ctrl_type(ci.cntrltype));
-		if (ci.mdts_bytes)
-			printf("  mdts:        %u bytes\n", ci.mdts_bytes);
-		else
-			printf("  mdts:        no limit\n");
-		printf("  namespaces:  %u (NN)\n", ci.nn);
-		printf("  oncs:        %s\n", oncs);
-		printf("  vwc:         %s\n", ci.vwc ? "present" : "not present");
-		printf("  ioccsz:      %u bytes\n", ci.ioccsz_bytes);
-		printf("  maxcmd:      %u, mqes %u\n", ci.maxcmd, ci.mqes);
-		printf("  keep alive:  kas %u ms, kato %u ms\n", ci.kas_ms, ci.kato_ms);
-		printf("  transport:   %s, header digest %s, data digest %s, maxh2cdata %u\n",
-		       ci.transport, ci.hdgst ? "on" : "off", ci.ddgst ? "on" : "off",
-		       ci.maxh2cdata);
-		printf("  hostnqn:     %s\n", ci.hostnqn);
-		while ((ns = next_ns(ctrlr, ns, one))) {
-			nvmeof_ns_get_info(ns, &ni);
-			print_ns_human(&ni);
-		}
-	}
-	nvmeof_ctrlr_disconnect(ctrlr);
-	return 0;
-}
-
-static int cmd_list_ns(struct cli *c)
-{
-	struct nvmeof_ctrlr *ctrlr;
-	struct nvmeof_ns *ns = NULL;
-	struct nvmeof_ns_info ni;
-	bool first = true;
-	char size[32];
-	int rc;
-
-	rc = connect_ctrlr(c, 0, &ctrlr);
-	if (rc)
-		return rc;
-	if (c->json)
-		printf("{\n  \"namespaces\": [");
-	else
-		printf("%-10s %-20s %-10s %s\n", "NSID", "BLOCKS", "BLOCKSIZE", "SIZE");
-	while ((ns = nvmeof_ctrlr_next_ns(ctrlr, ns))) {
-		nvmeof_ns_get_info(ns, &ni);
-		if (c->json) {
-			print_ns_json(&ni, first);
-		} else {
-			human_size(size, sizeof(size), ni.nsze * ni.block_size);
-			printf("%-10u %-20" PRIu64 " %-10u %s\n", ni.nsid, ni.nsze, ni.block_size,
-			       size);
-		}
-		first = false;
-	}
-	if (c->json)
-		printf("%s]\n}\n", first ? "" : "\n  ");
-	nvmeof_ctrlr_disconnect(ctrlr);
-	return 0;
-}
-
-/* ---- read / write / flush --------------------------------------------------------------------- */
+/* ---- read / write / flush ---------------------------------------------------------------------
+ */
 static int write_full(int fd, const uint8_t *p, size_t len)
 {
 	while (len) {
@@ -501,7 +148,7 @@ static int write_full(int fd, const uint8_t *p, size_t len)
 	return 0;
 }
 
-static ssize_t read_full(int fd, uint8_t *p, size_t len)
+ssize_t read_full(int fd, uint8_t *p, size_t len)
 {
 	size_t got = 0;
 
@@ -520,8 +167,7 @@ static ssize_t read_full(int fd, uint8_t *p, size_t len)
 }
 
 /* Connect with one I/O queue and find the namespace; checks --lba/--blocks. */
-static int open_io(struct cli *c, struct nvmeof_ctrlr **ctrlr, struct nvmeof_ns **ns,
-		   bool need_range)
+int open_io(struct cli *c, struct nvmeof_ctrlr **ctrlr, struct nvmeof_ns **ns, bool need_range)
 {
 	int rc;
 
@@ -549,24 +195,55 @@ static int cmd_rw(struct cli *c, bool write)
 	uint32_t bs, per;
 	uint64_t done = 0;
 	uint8_t *buf = NULL;
+	char tmp[4096] = "";
 	int fd, rc, ret = 0;
 
-	if (write && c->file == NULL)
+	if (!write && c->file && c->json)
+		; /* the data goes to the file, the JSON status to stdout */
+	else if (!write && c->json)
+		die_usage(c, "-o json needs the data in a file (-d FILE)");
+	if (write && c->file == NULL) {
 		fd = STDIN_FILENO;
-	else if (!write && c->file == NULL)
+	} else if (!write && c->file == NULL) {
 		fd = STDOUT_FILENO;
-	else
-		fd = write ? open(c->file, O_RDONLY | O_CLOEXEC)
-			   : open(c->file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	} else if (write) {
+		fd = open(c->file, O_RDONLY | O_CLOEXEC);
+	} else {
+		/* a temporary beside the file, renamed over it once every block is read: a
+		 * failed read leaves no file (and an existing one untouched) */
+		snprintf(tmp, sizeof(tmp), "%s.nvmeof-XXXXXX", c->file);
+		fd = mkstemp(tmp);
+	}
 	if (fd < 0) {
 		fprintf(stderr, "nvmeof: %s: %s: %s\n", c->cmd, c->file, strerror(errno));
 		return EXIT_USAGE;
+	}
+	if (write && !c->have_blocks && fd != STDIN_FILENO) {
+		struct stat st;
+
+		/* the block count from the file, as nvme-cli's --data-size */
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+			c->blocks = (uint64_t)st.st_size; /* bytes until the block size is known */
+			c->have_blocks = true;
+			c->blocks_from_file = true;
+		}
 	}
 	rc = open_io(c, &ctrlr, &ns, true);
 	if (rc)
 		goto out_fd;
 	qp = nvmeof_ctrlr_get_qpair(ctrlr, 0);
 	bs = nvmeof_ns_get_block_size(ns);
+	if (c->blocks_from_file) {
+		if (c->blocks % bs) {
+			fprintf(stderr,
+				"nvmeof: write: %s holds %" PRIu64 " bytes, not a multiple of the "
+				"block size %u (give --blocks)\n",
+				c->file, c->blocks, bs);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		c->blocks /= bs;
+	}
 	per = CHUNK_BYTES / bs;
 	buf = aligned_alloc(4096, (size_t)per * bs);
 	if (!buf) {
@@ -612,9 +289,9 @@ static int cmd_rw(struct cli *c, bool write)
 		}
 		done += n;
 	}
-	if (c->verbose && ret == 0)
-		fprintf(stderr, "nvmeof: %s: %" PRIu64 " blocks of %u bytes at LBA %" PRIu64 "\n",
-			c->cmd, c->blocks, bs, c->lba);
+	if (ret == 0 && (c->verbose || c->json))
+		print_done(c, "%" PRIu64 " blocks of %u bytes at LBA %" PRIu64, c->blocks, bs,
+			   c->lba);
 out:
 	free(buf);
 	nvmeof_ctrlr_disconnect(ctrlr);
@@ -623,6 +300,14 @@ out_fd:
 	if (fd > STDERR_FILENO && close(fd) < 0 && !write && rc == 0) {
 		fprintf(stderr, "nvmeof: read: closing %s: %s\n", c->file, strerror(errno));
 		rc = EXIT_USAGE;
+	}
+	if (tmp[0]) {
+		if (rc == 0 && rename(tmp, c->file) != 0) {
+			fprintf(stderr, "nvmeof: read: %s: %s\n", c->file, strerror(errno));
+			rc = EXIT_USAGE;
+		}
+		if (rc != 0)
+			unlink(tmp);
 	}
 	return rc;
 }
@@ -648,37 +333,100 @@ static int cmd_flush(struct cli *c)
 	rc = nvmeof_flush_sync(nvmeof_ctrlr_get_qpair(ctrlr, 0), ns);
 	if (rc)
 		rc = fail(c, "flush", rc, nvmeof_ctrlr_get_qpair(ctrlr, 0));
+	else if (c->json)
+		print_done(c, "flushed namespace %u", nvmeof_ns_get_id(ns));
 	nvmeof_ctrlr_disconnect(ctrlr);
 	return rc;
 }
 
-/* ---- Command table and option parsing ---------------------------------------------------------- */
+/* ---- Command table and option parsing ----------------------------------------------------------
+ */
+#define RANGE_HELP                                                                                 \
+	"  --lba N, -s N       first logical block (nvme-cli: --start-block)\n"                    \
+	"  --blocks N          number of blocks\n"
+#define RESV_HELP                                                                                  \
+	"  --crkey KEY         current reservation key\n"                                          \
+	"  --iekey             ignore the existing key\n"
+
 static const struct command commands[] = {
-	{ "discover", cmd_discover, "", "print the discovery log of a discovery controller",
-	  "  --json              print JSON\n", .json = true },
-	{ "identify", cmd_identify, "", "controller and namespace summary",
-	  "  --json              print JSON\n", .json = true },
-	{ "list-ns", cmd_list_ns, "", "list the active namespaces",
-	  "  --json              print JSON\n", .json = true },
-	{ "read", cmd_read, " --lba N --blocks N [-o FILE]",
+	{ "discover", cmd_discover, "", "print the discovery log of a discovery controller", "",
+	  0 },
+	{ "identify", cmd_identify, "", "controller and namespace summary", "", 0 },
+	{ "list-ns", cmd_list_ns, "", "list the active namespaces", "", 0 },
+	{ "id-ctrl", cmd_id_ctrl, "", "the Identify Controller data structure, field by field", "",
+	  0 },
+	{ "id-ns", cmd_id_ns, " [--nsid N]",
+	  "the Identify Namespace data structure, field by field",
+	  "  --nsid N, -n N      namespace (default: the URI's, else the first)\n", CLI_O_LOG },
+	{ "read", cmd_read, " --lba N --blocks N [-d FILE]",
 	  "read blocks to FILE (default: standard output)",
-	  "  --lba N             first logical block\n"
-	  "  --blocks N          number of blocks\n"
-	  "  -o, --output FILE   write the data to FILE\n",
-	  .lba = true, .out = true },
-	{ "write", cmd_write, " --lba N --blocks N [-i FILE] [--fua]",
+	  RANGE_HELP "  -d, --data FILE     write the data to FILE (also --output FILE); a failed\n"
+		     "                      read leaves no file\n",
+	  CLI_O_LBA | CLI_O_OUT },
+	{ "write", cmd_write, " --lba N [--blocks N] [-d FILE] [--fua]",
 	  "write blocks from FILE (default: standard input)",
-	  "  --lba N             first logical block\n"
-	  "  --blocks N          number of blocks\n"
-	  "  -i, --input FILE    take the data from FILE (exactly blocks x block size)\n"
-	  "  --fua               Force Unit Access\n",
-	  .lba = true, .in = true, .fua = true },
-	{ "flush", cmd_flush, "", "flush the namespace's volatile write cache", "", .json = false },
+	  RANGE_HELP "                      (default: the size of FILE in blocks)\n"
+		     "  -d, --data FILE     take the data from FILE (also -i, --input FILE)\n"
+		     "  --fua               Force Unit Access\n",
+	  CLI_O_LBA | CLI_O_IN | CLI_O_FUA },
+	{ "compare", cmd_compare, " --lba N --blocks N [-d FILE]",
+	  "compare blocks with FILE (default: standard input); exit 1 when they differ",
+	  RANGE_HELP "  -d, --data FILE     the data to compare with (also -i FILE)\n"
+		     "  --fua               Force Unit Access\n",
+	  CLI_O_LBA | CLI_O_IN | CLI_O_FUA },
+	{ "write-zeroes", cmd_write_zeroes, " --lba N --blocks N [--ad] [--fua]",
+	  "zero blocks without sending data",
+	  RANGE_HELP "  --ad                deallocate them as well\n"
+		     "  --fua               Force Unit Access\n",
+	  CLI_O_LBA | CLI_O_FUA | CLI_O_AD },
+	{ "dsm", cmd_dsm, " --lba N --blocks N --ad",
+	  "Dataset Management: deallocate (trim) a range",
+	  RANGE_HELP "  --ad                the Deallocate attribute (required)\n",
+	  CLI_O_LBA | CLI_O_AD },
+	{ "verify", cmd_verify, " --lba N --blocks N", "verify blocks without transferring them",
+	  RANGE_HELP, CLI_O_LBA | CLI_O_FUA },
+	{ "flush", cmd_flush, "", "flush the namespace's volatile write cache", "", 0 },
+	{ "get-log", cmd_get_log, " --log-id ID [--log-len N]", "read a log page",
+	  "  --log-id ID, -i ID  smart, error, fw-slot, changed-ns, effects, or a number\n"
+	  "  --log-len N, -l N   bytes (default: the page's size)\n"
+	  "  --nsid N, -n N      namespace (default: all, 0xffffffff)\n",
+	  CLI_O_LOG },
+	{ "get-feature", cmd_get_feature, " --feature-id FID [--sel SEL]", "read a feature",
+	  "  --feature-id FID, -f FID\n"
+	  "  --sel SEL, -s SEL   0 current, 1 default, 2 saved, 3 supported capabilities\n"
+	  "  --nsid N, -n N      namespace\n",
+	  CLI_O_FEAT },
+	{ "set-feature", cmd_set_feature, " --feature-id FID --value V [--save]", "set a feature",
+	  "  --feature-id FID, -f FID\n"
+	  "  --value V           the value (CDW11)\n"
+	  "  --save              keep it across resets\n"
+	  "  --nsid N, -n N      namespace\n",
+	  CLI_O_FEAT },
+	{ "resv-register", cmd_resv_register, " --nrkey KEY [--crkey KEY] [--action A]",
+	  "register, unregister or replace a reservation key",
+	  RESV_HELP "  --nrkey KEY         new reservation key\n"
+		    "  --action A, --rrega A  0 register, 1 unregister, 2 replace\n",
+	  CLI_O_RESV },
+	{ "resv-acquire", cmd_resv_acquire, " --crkey KEY --rtype T [--action A]",
+	  "acquire or preempt a reservation",
+	  RESV_HELP
+	  "  --prkey KEY         the key to preempt\n"
+	  "  --rtype T, -t T     1 write exclusive, 2 exclusive access, 3/4 ... registrants "
+	  "only, 5/6 ... all registrants\n"
+	  "  --action A, --racqa A  0 acquire, 1 preempt, 2 preempt and abort\n",
+	  CLI_O_RESV },
+	{ "resv-release", cmd_resv_release, " --crkey KEY --rtype T [--action A]",
+	  "release or clear a reservation",
+	  RESV_HELP "  --rtype T, -t T     the reservation's type\n"
+		    "  --action A, --rrela A  0 release, 1 clear\n",
+	  CLI_O_RESV },
+	{ "resv-report", cmd_resv_report, "", "the reservation status and its registrants", "", 0 },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static const char common_help[] =
+	"  -o, --output-format FMT  normal or json (--json: the same as -o json)\n"
 	"  --hostnqn NQN       host NQN (default: /etc/nvme/hostnqn or a generated one)\n"
 	"  --hostid UUID       host identifier (default: /etc/nvme/hostid or generated)\n"
 	"  --hdgst             ask for NVMe/TCP header digests\n"
@@ -697,7 +445,7 @@ static void usage(FILE *f)
 		   "     (no NQN: the discovery controller, port 8009; otherwise port 4420)\n\n"
 		   "Commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].about);
+		fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].about);
 	fprintf(f, "\nRun 'nvmeof COMMAND --help' for a command's options.\n"
 		   "Exit status: 0 success, 1 NVMe error status, 2 usage or URI error,\n"
 		   "3 connection or transport failure.\n");
@@ -723,6 +471,42 @@ static uint64_t parse_u64(struct cli *c, const char *opt, const char *s, uint64_
 	return v;
 }
 
+enum {
+	OPT_HOSTNQN = 256,
+	OPT_HOSTID,
+	OPT_HDGST,
+	OPT_DDGST,
+	OPT_TIMEOUT,
+	OPT_KATO,
+	OPT_JSON,
+	OPT_LBA,
+	OPT_BLOCKS,
+	OPT_FUA,
+	OPT_OUTPUT,
+	OPT_LOG_ID,
+	OPT_LOG_LEN,
+	OPT_NSID,
+	OPT_FID,
+	OPT_VALUE,
+	OPT_SEL,
+	OPT_SAVE,
+	OPT_CRKEY,
+	OPT_NRKEY,
+	OPT_PRKEY,
+	OPT_RTYPE,
+	OPT_ACTION,
+	OPT_IEKEY,
+	OPT_AD,
+};
+
+/* The option @opt is one of @cmd's, or usage. */
+static void needs(const struct cli *c, const struct command *cmd, unsigned int what,
+		  const char *opt)
+{
+	if (!(cmd->uses & what))
+		die_usage(c, "%s is not an option of this command", opt);
+}
+
 static void parse_args(struct cli *c, const struct command *cmd, int argc, char **argv)
 {
 	static const struct option all[] = {
@@ -734,19 +518,43 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 		{ "kato", required_argument, NULL, OPT_KATO },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "output-format", required_argument, NULL, 'o' },
 		{ "lba", required_argument, NULL, OPT_LBA },
+		{ "start-block", required_argument, NULL, OPT_LBA },
 		{ "blocks", required_argument, NULL, OPT_BLOCKS },
-		{ "output", required_argument, NULL, 'o' },
+		{ "data", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "input", required_argument, NULL, 'i' },
 		{ "fua", no_argument, NULL, OPT_FUA },
+		{ "force-unit-access", no_argument, NULL, OPT_FUA },
+		{ "log-id", required_argument, NULL, OPT_LOG_ID },
+		{ "log-len", required_argument, NULL, OPT_LOG_LEN },
+		{ "nsid", required_argument, NULL, OPT_NSID },
+		{ "namespace-id", required_argument, NULL, OPT_NSID },
+		{ "feature-id", required_argument, NULL, OPT_FID },
+		{ "value", required_argument, NULL, OPT_VALUE },
+		{ "sel", required_argument, NULL, OPT_SEL },
+		{ "save", no_argument, NULL, OPT_SAVE },
+		{ "crkey", required_argument, NULL, OPT_CRKEY },
+		{ "nrkey", required_argument, NULL, OPT_NRKEY },
+		{ "prkey", required_argument, NULL, OPT_PRKEY },
+		{ "rtype", required_argument, NULL, OPT_RTYPE },
+		{ "action", required_argument, NULL, OPT_ACTION },
+		{ "rrega", required_argument, NULL, OPT_ACTION },
+		{ "racqa", required_argument, NULL, OPT_ACTION },
+		{ "rrela", required_argument, NULL, OPT_ACTION },
+		{ "iekey", no_argument, NULL, OPT_IEKEY },
+		{ "ad", no_argument, NULL, OPT_AD },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool is_log = cmd->run == cmd_get_log;
 	int opt;
 
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":vho:i:", all, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":vhVo:i:d:s:n:l:f:t:", all, NULL)) != -1) {
 		switch (opt) {
 		case OPT_HOSTNQN:
 			c->opts.hostnqn = optarg;
@@ -776,37 +584,120 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 		case 'h':
 			command_help(cmd);
 			exit(0);
+		case 'V':
+			printf("nvmeof %s\n", PACKAGE_VERSION);
+			exit(0);
 		case OPT_JSON:
-			if (!cmd->json)
-				die_usage(c, "--json is not an option of this command");
 			c->json = true;
 			break;
+		case 'o':
+			if (!strcmp(optarg, "json"))
+				c->json = true;
+			else if (!strcmp(optarg, "normal"))
+				c->json = false;
+			else if (cmd->uses & CLI_O_OUT)
+				c->file = optarg; /* read -o FILE, as before -d */
+			else
+				die_usage(c, "-o: bad value '%s': normal or json", optarg);
+			break;
+		case 's':
+			if (cmd->uses & CLI_O_FEAT) {
+				c->sel = (uint8_t)parse_u64(c, "--sel", optarg, 3);
+				break;
+			}
+			/* -s is --start-block */
+			__attribute__((fallthrough));
 		case OPT_LBA:
-			if (!cmd->lba)
-				die_usage(c, "--lba is not an option of this command");
+			needs(c, cmd, CLI_O_LBA, "--lba");
 			c->lba = parse_u64(c, "--lba", optarg, UINT64_MAX);
 			c->have_lba = true;
 			break;
 		case OPT_BLOCKS:
-			if (!cmd->lba)
-				die_usage(c, "--blocks is not an option of this command");
+			needs(c, cmd, CLI_O_LBA, "--blocks");
 			c->blocks = parse_u64(c, "--blocks", optarg, UINT32_MAX);
 			c->have_blocks = true;
 			break;
-		case 'o':
-			if (!cmd->out)
-				die_usage(c, "-o is not an option of this command");
+		case 'i':
+			if (is_log) {
+				c->log_id = optarg;
+				break;
+			}
+			needs(c, cmd, CLI_O_IN, "-i");
 			c->file = optarg;
 			break;
-		case 'i':
-			if (!cmd->in)
-				die_usage(c, "-i is not an option of this command");
+		case 'd':
+			needs(c, cmd, CLI_O_IN | CLI_O_OUT, "-d");
+			c->file = optarg;
+			break;
+		case OPT_OUTPUT:
+			needs(c, cmd, CLI_O_OUT, "--output");
 			c->file = optarg;
 			break;
 		case OPT_FUA:
-			if (!cmd->fua)
-				die_usage(c, "--fua is not an option of this command");
+			needs(c, cmd, CLI_O_FUA, "--fua");
 			c->fua = true;
+			break;
+		case OPT_LOG_ID:
+			needs(c, cmd, CLI_O_LOG, "--log-id");
+			c->log_id = optarg;
+			break;
+		case 'l':
+		case OPT_LOG_LEN:
+			needs(c, cmd, CLI_O_LOG, "--log-len");
+			c->log_len = (uint32_t)parse_u64(c, "--log-len", optarg, 1u << 20);
+			break;
+		case 'n':
+		case OPT_NSID:
+			needs(c, cmd, CLI_O_LOG | CLI_O_FEAT, "--nsid");
+			c->nsid = (uint32_t)parse_u64(c, "--nsid", optarg, UINT32_MAX);
+			break;
+		case 'f':
+		case OPT_FID:
+			needs(c, cmd, CLI_O_FEAT, "--feature-id");
+			c->fid = (uint8_t)parse_u64(c, "--feature-id", optarg, 255);
+			c->have_fid = true;
+			break;
+		case OPT_VALUE:
+			needs(c, cmd, CLI_O_FEAT, "--value");
+			c->value = (uint32_t)parse_u64(c, "--value", optarg, UINT32_MAX);
+			c->have_value = true;
+			break;
+		case OPT_SEL:
+			needs(c, cmd, CLI_O_FEAT, "--sel");
+			c->sel = (uint8_t)parse_u64(c, "--sel", optarg, 3);
+			break;
+		case OPT_SAVE:
+			needs(c, cmd, CLI_O_FEAT, "--save");
+			c->save = true;
+			break;
+		case OPT_CRKEY:
+			needs(c, cmd, CLI_O_RESV, "--crkey");
+			c->crkey = parse_u64(c, "--crkey", optarg, UINT64_MAX);
+			break;
+		case OPT_NRKEY:
+			needs(c, cmd, CLI_O_RESV, "--nrkey");
+			c->nrkey = parse_u64(c, "--nrkey", optarg, UINT64_MAX);
+			break;
+		case OPT_PRKEY:
+			needs(c, cmd, CLI_O_RESV, "--prkey");
+			c->prkey = parse_u64(c, "--prkey", optarg, UINT64_MAX);
+			break;
+		case 't':
+		case OPT_RTYPE:
+			needs(c, cmd, CLI_O_RESV, "--rtype");
+			c->rtype = (uint8_t)parse_u64(c, "--rtype", optarg, 6);
+			break;
+		case OPT_ACTION:
+			needs(c, cmd, CLI_O_RESV, "--action");
+			c->action = (uint8_t)parse_u64(c, "--action", optarg, 7);
+			break;
+		case OPT_IEKEY:
+			needs(c, cmd, CLI_O_RESV, "--iekey");
+			c->iekey = true;
+			break;
+		case OPT_AD:
+			needs(c, cmd, CLI_O_AD, "--ad");
+			c->ad = true;
 			break;
 		case ':':
 			die_usage(c, "option '%s' needs a value", argv[optind - 1]);
@@ -842,7 +733,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "--version")) {
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") ||
+	    !strcmp(argv[1], "version")) {
 		printf("nvmeof %s\n", PACKAGE_VERSION);
 		return 0;
 	}

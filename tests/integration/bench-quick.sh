@@ -22,7 +22,7 @@ if ! command -v python3 > /dev/null; then
 fi
 
 sock=$IT_DIR/stats.sock
-it_start_target --listen iscsi://127.0.0.1:0 --ns ram:64M --reactors 1 \
+it_start_target --listen iscsi://127.0.0.1:0 --ns ram:64M --reactors 1 --in-capsule 65536 \
 	--stats-socket "$sock" || exit 1
 iport=$(sed -n 's/.*listening on iscsi:\/\/127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$IT_LOG" |
 	head -n 1)
@@ -36,7 +36,7 @@ it_log "nvmeof-bench --quick over nvme+tcp port $IT_PORT and iscsi port ${iport:
 start=$(date +%s)
 "$BENCH" --native "nvme+tcp://127.0.0.1:$IT_PORT/$NQN" \
 	--scsi "iscsi://127.0.0.1:${iport:-3260}/$IQN/0" \
-	--quick --time 0.4 --warmup 0.1 --verify --target-stats "$sock" \
+	--quick --time 0.3 --warmup 0.1 --repeat 2 --verify --target-stats "$sock" \
 	--json "$IT_DIR/bench.json" --svg "$IT_DIR/bench.svg" \
 	> "$IT_DIR/bench.out" 2> "$IT_DIR/bench.err"
 rc=$?
@@ -48,7 +48,12 @@ else
 	it_not_ok bench-exit "nvmeof-bench exit status $rc"
 	sed 's/^/#   bench: /' "$IT_DIR/bench.out" | head -n 20
 fi
-it_check bench-table grep -q '^IOPS$' "$IT_DIR/bench.out"
+it_check bench-table grep -q '^native NVMe/TCP vs SCSI over iSCSI' "$IT_DIR/bench.out"
+it_check bench-spread grep -q 'spread' "$IT_DIR/bench.out"
+# the same unsolicited data on both paths: no warning that they differ
+it_check bench-fair sh -c "! grep -q differ '$IT_DIR/bench.err'"
+# a line per finished workload on stderr, even though it is a file
+it_check bench-progress sh -c "[ \$(grep -c '^\[ *[0-9]*/9\] .*ETA' '$IT_DIR/bench.err') = 9 ]"
 # stderr is a file: no progress line (carriage returns) there
 it_check bench-quiet sh -c "! grep -q \"$(printf '\r')\" '$IT_DIR/bench.err'"
 
@@ -60,8 +65,8 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 bad = []
 cells = d.get("cells", [])
-if len(cells) != 8:
-    bad.append("%d cells, want the 8 of --quick" % len(cells))
+if len(cells) != 9:
+    bad.append("%d cells, want the 9 of --quick" % len(cells))
 native, scsi = d["paths"]["native"], d["paths"]["scsi"]
 for name, p in (("native", native), ("scsi", scsi)):
     if not p.get("connected"):
@@ -124,7 +129,7 @@ for b in bad:
 sys.exit(1 if bad else 0)
 EOF
 	if [ $? = 0 ]; then
-		it_ok "bench-json (8 cells x 2 paths)"
+		it_ok "bench-json (9 cells x 2 paths)"
 	else
 		it_not_ok bench-json "$(wc -l < "$IT_DIR/check.out") problems"
 		sed 's/^/#   /' "$IT_DIR/check.out" | head -n 40

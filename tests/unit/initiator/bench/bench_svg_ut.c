@@ -83,7 +83,22 @@ static void test_structure(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
 	CU_ASSERT(strcmp(svg + strlen(svg) - 7, "</svg>\n") == 0);
 	CU_ASSERT_EQUAL(count(svg, "<text"), count(svg, "</text>"));
-	CU_ASSERT_EQUAL(count(svg, "<rect x="), count(svg, "</rect>") + 2 /* legend */);
+	/* legends: the two paths and the three series of the difference panel */
+	CU_ASSERT_EQUAL(count(svg, "<rect x="), count(svg, "</rect>") + 5);
+	/* the first panel: SCSI vs native per workload for IOPS, latency and target CPU */
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "SCSI vs native, % per workload"));
+	CU_ASSERT_EQUAL(count(svg, "fill=\"#2f855a\"><title>") +
+				count(svg, "fill=\"#2f855a\" fill-opacity"), 4);
+	CU_ASSERT_EQUAL(count(svg, "fill=\"#805ad5\"><title>") +
+				count(svg, "fill=\"#805ad5\" fill-opacity"), 4);
+	CU_ASSERT_EQUAL(count(svg, "fill=\"#c05621\"><title>") +
+				count(svg, "fill=\"#c05621\" fill-opacity"), 4);
+	/* CPU panels on a log scale: QD1 and QD32 both readable */
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "Target CPU per I/O, us; dark inset: SCSI translation "
+					   "(lower is better) (log scale)"));
+	/* the caption: settings and what is known of the spread */
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "in-capsule data"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "FirstBurstLength"));
 	/* four panels (IOPS, latency, target CPU, initiator CPU) x 4 workloads, per path */
 	CU_ASSERT_EQUAL(count(svg, "fill=\"#2b6cb0\"><title>"), 16);
 	CU_ASSERT_EQUAL(count(svg, "fill=\"#dd6b20\"><title>"), 16);
