@@ -27,8 +27,8 @@
 
 static const char *const host_keys[] = {"nqn", "dhchap", NULL};
 static const char *const top_keys[] = {"hosts", "ports", "subsystems", "iscsi", "limits", NULL};
-static const char *const limit_keys[] = {"max_connections", "max_queue_depth", "in_capsule_size",
-					 "max_io_size", NULL};
+static const char *const limit_keys[] = {"max_connections", "max_connecting", "connect_timeout",
+					 "max_queue_depth", "in_capsule_size", "max_io_size", NULL};
 
 /* The "limits" extension (struct config_limits). */
 static int parse_limits(struct pctx *c, json_object *lim)
@@ -45,6 +45,18 @@ static int parse_limits(struct pctx *c, json_object *lim)
 		return rc;
 	if (rc)
 		l->max_connections = (uint32_t)v;
+	rc = cfg_get_int(c, lim, "limits", "max_connecting", 1, 1000000, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->max_connecting = (uint32_t)v;
+	rc = cfg_get_int(c, lim, "limits", "connect_timeout", 0, 3600, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		l->connect_timeout_ms = (uint32_t)v * 1000;
+		l->connect_timeout_set = true;
+	}
 	rc = cfg_get_int(c, lim, "limits", "max_queue_depth", 2, 4096, &v, OPT);
 	if (rc < 0)
 		return rc;

@@ -40,7 +40,12 @@ struct nvmf_tgt_opts {
 	uint32_t in_capsule_size;    /* I/O queue in-capsule data bytes, default 8192 */
 	uint32_t max_io_size;	     /* MDTS in bytes (power of 2 >= 4096), default 128 KiB */
 	uint32_t max_io_queues;	     /* per controller, default 64 */
-	uint32_t max_connections;    /* whole target, default 4096 */
+	uint32_t max_connections;    /* established (Connect done), whole target, default 4096 */
+	uint32_t max_connecting;     /* accepted but not yet through Connect, counted apart
+				      * from max_connections so silent sockets cannot take a
+				      * real host's slot; default 1024 */
+	uint32_t connect_timeout_ms; /* ICReq and Connect must be done within this (default
+				      * 5000; 0: no deadline) */
 	uint32_t kato_default_ms;    /* when a host asks for KATO 0 on an I/O ctrlr: none */
 };
 

@@ -83,6 +83,8 @@ void nvmf_tgt_opts_default(struct nvmf_tgt_opts *o)
 	o->max_io_size = 128 * 1024;
 	o->max_io_queues = 64;
 	o->max_connections = 4096;
+	o->max_connecting = 1024;
+	o->connect_timeout_ms = 5000;
 	o->kato_default_ms = 0;
 }
 

@@ -30,6 +30,8 @@ enum {
 	OPT_SYSLOG,
 	OPT_STATS_SOCKET,
 	OPT_MAX_CONN,
+	OPT_MAX_CONNECTING,
+	OPT_CONNECT_TIMEOUT,
 	OPT_UNSAFE_IGNORE_FLUSH,
 	OPT_FOREGROUND,
 };
@@ -49,6 +51,8 @@ static const struct option long_opts[] = {
 	{ "max-queue-depth", required_argument, NULL, OPT_MAX_QD },
 	{ "max-io-size", required_argument, NULL, OPT_MAX_IO },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
+	{ "max-connecting", required_argument, NULL, OPT_MAX_CONNECTING },
+	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "daemon", no_argument, NULL, 'd' },
@@ -91,8 +95,13 @@ void cli_usage(FILE *f)
 	      "  --in-capsule BYTES    in-capsule data size of I/O queues (default 8192)\n"
 	      "  --max-queue-depth N   entries per I/O queue (default 128)\n"
 	      "  --max-io-size BYTES   largest transfer (MDTS; power of 2, default 128K)\n"
-	      "  --max-connections N   connections at once, all ports (default 4096); more\n"
-	      "                        are closed right after accept\n"
+	      "  --max-connections N   connections through Connect at once, all ports (default\n"
+	      "                        4096); more are closed\n"
+	      "  --max-connecting N    connections not yet through ICReq and Connect (default\n"
+	      "                        1024), counted apart so that silent sockets cannot take\n"
+	      "                        the slots of real hosts; more are closed after accept\n"
+	      "  --connect-timeout SECS  ICReq and Connect must be done within SECS (default 5;\n"
+	      "                        0: no deadline); slower connections are closed\n"
 	      "\n"
 	      "Running:\n"
 	      "  --log-level LEVEL     err, warn, notice (default), info or debug\n"
@@ -279,6 +288,19 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 			return fail(err, errlen, "--max-connections: expected 1-1000000, got '%s'",
 				    arg);
 		o->max_connections = (uint32_t)v;
+		return 0;
+	case OPT_MAX_CONNECTING:
+		if (parse_uint(arg, 1, 1000000, &v))
+			return fail(err, errlen, "--max-connecting: expected 1-1000000, got '%s'",
+				    arg);
+		o->max_connecting = (uint32_t)v;
+		return 0;
+	case OPT_CONNECT_TIMEOUT:
+		if (parse_uint(arg, 0, 3600, &v))
+			return fail(err, errlen,
+				    "--connect-timeout: expected 0-3600 seconds, got '%s'", arg);
+		o->connect_timeout_ms = (uint32_t)v * 1000;
+		o->connect_timeout_set = true;
 		return 0;
 	case OPT_MAX_IO:
 		if (parse_bytes(arg, &bytes) || bytes < 4096 || bytes > 4 * 1024 * 1024 ||

@@ -44,6 +44,9 @@ struct cli_opts {
 	bool help, version;
 	const char *stats_socket;	/* --stats-socket PATH: statistics server (stats.h) */
 	uint32_t max_connections;	/* --max-connections; 0 = default (4096) */
+	uint32_t max_connecting;	/* --max-connecting; 0 = default (1024) */
+	uint32_t connect_timeout_ms;	/* --connect-timeout, when connect_timeout_set */
+	bool connect_timeout_set;
 	bool unsafe_ignore_flush;	/* --unsafe-ignore-flush (hidden): bdev_file_unsafe_ignore_flush */
 };
 

@@ -325,6 +325,10 @@ static void apply_tgt_opts(const struct cli_opts *o, struct nvmf_tgt_opts *t)
 		t->max_io_size = o->max_io_size;
 	if (o->max_connections)
 		t->max_connections = o->max_connections;
+	if (o->max_connecting)
+		t->max_connecting = o->max_connecting;
+	if (o->connect_timeout_set)
+		t->connect_timeout_ms = o->connect_timeout_ms;
 }
 
 static void shutdown_target(struct daemon_ctx *d)
@@ -417,6 +421,10 @@ int main(int argc, char **argv)
 
 		if (l->max_connections && !o.max_connections)
 			topts.max_connections = l->max_connections;
+		if (l->max_connecting && !o.max_connecting)
+			topts.max_connecting = l->max_connecting;
+		if (l->connect_timeout_set && !o.connect_timeout_set)
+			topts.connect_timeout_ms = l->connect_timeout_ms;
 		if (l->max_queue_depth && !o.max_queue_depth)
 			topts.max_queue_depth = l->max_queue_depth;
 		if (l->in_capsule_set && !o.in_capsule_set)

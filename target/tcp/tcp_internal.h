@@ -186,6 +186,7 @@ struct tcp_qpair {
 	bool freed;
 	struct reactor_work fini_work;
 	ev_timer linger;
+	ev_timer connect_timer;		/* ICReq + Connect deadline (opts.connect_timeout_ms) */
 
 	struct nvmf_tcp_conn_stats stats;
 	TAILQ_ENTRY(tcp_qpair) link;	/* tcp_reactor.conns */
@@ -217,7 +218,10 @@ static inline struct tcp_req *tcp_req_of(struct nvmf_req *req)
 struct tcp_reactor *tcp_reactor_get(struct reactor *r);
 uint32_t tcp_maxh2cdata(const struct nvmf_tgt *tgt);
 uint32_t tcp_io_icdata(const struct nvmf_qpair *qp);
-void tcp_conn_gone_stats(const struct nvmf_tcp_conn_stats *st, bool fatal);
+void tcp_conn_new(void);
+bool tcp_conn_established(const struct nvmf_tgt *tgt);
+void tcp_conn_timed_out(void);
+void tcp_conn_gone_stats(const struct nvmf_tcp_conn_stats *st, bool fatal, bool established);
 
 /* tcp_qpair.c */
 struct tcp_qpair *tcp_qpair_create(int fd, struct nvmf_tgt *tgt, struct nvmf_port *port,

@@ -25,6 +25,7 @@ struct tcp_qpair *tcp_qpair_create(int fd, struct nvmf_tgt *tgt, struct nvmf_por
 
 	if (!tq)
 		return NULL;
+	tcp_conn_new();
 	tq->fd = fd;
 	tq->qp.tgt = tgt;
 	tq->qp.port = port;
@@ -39,6 +40,17 @@ static void tcp_linger_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	tcp_qpair_close(tq, "peer did not take the termination request");
 }
 
+/* The host did not finish ICReq and Connect in time: its slot goes to someone else. */
+static void tcp_connect_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct tcp_qpair *tq = w->data;
+
+	if (tq->connected_seen || tq->closing)
+		return;
+	tcp_conn_timed_out();
+	tcp_qpair_close(tq, tq->ic_done ? "no Connect in time" : "no ICReq in time");
+}
+
 static void tcp_qpair_free(void *arg)
 {
 	struct tcp_qpair *tq = arg;
@@ -51,7 +63,7 @@ static void tcp_qpair_free(void *arg)
 		TAILQ_REMOVE(&trr->conns, tq, link);
 		trr->nconns--;
 	}
-	tcp_conn_gone_stats(&tq->stats, tq->stats.term_reqs_tx != 0);
+	tcp_conn_gone_stats(&tq->stats, tq->stats.term_reqs_tx != 0, tq->connected_seen);
 	nvmf_qpair_fini(&tq->qp);
 	free(tq->reqs);
 	free(tq->rbuf);
@@ -103,6 +115,8 @@ void tcp_qpair_start(void *arg)
 	tq->fini_work.arg = tq;
 	ev_init(&tq->linger, tcp_linger_cb);
 	tq->linger.data = tq;
+	ev_init(&tq->connect_timer, tcp_connect_timer_cb);
+	tq->connect_timer.data = tq;
 	if (tq->tr) {
 		TAILQ_INSERT_TAIL(&tq->tr->conns, tq, link);
 		tq->tr->nconns++;
@@ -131,6 +145,10 @@ void tcp_qpair_start(void *arg)
 	tq->wio.data = tq;
 	ev_io_start(tq->loop, &tq->rio);
 	tq->rio_on = true;
+	if (tgt->opts.connect_timeout_ms) {
+		ev_timer_set(&tq->connect_timer, tgt->opts.connect_timeout_ms / 1000.0, 0.);
+		ev_timer_start(tq->loop, &tq->connect_timer);
+	}
 	log_info("%s: connected on reactor %u", tq->qp.peer, r->id);
 }
 
@@ -156,6 +174,7 @@ void tcp_qpair_close(struct tcp_qpair *tq, const char *why)
 		ev_io_stop(tq->loop, &tq->wio);
 	tq->rio_on = tq->wio_on = false;
 	ev_timer_stop(tq->loop, &tq->linger);
+	ev_timer_stop(tq->loop, &tq->connect_timer);
 	reactor_defer_cancel(tq->r, &tq->flush_work);
 	reactor_defer_cancel(tq->r, &tq->resume_work);
 	reactor_buf_wait_cancel(tq->r, &tq->buf_work);

@@ -273,6 +273,13 @@ static void rsp_done(struct tcp_qpair *tq, struct tcp_tx *tx)
 static void tcp_connected(struct tcp_qpair *tq)
 {
 	tq->connected_seen = true;
+	ev_timer_stop(tq->loop, &tq->connect_timer);
+	if (!tcp_conn_established(tq->qp.tgt)) {
+		log_info("%s: closed: %u established connections already", tq->qp.peer,
+			 tq->qp.tgt->opts.max_connections);
+		tcp_qpair_close(tq, "connection limit");
+		return;
+	}
 	tq->p.max_icdata = tq->qp.qid == 0 ? TCP_ADMIN_ICDATA : tcp_io_icdata(&tq->qp);
 	if (tq->qp.qid != 0)
 		tcp_req_slots_add(tq, tq->nreqs);
@@ -294,8 +301,13 @@ void tcp_req_complete(struct nvmf_req *req)
 		tcp_req_release(tr);
 		return;
 	}
-	if (!tq->connected_seen && tq->qp.connected)
+	if (!tq->connected_seen && tq->qp.connected) {
 		tcp_connected(tq);
+		if (tq->closing) { /* over the connection limit */
+			tcp_req_release(tr);
+			return;
+		}
+	}
 	tcp_req_set_state(tr, TCP_REQ_READY_TO_COMPLETE);
 
 	if (ok && req->xfer == NVME_XFER_CTRLR_TO_HOST && req->length && req->iovcnt) {

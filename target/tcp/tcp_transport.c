@@ -39,8 +39,9 @@ struct tcp_listener {
 static struct tcp_reactor *g_tr[TCP_MAX_REACTORS];
 
 static struct {
-	atomic_uint_least64_t accepted, rejected, closed, fatal;
+	atomic_uint_least64_t accepted, rejected, closed, fatal, connect_timeouts;
 	atomic_uint live;
+	atomic_uint connecting; /* of live, not yet through Connect */
 } g_stats;
 
 /* ---- per-reactor state -------------------------------------------------------------------- */
@@ -76,8 +77,35 @@ struct tcp_reactor *tcp_reactor_get(struct reactor *r)
 	return trr;
 }
 
-void tcp_conn_gone_stats(const struct nvmf_tcp_conn_stats *st, bool fatal)
+/* A connection came into being (tcp_qpair_create): live, and connecting until Connect. */
+void tcp_conn_new(void)
 {
+	atomic_fetch_add_explicit(&g_stats.live, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&g_stats.connecting, 1, memory_order_relaxed);
+}
+
+/*
+ * A connecting connection finished Connect: it moves to the established count. false when
+ * that would pass max_connections (the caller closes it).
+ */
+bool tcp_conn_established(const struct nvmf_tgt *tgt)
+{
+	unsigned int live, connecting;
+
+	connecting = atomic_fetch_sub_explicit(&g_stats.connecting, 1, memory_order_relaxed) - 1;
+	live = atomic_load_explicit(&g_stats.live, memory_order_relaxed);
+	return live - connecting <= tgt->opts.max_connections;
+}
+
+void tcp_conn_timed_out(void)
+{
+	atomic_fetch_add_explicit(&g_stats.connect_timeouts, 1, memory_order_relaxed);
+}
+
+void tcp_conn_gone_stats(const struct nvmf_tcp_conn_stats *st, bool fatal, bool established)
+{
+	if (!established)
+		atomic_fetch_sub_explicit(&g_stats.connecting, 1, memory_order_relaxed);
 	if (fatal)
 		atomic_fetch_add_explicit(&g_stats.fatal, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&g_stats.closed, 1, memory_order_relaxed);
@@ -96,6 +124,8 @@ void nvmf_tcp_get_stats(struct nvmf_tcp_stats *st)
 	st->closed = atomic_load_explicit(&g_stats.closed, memory_order_relaxed);
 	st->fatal = atomic_load_explicit(&g_stats.fatal, memory_order_relaxed);
 	st->live = atomic_load_explicit(&g_stats.live, memory_order_relaxed);
+	st->connecting = atomic_load_explicit(&g_stats.connecting, memory_order_relaxed);
+	st->connect_timeouts = atomic_load_explicit(&g_stats.connect_timeouts, memory_order_relaxed);
 	for (unsigned int i = 0; i < n && i < TCP_MAX_REACTORS; i++) {
 		const struct tcp_reactor *trr = __atomic_load_n(&g_tr[i], __ATOMIC_ACQUIRE);
 
@@ -196,11 +226,22 @@ static void hand_off(struct tcp_listener *l, int fd, const struct sockaddr_stora
 {
 	struct tcp_qpair *tq;
 	struct reactor *r;
+	unsigned int live, connecting;
 	char peer[64];
 	int one = 1;
 
 	format_peer(ss, peer, sizeof(peer));
-	if (atomic_load(&g_stats.live) >= l->tgt->opts.max_connections) {
+	/* Established and connecting connections have limits of their own: sockets that never
+	 * finish Connect (and are closed at the deadline) cannot lock a real host out. */
+	live = atomic_load(&g_stats.live);
+	connecting = atomic_load(&g_stats.connecting);
+	if (connecting >= l->tgt->opts.max_connecting) {
+		log_peer("%s: refused: %u connections still connecting", peer, connecting);
+		atomic_fetch_add(&g_stats.rejected, 1);
+		close(fd);
+		return;
+	}
+	if (live - connecting >= l->tgt->opts.max_connections) {
 		log_peer("%s: refused: %u connections already", peer, l->tgt->opts.max_connections);
 		atomic_fetch_add(&g_stats.rejected, 1);
 		close(fd);
@@ -215,10 +256,10 @@ static void hand_off(struct tcp_listener *l, int fd, const struct sockaddr_stora
 		close(fd);
 		return;
 	}
-	atomic_fetch_add(&g_stats.live, 1);
 	atomic_fetch_add(&g_stats.accepted, 1);
 	if (reactor_send_msg(r, tcp_qpair_start, tq) != 0) {
 		atomic_fetch_sub(&g_stats.live, 1);
+		atomic_fetch_sub(&g_stats.connecting, 1);
 		atomic_fetch_add(&g_stats.rejected, 1);
 		close(fd);
 		free(tq);

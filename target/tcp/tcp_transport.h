@@ -33,7 +33,9 @@ struct nvmf_tcp_stats {
 	uint64_t rejected;	/* refused: connection limit or no memory */
 	uint64_t closed;	/* connections fully torn down */
 	uint64_t fatal;		/* connections ended by a C2HTermReq */
+	uint64_t connect_timeouts; /* closed for not finishing ICReq + Connect in time */
 	unsigned int live;	/* connections not yet torn down */
+	unsigned int connecting; /* of which not yet through Connect */
 	struct nvmf_tcp_conn_stats totals; /* every connection since start, live and gone */
 };
 

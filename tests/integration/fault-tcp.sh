@@ -80,7 +80,8 @@ stop() { # LOG
 }
 
 status=0
-start "$work/log"
+# no connect deadline here: the 1,000-connection memory check keeps its sockets idle after ICReq
+start "$work/log" --connect-timeout 0
 for s in mid-pdu mid-transfer bad-hdgst big-plen r2t-abuse h2c-no-cmd h2c-early no-read kato; do
 	"$client" "$port" "$nqn" "$s" || status=1
 	if ! kill -0 "$pid" 2>/dev/null; then
@@ -105,8 +106,11 @@ if [ "$status" -ne 0 ]; then
 	tail -n 60 "$work/log" >&2
 fi
 
-start "$work/log2" --max-connections 8
+start "$work/log2" --max-connections 8 --connect-timeout 2
 "$client" "$port" "$nqn" limit 8 || status=1
+# 1,000 sockets that never send ICReq take connecting slots, not the 8 established ones,
+# and are closed at the 2 s deadline.
+"$client" "$port" "$nqn" silent 1000 2 || status=1
 grep -q 'refused' "$work/log2" || {
 	echo "FAIL: no log line for the refused connection" >&2
 	status=1

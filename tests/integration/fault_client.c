@@ -410,7 +410,10 @@ static int scen_conns(int n, int pid, long limit_mib)
 	return 0;
 }
 
-/* With --max-connections @n: @n connections work, the next one is closed at once. */
+/*
+ * With --max-connections @n: @n hosts get through Connect; with all @n established, the
+ * next connection is closed at once (it could never get through Connect).
+ */
 static int scen_limit(int n)
 {
 	struct conn *c = calloc((size_t)n + 1, sizeof(*c));
@@ -418,7 +421,7 @@ static int scen_limit(int n)
 
 	REQUIRE(c != NULL, "memory");
 	for (int i = 0; i < n; i++)
-		REQUIRE(conn_open(&c[i]) == 0 && do_ic(&c[i], false, false) == 0, "conn %d", i);
+		REQUIRE(admin_up(&c[i], false, false) == 0, "host %d", i);
 	REQUIRE(conn_open(&c[n]) == 0, "TCP connect beyond the limit");
 	nvme_tcp_build_icreq(b, false, false, 0, 0);
 	xsend(&c[n], b, 8);
@@ -428,6 +431,45 @@ static int scen_limit(int n)
 	free(c);
 	/* once they are gone, new connections work again */
 	usleep(200000);
+	return healthy();
+}
+
+/*
+ * @n sockets that never send ICReq (and ten that stop half way: ICReq, then no Connect) do
+ * not lock out a real host, and the target closes each of them once the connect deadline
+ * (@timeout_s, --connect-timeout) has passed.
+ */
+static int scen_silent(int n, int timeout_s)
+{
+	struct conn *c = calloc((size_t)n, sizeof(*c));
+	int up = 0, closed = 0;
+	uint8_t b[8];
+
+	REQUIRE(c != NULL, "memory");
+	for (int i = 0; i < n; i++)
+		if (conn_open(&c[i]) == 0)
+			up++;
+	CHECK(up == n, "%d of %d silent sockets connected", up, n);
+	for (int i = 0; i < 10 && i < n; i++)
+		CHECK(do_ic(&c[i], false, false) == 0, "ICReq of half-way host %d", i);
+	CHECK(healthy() == 0, "a real host beside %d silent sockets", up);
+	sleep((unsigned int)timeout_s + 2);
+	for (int i = 0; i < n; i++) {
+		struct timeval tv = { .tv_sec = 2 };
+
+		if (c[i].fd < 0)
+			continue;
+		setsockopt(c[i].fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		if (recv(c[i].fd, b, sizeof(b), 0) == 0)
+			closed++;
+	}
+	printf("silent: %d of %d silent sockets closed by the target after the %d s deadline\n",
+	       closed, up, timeout_s);
+	CHECK(closed == up, "%d of %d silent sockets still open after the deadline", up - closed,
+	      up);
+	for (int i = 0; i < n; i++)
+		conn_close(&c[i]);
+	free(c);
 	return healthy();
 }
 
@@ -465,6 +507,8 @@ int main(int argc, char **argv)
 		rc = scen_conns(atoi(argv[4]), atoi(argv[5]), atol(argv[6]));
 	else if (!strcmp(s, "limit") && argc == 5)
 		rc = scen_limit(atoi(argv[4]));
+	else if (!strcmp(s, "silent") && argc == 6)
+		rc = scen_silent(atoi(argv[4]), atoi(argv[5]));
 	else if (!strcmp(s, "healthy"))
 		rc = healthy();
 	else {
