@@ -45,7 +45,14 @@ struct cli_opts {
 	const char *stats_socket;	/* --stats-socket PATH: statistics server (stats.h) */
 	uint32_t max_connections;	/* --max-connections; 0 = default (4096) */
 	bool unsafe_ignore_flush;	/* --unsafe-ignore-flush (hidden): bdev_file_unsafe_ignore_flush */
+	const char *control_socket;	/* --control-socket PATH; NULL = the default (control.h) */
+	bool no_control_socket;		/* --no-control-socket */
+	const char *control_group;	/* --control-group NAME: may use the control socket */
+	const char *log_file;		/* --log-file PATH; with -d and no --syslog: the default */
 };
+
+#define CLI_DEFAULT_LOG_FILE "/var/log/nvmeof-target.log"
+
 
 /*
  * Parse @argv into @o. Returns 0, or -EINVAL with a one-line message in @err naming the

@@ -4,8 +4,9 @@ noinst_LTLIBRARIES += libnvmeof_daemon.la
 libnvmeof_daemon_la_SOURCES = \
 	target/daemon/cli_opts.c target/daemon/cli_opts.h \
 	target/daemon/service.c target/daemon/service.h \
-	target/daemon/stats.c target/daemon/stats.h
-libnvmeof_daemon_la_CFLAGS = $(TARGET_CFLAGS)
+	target/daemon/stats.c target/daemon/stats.h \
+	target/daemon/control.c target/daemon/control.h
+libnvmeof_daemon_la_CFLAGS = $(TARGET_CFLAGS) $(JSONC_CFLAGS)
 
 sbin_PROGRAMS += target/nvmeof-target
 target_nvmeof_target_SOURCES = target/daemon/main.c
