@@ -380,6 +380,8 @@ static int m_create_subsystem(struct control_ctx *ctx, json_object *params, json
 	snprintf(v->serial, sizeof(v->serial), "%s", serial);
 	snprintf(v->model, sizeof(v->model), "%s", model);
 	v->allow_any_host = any;
+	v->cntlid_min = 1; /* what the loader gives a file that does not say */
+	v->cntlid_max = 0xffef;
 	snprintf(what, sizeof(what), "subsystem %s created", nqn);
 	if (commit(ctx, next, what, e))
 		return -1;

@@ -45,3 +45,14 @@ tests_unit_target_daemon_service_ut_SOURCES = tests/unit/target/daemon/service_u
 	target/daemon/service.c
 tests_unit_target_daemon_service_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_daemon_service_ut_LDADD = libnvmeof_common.la $(UT_LIBS)
+
+# Unit tests: JSON-RPC parsing and dispatch of the control socket, and the socket itself.
+check_PROGRAMS += tests/unit/target/daemon/control_ut
+TESTS += tests/unit/target/daemon/control_ut
+tests_unit_target_daemon_control_ut_SOURCES = tests/unit/target/daemon/control_ut.c
+tests_unit_target_daemon_control_ut_CFLAGS = $(UT_CFLAGS) $(JSONC_CFLAGS) \
+	-I$(top_srcdir)/target/daemon
+tests_unit_target_daemon_control_ut_LDADD = libnvmeof_daemon.la libnvmeof_config.la \
+	libnvmeof_tcp.la libnvmeof_core.la libnvmeof_bdev.la libnvmeof_reactor.la \
+	libnvmeof_common.la $(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) $(ISAL_LIBS) \
+	$(JSONC_LIBS) $(UT_LIBS) -lm
