@@ -730,7 +730,8 @@ static int m_add_listener(struct control_ctx *ctx, json_object *params, json_obj
 		return -1;
 	if (!(next = begin(ctx, e)))
 		return -1;
-	i = port_for(next, &u, svc);
+	/* Port 0 asks the kernel for a free port: always a new listener. */
+	i = u.port ? port_for(next, &u, svc) : -1;
 	if (i < 0) {
 		uint16_t portid = 1;
 
@@ -768,6 +769,16 @@ static int m_add_listener(struct control_ctx *ctx, json_object *params, json_obj
 	i = p->portid;
 	if (commit(ctx, next, what, e))
 		return -1;
+	/* The model (and so save) records the port the kernel picked. */
+	if (!u.port) {
+		struct nvmf_port *np = nvmf_port_find(ctx->tgt, (uint16_t)i);
+
+		for (unsigned int j = 0; np && j < (*ctx->cfg)->nports; j++)
+			if ((*ctx->cfg)->ports[j].portid == i)
+				snprintf((*ctx->cfg)->ports[j].addr.trsvcid,
+					 sizeof((*ctx->cfg)->ports[j].addr.trsvcid), "%s",
+					 np->trsvcid);
+	}
 	*result = json_object_new_object();
 	json_object_object_add(*result, "portid", json_object_new_int(i));
 	return 0;

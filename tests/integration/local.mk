@@ -32,7 +32,8 @@ integration_tests = \
 	tests/integration/iscsi-tgt-rw.sh \
 	tests/integration/iscsi-tgt-nvmeof.sh \
 	tests/integration/bench-quick.sh \
-	tests/integration/tcp-ceiling.sh
+	tests/integration/tcp-ceiling.sh \
+	tests/integration/ctl-live.sh
 TESTS += $(integration_tests)
 dist_check_SCRIPTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh
