@@ -56,3 +56,13 @@ tests_unit_target_daemon_control_ut_LDADD = libnvmeof_daemon.la libnvmeof_config
 	libnvmeof_tcp.la libnvmeof_core.la libnvmeof_bdev.la libnvmeof_reactor.la \
 	libnvmeof_common.la $(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) $(ISAL_LIBS) \
 	$(JSONC_LIBS) $(UT_LIBS) -lm
+
+# The systemd unit, generated with the sbindir this build installs nvmeof-target to (the
+# default prefix gives /usr/local/sbin; --prefix=/usr gives /usr/sbin), installed where
+# systemd looks for units of that prefix.
+systemdunitdir = $(prefix)/lib/systemd/system
+systemdunit_DATA = conf/nvmeof-target.service
+CLEANFILES += conf/nvmeof-target.service
+conf/nvmeof-target.service: $(top_srcdir)/conf/nvmeof-target.service.in Makefile
+	$(AM_V_GEN)mkdir -p conf && sed -e 's|@sbindir[@]|$(sbindir)|g' \
+		$(top_srcdir)/conf/nvmeof-target.service.in > $@
