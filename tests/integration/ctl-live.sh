@@ -85,7 +85,7 @@ cleanup_ctl() {
 	stop_io
 	[ -n "${HOLD_PID:-}" ] && kill "$HOLD_PID" 2> /dev/null
 }
-trap 'cleanup_ctl; it_cleanup' EXIT
+trap 'st=$?; cleanup_ctl; (exit $st); it_cleanup' EXIT
 
 echo '{}' > "$IT_DIR/empty.json"
 start_daemon "$IT_DIR/empty.json"
