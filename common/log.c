@@ -9,6 +9,7 @@
 
 static enum log_level g_level = LOG_LVL_NOTICE;
 static bool g_syslog;
+static bool g_timestamps;
 
 static const char *const level_names[] = {
 	[LOG_LVL_ERR] = "error",   [LOG_LVL_WARN] = "warning", [LOG_LVL_NOTICE] = "notice",
@@ -39,9 +40,14 @@ void log_use_syslog(bool on, const char *ident)
 	g_syslog = on;
 }
 
+void log_use_timestamps(bool on)
+{
+	g_timestamps = on;
+}
+
 void log_vmsg(enum log_level lvl, const char *fmt, va_list ap)
 {
-	char buf[1024];
+	char buf[1024], ts[40] = "";
 
 	if (lvl > g_level)
 		return;
@@ -50,7 +56,15 @@ void log_vmsg(enum log_level lvl, const char *fmt, va_list ap)
 		syslog(syslog_prio[lvl], "%s", buf);
 		return;
 	}
-	fprintf(stderr, "nvmeof: %s: %s\n", level_names[lvl], buf);
+	if (g_timestamps) {
+		struct timespec now;
+		struct tm tm;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		localtime_r(&now.tv_sec, &tm);
+		strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S ", &tm);
+	}
+	fprintf(stderr, "%snvmeof: %s: %s\n", ts, level_names[lvl], buf);
 }
 
 void log_msg(enum log_level lvl, const char *fmt, ...)

@@ -12,6 +12,8 @@ enum log_level { LOG_LVL_ERR = 0, LOG_LVL_WARN, LOG_LVL_NOTICE, LOG_LVL_INFO, LO
 void log_set_level(enum log_level lvl);
 enum log_level log_get_level(void);
 void log_use_syslog(bool on, const char *ident);
+/* Prefix stderr lines with the local time (a log file has no journal to add it). */
+void log_use_timestamps(bool on);
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_vmsg(enum log_level lvl, const char *fmt, va_list ap);
 

@@ -167,6 +167,27 @@ int bdev_lba_status(struct bdev *bdev, uint64_t offset, uint64_t *len_out, bool 
 	return bdev->ops->lba_status(bdev, offset, len_out, deallocated_out);
 }
 
+int bdev_resize(struct bdev *bdev, uint64_t size, char *err, size_t errlen)
+{
+	uint64_t want = size;
+	int rc;
+
+	if (size && (size % bdev->block_size || size < bdev->block_size))
+		return bdev_err(err, errlen, -EINVAL, "%s: size %llu is not a positive multiple of "
+				"the %u-byte block size", bdev->spec, (unsigned long long)size,
+				bdev->block_size);
+	if (!bdev->ops->resize)
+		return bdev_err(err, errlen, -EOPNOTSUPP, "%s: %s namespaces cannot be resized",
+				bdev->spec, bdev->ops->name);
+	rc = bdev->ops->resize(bdev, &want);
+	if (rc)
+		return bdev_err(err, errlen, rc, "%s: cannot resize to %llu bytes: %s", bdev->spec,
+				(unsigned long long)size,
+				rc == -ENOSPC ? "beyond what the backend reserved" : strerror(-rc));
+	__atomic_store_n(&bdev->size, want, __ATOMIC_RELEASE);
+	return 0;
+}
+
 int bdev_io_check(const struct bdev *bdev, const struct bdev_io *io)
 {
 	uint64_t have = 0;

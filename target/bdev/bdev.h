@@ -27,6 +27,7 @@
 #define NVMEOF_TARGET_BDEV_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
@@ -83,6 +84,13 @@ struct bdev_ops {
 	 */
 	int (*lba_status)(struct bdev *bdev, uint64_t offset, uint64_t *len_out,
 			  bool *deallocated_out);
+	/*
+	 * Change the size to *@size bytes (a multiple of block_size, at least one block), or
+	 * with *@size 0 re-read the size of what is behind the backend (a file or device grown
+	 * from outside), setting *@size. Main thread, with I/O running: the data stays where
+	 * it is. NULL: the size is fixed.
+	 */
+	int (*resize)(struct bdev *bdev, uint64_t *size);
 };
 
 struct bdev {
@@ -118,6 +126,15 @@ int bdev_parse_size(const char *s, uint64_t *bytes);
 /* bdev->ops->lba_status, or -EOPNOTSUPP for a backend that does not track allocation
  * (null); -ERANGE when @offset is not a block inside the namespace. */
 int bdev_lba_status(struct bdev *bdev, uint64_t offset, uint64_t *len_out, bool *deallocated_out);
+
+/*
+ * Resize @bdev to @size bytes (0 = re-read the size of the file or device behind it) and
+ * publish the new size (bdev->size, read by the request checks). Requests admitted before
+ * the call complete normally. Returns 0 or -errno with a message in @err: -EINVAL (not a
+ * multiple of the block size), -EOPNOTSUPP (the backend cannot change size), -ENOSPC,
+ * or an error from the file system.
+ */
+int bdev_resize(struct bdev *bdev, uint64_t size, char *err, size_t errlen);
 
 /*
  * Testing durability checks only (nvmeof-target --unsafe-ignore-flush): when set before

@@ -800,7 +800,37 @@ static int file_open(struct bdev *bdev, const char *path)
 	return 0;
 }
 
+/* A regular file is truncated or extended to the new size; a block device only rescans. */
+static int file_resize(struct bdev *bdev, uint64_t *size)
+{
+	struct file_bdev *f = bdev->ctx;
+	uint64_t now;
+	struct stat st;
+
+	if (*size) {
+		if (f->blkdev)
+			return -EOPNOTSUPP;
+		if (ftruncate(f->fd, (off_t)*size))
+			return -errno;
+		return 0;
+	}
+	if (f->blkdev) {
+		if (ioctl(f->fd, BLKGETSIZE64, &now))
+			return -errno;
+	} else {
+		if (fstat(f->fd, &st))
+			return -errno;
+		now = (uint64_t)st.st_size;
+	}
+	now = now / bdev->block_size * bdev->block_size;
+	if (!now)
+		return -EINVAL;
+	*size = now;
+	return 0;
+}
+
 const struct bdev_ops bdev_file_ops = {
+	.resize = file_resize,
 	.name = "file",
 	.open = file_open,
 	.close = file_close,

@@ -7,6 +7,8 @@
  */
 #include "config.h"
 
+#include <errno.h>
+
 #include "bdev.h"
 #include "bdev_internal.h"
 
@@ -27,8 +29,14 @@ static void null_submit(struct bdev *bdev, struct bdev_io *io)
 	bdev_io_done(io, bdev_io_check(bdev, io));
 }
 
+static int null_resize(struct bdev *bdev, uint64_t *size)
+{
+	return *size ? 0 : -EOPNOTSUPP;
+}
+
 const struct bdev_ops bdev_null_ops = {
 	.name = "null",
 	.open = null_open,
 	.submit = null_submit,
+	.resize = null_resize,
 };

@@ -6,6 +6,11 @@
  * kernel; a bitmap with one bit per block remembers what was written since, for
  * lba_status(). Data lasts as long as the process, so there is no volatile cache: Flush
  * and FUA have nothing to do.
+ *
+ * Resizing: open() reserves address space for RAM_GROW_FACTOR times the size (PROT_NONE
+ * beyond the size, so it costs nothing), and growing makes more of it accessible; the
+ * mapping never moves while reactors use it. Shrinking gives the tail back to the kernel
+ * but keeps it mapped, so a request admitted before the resize still lands in valid memory.
  */
 #include "config.h"
 
@@ -19,21 +24,45 @@
 #include "bdev_internal.h"
 #include "common/iov.h"
 
+#define RAM_GROW_FACTOR 4
+
 struct ram_bdev {
 	uint8_t *mem;
-	size_t mem_len;
+	size_t mem_len;	  /* reserved: RAM_GROW_FACTOR x the size at open */
 	uint64_t *mapped; /* bit per block: set by WRITE/WRITE_ZEROES, cleared by DISCARD */
 	size_t mapped_len;
+	size_t access_len; /* bytes of mem (and of mapped, scaled) made read/write */
 	uint64_t nblocks;
 	unsigned int block_shift;
 };
 
-static void *map_anon(size_t len)
+/* Reserve @len bytes of address space and make the first @rw of them read/write. */
+static void *map_anon(size_t len, size_t rw)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	if (rw && mprotect(p, rw, PROT_READ | PROT_WRITE)) {
+		int e = errno;
+
+		munmap(p, len);
+		errno = e;
+		return NULL;
+	}
+	return p;
+}
+
+static size_t page_up(size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (n + page - 1) / page * page;
+}
+
+static size_t bitmap_len(uint64_t nblocks)
+{
+	return (size_t)((nblocks + 63) / 64 * sizeof(uint64_t));
 }
 
 static void ram_close(struct bdev *bdev)
@@ -58,7 +87,7 @@ static int ram_open(struct bdev *bdev, const char *arg)
 	rc = bdev_open_sized(bdev, arg);
 	if (rc)
 		return rc;
-	if (bdev->size > SIZE_MAX / 2)
+	if (bdev->size > SIZE_MAX / (2 * RAM_GROW_FACTOR))
 		return bdev_open_msg(-EINVAL, "%s: too large for this address space", bdev->spec);
 	ram = calloc(1, sizeof(*ram));
 	if (!ram)
@@ -66,10 +95,11 @@ static int ram_open(struct bdev *bdev, const char *arg)
 	bdev->ctx = ram;
 	ram->block_shift = (unsigned int)__builtin_ctz(bdev->block_size);
 	ram->nblocks = bdev->size >> ram->block_shift;
-	ram->mem_len = (size_t)bdev->size;
-	ram->mapped_len = (size_t)((ram->nblocks + 63) / 64 * sizeof(uint64_t));
-	ram->mem = map_anon(ram->mem_len);
-	ram->mapped = ram->mem ? map_anon(ram->mapped_len) : NULL;
+	ram->access_len = page_up((size_t)bdev->size);
+	ram->mem_len = page_up((size_t)bdev->size * RAM_GROW_FACTOR);
+	ram->mapped_len = page_up(bitmap_len(ram->nblocks * RAM_GROW_FACTOR));
+	ram->mem = map_anon(ram->mem_len, ram->access_len);
+	ram->mapped = ram->mem ? map_anon(ram->mapped_len, ram->mapped_len) : NULL;
 	if (!ram->mem || !ram->mapped) {
 		rc = -errno;
 		ram_close(bdev);
@@ -185,10 +215,39 @@ static void ram_submit(struct bdev *bdev, struct bdev_io *io)
 	bdev_io_done(io, 0);
 }
 
+/*
+ * New size *@sizep (a multiple of the block size, checked by bdev_resize()). Growing past
+ * RAM_GROW_FACTOR x the size at open is -ENOSPC. Blocks past a shrunk end read as zeroes
+ * (and deallocated) if the namespace grows again.
+ */
+static int ram_resize(struct bdev *bdev, uint64_t *sizep)
+{
+	struct ram_bdev *ram = bdev->ctx;
+	uint64_t size = *sizep;
+	uint64_t nblocks = size >> ram->block_shift;
+
+	if (!size)
+		return -EOPNOTSUPP; /* nothing outside to rescan */
+	if (size > ram->mem_len)
+		return -ENOSPC;
+	if (page_up((size_t)size) > ram->access_len) {
+		if (mprotect(ram->mem, page_up((size_t)size), PROT_READ | PROT_WRITE))
+			return -errno;
+		ram->access_len = page_up((size_t)size);
+	}
+	if (nblocks < ram->nblocks) {
+		zero_range(ram, size, (ram->nblocks - nblocks) << ram->block_shift);
+		mark_blocks(ram->mapped, nblocks, ram->nblocks - nblocks, false);
+	}
+	__atomic_store_n(&ram->nblocks, nblocks, __ATOMIC_RELEASE);
+	return 0;
+}
+
 const struct bdev_ops bdev_ram_ops = {
 	.name = "ram",
 	.open = ram_open,
 	.close = ram_close,
 	.submit = ram_submit,
 	.lba_status = ram_lba_status,
+	.resize = ram_resize,
 };

@@ -99,25 +99,39 @@ static int parse_host(struct pctx *c, json_object *obj, const char *kp, char *nq
 	rc = cfg_check_nqn(c, sub, nqn, "host");
 	if (rc)
 		return rc;
-	/* In-band authentication: refused, since we cannot honour it. Keys are never logged. */
+	/* In-band authentication secrets: kept opaque (config_host_key), never logged. */
 	rc = cfg_get_typed(c, obj, kp, "dhchap", json_type_object, OPT, &dh);
 	if (rc < 0)
 		return rc;
 	if (rc) {
-		static const char *const secrets[] = {"key", "ctrl_key"};
-		unsigned int i;
+		static const char *const dh_keys[] = {"key", "ctrl_key", "hash", "dhgroup", NULL};
+		struct config_host_key hk = {0}, *v;
 
-		for (i = 0; i < 2; i++) {
-			json_object *k = cfg_member(dh, secrets[i]);
-
-			cfg_kp_join(sub, kp, "dhchap");
-			cfg_kp_join(sub, sub, secrets[i]);
-			if (k && (!json_object_is_type(k, json_type_string) ||
-				  json_object_get_string_len(k) > 0))
-				return cfg_err(c, -ENOTSUP, sub,
-					       "in-band authentication (DH-HMAC-CHAP) is not "
-					       "supported by nvmeof-target");
-		}
+		cfg_kp_join(sub, kp, "dhchap");
+		rc = cfg_check_keys(c, dh, sub, dh_keys);
+		if (rc == 0)
+			rc = cfg_get_str(c, dh, sub, "key", hk.key, sizeof(hk.key), OPT, false);
+		if (rc >= 0)
+			rc = cfg_get_str(c, dh, sub, "ctrl_key", hk.ctrl_key, sizeof(hk.ctrl_key), OPT,
+				     false);
+		if (rc >= 0)
+			rc = cfg_get_str(c, dh, sub, "hash", hk.hash, sizeof(hk.hash), OPT, false);
+		if (rc >= 0)
+			rc = cfg_get_str(c, dh, sub, "dhgroup", hk.dhgroup, sizeof(hk.dhgroup), OPT,
+				     false);
+		if (rc < 0)
+			return rc;
+		if (!hk.key[0] && !hk.ctrl_key[0])
+			return 0;
+		v = realloc(c->cfg->host_keys, (c->cfg->nhost_keys + 1) * sizeof(*v));
+		if (!v)
+			return cfg_err(c, -ENOMEM, NULL, "out of memory");
+		c->cfg->host_keys = v;
+		snprintf(hk.nqn, sizeof(hk.nqn), "%s", nqn);
+		v[c->cfg->nhost_keys++] = hk;
+		explicit_bzero(&hk, sizeof(hk));
+		return cfg_warn(c, sub, "DH-HMAC-CHAP keys are stored, but in-band authentication "
+			     "is not enforced yet");
 	}
 	return 0;
 }

@@ -91,6 +91,17 @@ struct config_subsys {
 	unsigned int nallowed_hosts;
 };
 
+/* DH-HMAC-CHAP secrets of a host (hosts[].dhchap), kept as opaque strings: stored, saved
+ * (only to files of mode 0600) and never logged. Authentication does not use them yet. */
+#define CONFIG_KEY_MAX 256
+struct config_host_key {
+	char nqn[NVME_NQN_FIELD];
+	char key[CONFIG_KEY_MAX];	/* "DHHC-1:..." or "" */
+	char ctrl_key[CONFIG_KEY_MAX];	/* bidirectional authentication, or "" */
+	char hash[16];			/* dhchap.hash as written, or "" */
+	char dhgroup[32];		/* dhchap.dhgroup as written, or "" */
+};
+
 struct tgt_config {
 	char path[CONFIG_PATH_MAX];	/* file it came from, absolute (@name for a string) */
 	struct config_port *ports;
@@ -99,6 +110,8 @@ struct tgt_config {
 	unsigned int nsubsystems;
 	char (*hosts)[NVME_NQN_FIELD];
 	unsigned int nhosts;
+	struct config_host_key *host_keys; /* hosts that have a dhchap key, by NQN */
+	unsigned int nhost_keys;
 	char *iscsi_json;		/* the "iscsi" object as JSON text, NULL if absent */
 	char **warnings;		/* "NAME: key.path: message" lines */
 	unsigned int nwarnings;
@@ -135,6 +148,8 @@ void config_log_warnings(const struct tgt_config *cfg);
 const struct config_port *config_find_port(const struct tgt_config *cfg, uint16_t portid);
 const struct config_subsys *config_find_subsys(const struct tgt_config *cfg, const char *nqn);
 const struct config_ns *config_find_ns(const struct config_subsys *s, uint32_t nsid);
+const struct config_host_key *config_find_host_key(const struct tgt_config *cfg,
+						   const char *hostnqn);
 
 /*
  * Build the target from @cfg: subsystems (attributes, allowed hosts, enabled namespaces),
@@ -163,6 +178,25 @@ int config_reload(struct nvmf_tgt *tgt, const struct tgt_config *old,
  */
 int config_reload_file(struct nvmf_tgt *tgt, struct tgt_config **cur, char *err,
 		       size_t errlen);
+
+/* ---- config_save.c ---------------------------------------------------------------------- */
+/* An empty model (no ports, subsystems or hosts) named @name; NULL on ENOMEM. */
+struct tgt_config *config_new_empty(const char *name);
+/* A deep copy of @cfg without its warnings; 0 or -ENOMEM. */
+int config_dup(const struct tgt_config *cfg, struct tgt_config **out);
+/* Whether @cfg holds a DH-HMAC-CHAP secret. */
+bool config_has_secrets(const struct tgt_config *cfg);
+/*
+ * @cfg as nvmetcli JSON that config_load() reads back into the same model (a malloc'd,
+ * newline-terminated string in *@out). Secrets are left out unless @with_secrets.
+ */
+int config_save_string(const struct tgt_config *cfg, bool with_secrets, char **out);
+/*
+ * Write @cfg, secrets included, to @path: a temporary file next to it (created 0600,
+ * widened to 0644 only when there is no secret in it), synced, then renamed over @path,
+ * so a reader sees the old or the new file, never half of one. 0 or -errno with @err set.
+ */
+int config_save_file(const struct tgt_config *cfg, const char *path, char *err, size_t errlen);
 
 /*
  * Give every distinct TCP listen address a discovery-only listener on port 8009 (the

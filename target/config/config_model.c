@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The loaded configuration model: lookups, warnings and release (config_file.h). */
+#include "config.h" /* _GNU_SOURCE: explicit_bzero */
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +34,9 @@ void config_free(struct tgt_config *cfg)
 	free(cfg->ports);
 	free(cfg->subsystems);
 	free(cfg->hosts);
+	if (cfg->host_keys)
+		explicit_bzero(cfg->host_keys, cfg->nhost_keys * sizeof(*cfg->host_keys));
+	free(cfg->host_keys);
 	free(cfg->iscsi_json);
 	for (i = 0; i < cfg->nwarnings; i++)
 		free(cfg->warnings[i]);
@@ -74,5 +79,14 @@ const struct config_ns *config_find_ns(const struct config_subsys *s, uint32_t n
 	for (i = 0; i < s->nnamespaces; i++)
 		if (s->namespaces[i].nsid == nsid)
 			return &s->namespaces[i];
+	return NULL;
+}
+
+const struct config_host_key *config_find_host_key(const struct tgt_config *cfg,
+						   const char *hostnqn)
+{
+	for (unsigned int i = 0; i < cfg->nhost_keys; i++)
+		if (!strcmp(cfg->host_keys[i].nqn, hostnqn))
+			return &cfg->host_keys[i];
 	return NULL;
 }

@@ -310,6 +310,37 @@ void nvmf_subsys_get_stats(struct nvmf_subsys *subsys, struct nvmf_qpair_stats *
 int nvmf_subsys_add_ns(struct nvmf_subsys *subsys, const struct nvmf_ns_opts *opts, char *err,
 		       size_t errlen);
 int nvmf_subsys_remove_ns(struct nvmf_subsys *subsys, uint32_t nsid);
+/* Resize namespace @nsid to @size bytes (0: re-read the size of its file or device) while
+ * I/O runs (bdev_resize()); Identify Namespace reports the new size and connected
+ * controllers get a Namespace Attribute Changed event. 0 or -errno with @err set. */
+int nvmf_subsys_resize_ns(struct nvmf_subsys *subsys, uint32_t nsid, uint64_t size, char *err,
+			  size_t errlen);
+
+/* ---- Controllers, for management (mgmt.c; main thread) --------------------------------- */
+struct nvmf_ctrlr_info {
+	char subnqn[NVME_NQN_FIELD];
+	char hostnqn[NVME_NQN_FIELD];
+	uint8_t hostid[16];
+	uint16_t cntlid;
+	bool local;		   /* in-process front end (iSCSI) */
+	bool ready;		   /* CC.EN = 1, CSTS.RDY = 1 */
+	char trtype[8];		   /* "tcp", "rdma", "iscsi" */
+	char traddr[256], trsvcid[32]; /* the port the admin queue came in on */
+	char peer[64];		   /* the host's "ADDR:PORT" (admin queue) */
+	unsigned int io_queues;
+	uint32_t kato_ms;
+	struct nvmf_qpair_stats stats;
+};
+/* Call @cb (under the target's locks: it must not block or call back into the core) for
+ * each live controller, of @subnqn only unless NULL. Returns how many. */
+int nvmf_tgt_list_ctrlrs(struct nvmf_tgt *tgt, const char *subnqn,
+			 void (*cb)(const struct nvmf_ctrlr_info *ci, void *arg), void *arg);
+/* Tear controller @cntlid of @subsys down (its queues are disconnected on their reactors;
+ * returns before they are gone). 0, -EINVAL or -ENOENT. */
+int nvmf_ctrlr_disconnect(struct nvmf_subsys *subsys, uint16_t cntlid);
+/* Tear down every controller @hostnqn has on @subsys (after its access was revoked);
+ * returns how many. */
+int nvmf_subsys_disconnect_host(struct nvmf_subsys *subsys, const char *hostnqn);
 
 struct nvmf_port *nvmf_port_create(struct nvmf_tgt *tgt, const struct nvmf_port_opts *opts,
 				   char *err, size_t errlen);

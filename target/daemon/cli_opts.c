@@ -34,6 +34,10 @@ enum {
 	OPT_CONNECT_TIMEOUT,
 	OPT_UNSAFE_IGNORE_FLUSH,
 	OPT_FOREGROUND,
+	OPT_CONTROL_SOCKET,
+	OPT_NO_CONTROL_SOCKET,
+	OPT_CONTROL_GROUP,
+	OPT_LOG_FILE,
 };
 
 static const struct option long_opts[] = {
@@ -60,6 +64,10 @@ static const struct option long_opts[] = {
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "syslog", no_argument, NULL, OPT_SYSLOG },
 	{ "stats-socket", required_argument, NULL, OPT_STATS_SOCKET },
+	{ "control-socket", required_argument, NULL, OPT_CONTROL_SOCKET },
+	{ "no-control-socket", no_argument, NULL, OPT_NO_CONTROL_SOCKET },
+	{ "control-group", required_argument, NULL, OPT_CONTROL_GROUP },
+	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
 	/* not in --help: for testing durability checks only */
 	{ "unsafe-ignore-flush", no_argument, NULL, OPT_UNSAFE_IGNORE_FLUSH },
 	{ "help", no_argument, NULL, 'h' },
@@ -110,11 +118,19 @@ void cli_usage(FILE *f)
 	      "  --foreground          stay in the foreground (the default; overrides -d)\n"
 	      "  --pidfile FILE        write the daemon's PID to FILE\n"
 	      "  --syslog              log to syslog instead of stderr\n"
+	      "  --log-file PATH       append the log to PATH (reopened on SIGHUP); the default\n"
+	      "                        with -d and no --syslog is " CLI_DEFAULT_LOG_FILE "\n"
 	      "  --stats-socket PATH   serve counters (JSON lines) on a UNIX socket\n"
+	      "  --control-socket PATH JSON-RPC control socket for nvmeof-ctl (default\n"
+	      "                        /run/nvmeof/nvmeof-target.sock)\n"
+	      "  --no-control-socket   no control socket\n"
+	      "  --control-group NAME  members of group NAME may use the control socket\n"
+	      "                        (otherwise root and the daemon's own user only)\n"
 	      "  -h, --help            this text\n"
 	      "  -V, --version         print the version\n"
 	      "\n"
-	      "SIGINT/SIGTERM stop the target cleanly; SIGHUP reloads the -c file.\n",
+	      "SIGINT/SIGTERM stop the target cleanly; SIGHUP reloads the -c file (replacing\n"
+	      "live changes not saved to it) and reopens the --log-file.\n",
 	      f);
 }
 
@@ -339,6 +355,26 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 			return fail(err, errlen, "--stats-socket: empty path");
 		o->stats_socket = arg;
 		return 0;
+	case OPT_CONTROL_SOCKET:
+		if (*arg != '/')
+			return fail(err, errlen, "--control-socket: expected an absolute path, got '%s'",
+				    arg);
+		o->control_socket = arg;
+		return 0;
+	case OPT_NO_CONTROL_SOCKET:
+		o->no_control_socket = true;
+		return 0;
+	case OPT_CONTROL_GROUP:
+		if (!*arg)
+			return fail(err, errlen, "--control-group: empty group name");
+		o->control_group = arg;
+		return 0;
+	case OPT_LOG_FILE:
+		if (*arg != '/')
+			return fail(err, errlen, "--log-file: expected an absolute path, got '%s'",
+				    arg);
+		o->log_file = arg;
+		return 0;
 	case OPT_UNSAFE_IGNORE_FLUSH:
 		o->unsafe_ignore_flush = true;
 		return 0;
@@ -389,6 +425,10 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t errle
 		return fail(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
 	if (o->help || o->version)
 		return 0;
+	if (o->log_file && o->syslog)
+		return fail(err, errlen, "--log-file and --syslog: pick one");
+	if (o->control_socket && o->no_control_socket)
+		return fail(err, errlen, "--control-socket and --no-control-socket: pick one");
 	if (o->config && quick)
 		return fail(err, errlen,
 			    "-c cannot be combined with --ns, --block-size, --nqn, --listen, "

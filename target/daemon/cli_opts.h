@@ -48,7 +48,14 @@ struct cli_opts {
 	uint32_t connect_timeout_ms;	/* --connect-timeout, when connect_timeout_set */
 	bool connect_timeout_set;
 	bool unsafe_ignore_flush;	/* --unsafe-ignore-flush (hidden): bdev_file_unsafe_ignore_flush */
+	const char *control_socket;	/* --control-socket PATH; NULL = the default (control.h) */
+	bool no_control_socket;		/* --no-control-socket */
+	const char *control_group;	/* --control-group NAME: may use the control socket */
+	const char *log_file;		/* --log-file PATH; with -d and no --syslog: the default */
 };
+
+#define CLI_DEFAULT_LOG_FILE "/var/log/nvmeof-target.log"
+
 
 /*
  * Parse @argv into @o. Returns 0, or -EINVAL with a one-line message in @err naming the

@@ -4,8 +4,9 @@ noinst_LTLIBRARIES += libnvmeof_daemon.la
 libnvmeof_daemon_la_SOURCES = \
 	target/daemon/cli_opts.c target/daemon/cli_opts.h \
 	target/daemon/service.c target/daemon/service.h \
-	target/daemon/stats.c target/daemon/stats.h
-libnvmeof_daemon_la_CFLAGS = $(TARGET_CFLAGS)
+	target/daemon/stats.c target/daemon/stats.h \
+	target/daemon/control.c target/daemon/control.h
+libnvmeof_daemon_la_CFLAGS = $(TARGET_CFLAGS) $(JSONC_CFLAGS)
 
 sbin_PROGRAMS += target/nvmeof-target
 target_nvmeof_target_SOURCES = target/daemon/main.c
@@ -44,3 +45,24 @@ tests_unit_target_daemon_service_ut_SOURCES = tests/unit/target/daemon/service_u
 	target/daemon/service.c
 tests_unit_target_daemon_service_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_daemon_service_ut_LDADD = libnvmeof_common.la $(UT_LIBS)
+
+# Unit tests: JSON-RPC parsing and dispatch of the control socket, and the socket itself.
+check_PROGRAMS += tests/unit/target/daemon/control_ut
+TESTS += tests/unit/target/daemon/control_ut
+tests_unit_target_daemon_control_ut_SOURCES = tests/unit/target/daemon/control_ut.c
+tests_unit_target_daemon_control_ut_CFLAGS = $(UT_CFLAGS) $(JSONC_CFLAGS) \
+	-I$(top_srcdir)/target/daemon
+tests_unit_target_daemon_control_ut_LDADD = libnvmeof_daemon.la libnvmeof_config.la \
+	libnvmeof_tcp.la libnvmeof_core.la libnvmeof_bdev.la libnvmeof_reactor.la \
+	libnvmeof_common.la $(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) $(ISAL_LIBS) \
+	$(JSONC_LIBS) $(UT_LIBS) -lm
+
+# The systemd unit, generated with the sbindir this build installs nvmeof-target to (the
+# default prefix gives /usr/local/sbin; --prefix=/usr gives /usr/sbin), installed where
+# systemd looks for units of that prefix.
+systemdunitdir = $(prefix)/lib/systemd/system
+systemdunit_DATA = conf/nvmeof-target.service
+CLEANFILES += conf/nvmeof-target.service
+conf/nvmeof-target.service: $(top_srcdir)/conf/nvmeof-target.service.in Makefile
+	$(AM_V_GEN)mkdir -p conf && sed -e 's|@sbindir[@]|$(sbindir)|g' \
+		$(top_srcdir)/conf/nvmeof-target.service.in > $@

@@ -3,18 +3,21 @@
  * nvmeof-target: parse flags (or load a config file), start the reactors, build the
  * target, listen, and serve until SIGINT/SIGTERM. SIGHUP reloads the config file.
  * The main thread runs the default libev loop: listeners accept there and hand each
- * connection to a reactor.
+ * connection to a reactor. The control socket (control.h) is served on that loop too.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <ev.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli_opts.h"
+#include "control.h"
 #include "config/config_file.h"
 #include "iscsi/iscsi.h"
 #include "common/log.h"
@@ -47,6 +50,11 @@ struct daemon_ctx {
 	ev_signal sigint, sigterm, sighup;
 	int stop_signal;
 	struct stats_server *stats; /* --stats-socket */
+	struct control_ctx control;  /* --control-socket: acts on cfg */
+	struct control_server *ctl;
+	const char *log_file;	     /* --log-file, or the default with -d */
+	uint32_t control_started_io_size; /* MDTS the reactors' buffers were sized for */
+	char config_path[CONFIG_PATH_MAX];
 };
 
 static const char *adrfam_name(const struct uri_listen *u)
@@ -296,21 +304,85 @@ static void stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	ev_break(loop, EVBREAK_ALL);
 }
 
+/* Open the log file (appending) and put it on stderr, where the log goes. */
+static int open_log_file(struct daemon_ctx *d, char *err, size_t errlen)
+{
+	int fd = open(d->log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "--log-file %s: %s", d->log_file, strerror(errno));
+		return -errno;
+	}
+	if (dup2(fd, STDERR_FILENO) < 0) {
+		snprintf(err, errlen, "--log-file %s: %s", d->log_file, strerror(errno));
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	log_use_timestamps(true);
+	return 0;
+}
+
+static void apply_tgt_opts(const struct cli_opts *o, struct nvmf_tgt_opts *t);
+static void apply_limits(const struct cli_opts *o, const struct tgt_config *cfg,
+			 struct nvmf_tgt_opts *t);
+
+/*
+ * New limits from the file apply to new connections. The reactors' data buffers were
+ * sized for the MDTS at start, so it may shrink but not grow without a restart.
+ */
+static void reload_limits(struct daemon_ctx *d)
+{
+	struct nvmf_tgt_opts t, *cur = &d->tgt->opts;
+
+	apply_tgt_opts(d->o, &t);
+	apply_limits(d->o, d->cfg, &t);
+	if (t.max_io_size > d->control_started_io_size) {
+		log_warn("limits.max_io_size %u: larger than at start (%u) needs a restart; "
+			 "keeping %u", t.max_io_size, d->control_started_io_size, cur->max_io_size);
+		t.max_io_size = cur->max_io_size;
+	}
+	if (t.max_connections != cur->max_connections || t.max_queue_depth != cur->max_queue_depth ||
+	    t.in_capsule_size != cur->in_capsule_size || t.max_io_size != cur->max_io_size)
+		log_notice("limits for new connections: max_connections %u, max_queue_depth %u, "
+			   "in_capsule_size %u, max_io_size %u", t.max_connections,
+			   t.max_queue_depth, t.in_capsule_size, t.max_io_size);
+	__atomic_store_n(&cur->max_connections, t.max_connections, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->max_connecting, t.max_connecting, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->connect_timeout_ms, t.connect_timeout_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->max_queue_depth, t.max_queue_depth, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->in_capsule_size, t.in_capsule_size, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->max_io_size, t.max_io_size, __ATOMIC_RELAXED);
+}
+
+/*
+ * SIGHUP: reopen the log file (logrotate), then re-apply the -c file. The file wins:
+ * live changes made through the control socket and not saved to it are replaced (and
+ * that is logged); a reload that fails keeps everything, live changes included.
+ */
 static void hup_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	struct daemon_ctx *d = w->data;
 	char err[512];
 
-	if (!d->cfg) {
+	if (d->log_file && open_log_file(d, err, sizeof(err)))
+		log_err("SIGHUP: %s (logging continues to the old file)", err);
+	if (!d->o->config) {
 		log_notice("SIGHUP: no configuration file to reload");
 		return;
 	}
-	log_notice("SIGHUP: reloading %s", d->cfg->path);
+	log_notice("SIGHUP: reloading %s", d->o->config);
+	if (d->control.dirty)
+		log_warn("SIGHUP: live changes not saved to %s are replaced by its contents "
+			 "(nvmeof-ctl save keeps them)", d->o->config);
 	service_reloading();
-	if (config_reload_file(d->tgt, &d->cfg, err, sizeof(err)) != 0)
+	if (config_reload_file(d->tgt, &d->cfg, err, sizeof(err)) != 0) {
 		log_err("reload failed, keeping the running configuration: %s", err);
-	else
+	} else {
+		d->control.dirty = false;
+		reload_limits(d);
 		announce(d);
+	}
 	service_reloaded();
 }
 
@@ -331,6 +403,26 @@ static void apply_tgt_opts(const struct cli_opts *o, struct nvmf_tgt_opts *t)
 		t->connect_timeout_ms = o->connect_timeout_ms;
 }
 
+/* The file's "limits", unless the command line set them. */
+static void apply_limits(const struct cli_opts *o, const struct tgt_config *cfg,
+			 struct nvmf_tgt_opts *t)
+{
+	const struct config_limits *l = &cfg->limits;
+
+	if (l->max_connections && !o->max_connections)
+		t->max_connections = l->max_connections;
+	if (l->max_connecting && !o->max_connecting)
+		t->max_connecting = l->max_connecting;
+	if (l->connect_timeout_set && !o->connect_timeout_set)
+		t->connect_timeout_ms = l->connect_timeout_ms;
+	if (l->max_queue_depth && !o->max_queue_depth)
+		t->max_queue_depth = l->max_queue_depth;
+	if (l->in_capsule_set && !o->in_capsule_set)
+		t->in_capsule_size = l->in_capsule_size;
+	if (l->max_io_size && !o->max_io_size)
+		t->max_io_size = l->max_io_size;
+}
+
 static void shutdown_target(struct daemon_ctx *d)
 {
 	struct nvmf_port *p;
@@ -338,6 +430,8 @@ static void shutdown_target(struct daemon_ctx *d)
 	service_stopping();
 	stats_server_stop(d->stats);
 	d->stats = NULL;
+	control_server_stop(d->ctl);
+	d->ctl = NULL;
 	if (d->tgt) {
 		/* No new connections, then end the open ones (in-flight I/O finishes first). */
 		TAILQ_FOREACH (p, &d->tgt->ports, link)
@@ -372,6 +466,7 @@ int main(int argc, char **argv)
 	struct daemon_ctx d = { .o = &o };
 	struct nvmf_tgt_opts topts;
 	struct ev_loop *loop;
+	gid_t ctl_gid = (gid_t)-1;
 	char err[1024];
 	int rc;
 
@@ -403,35 +498,44 @@ int main(int argc, char **argv)
 	if (o.syslog)
 		log_use_syslog(true, PROG);
 	signal(SIGPIPE, SIG_IGN);
+	d.log_file = o.log_file ? o.log_file : o.daemon && !o.syslog ? CLI_DEFAULT_LOG_FILE : NULL;
+	if (o.control_group) {
+		struct group *g = getgrnam(o.control_group);
+
+		if (!g) {
+			fprintf(stderr, PROG ": --control-group: no group named '%s'\n",
+				o.control_group);
+			return 2;
+		}
+		ctl_gid = g->gr_gid;
+	}
 
 	if (o.config && config_load(o.config, &d.cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return 1;
 	}
+	if (d.log_file) { /* fail on the terminal, before detaching */
+		int fd = open(d.log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+
+		if (fd < 0) {
+			fprintf(stderr, PROG ": --log-file %s: %s\n", d.log_file, strerror(errno));
+			return 1;
+		}
+		close(fd);
+	}
 	if (o.daemon && service_daemonize(err, sizeof(err)) != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return 1;
 	}
+	if (d.log_file && open_log_file(&d, err, sizeof(err)) != 0)
+		return fail_start(&d, err);
 	if (o.pidfile && service_write_pidfile(o.pidfile, err, sizeof(err)) != 0)
 		return fail_start(&d, err);
 
 	apply_tgt_opts(&o, &topts);
-	if (d.cfg) { /* the file's "limits", unless the command line set them */
-		const struct config_limits *l = &d.cfg->limits;
-
-		if (l->max_connections && !o.max_connections)
-			topts.max_connections = l->max_connections;
-		if (l->max_connecting && !o.max_connecting)
-			topts.max_connecting = l->max_connecting;
-		if (l->connect_timeout_set && !o.connect_timeout_set)
-			topts.connect_timeout_ms = l->connect_timeout_ms;
-		if (l->max_queue_depth && !o.max_queue_depth)
-			topts.max_queue_depth = l->max_queue_depth;
-		if (l->in_capsule_set && !o.in_capsule_set)
-			topts.in_capsule_size = l->in_capsule_size;
-		if (l->max_io_size && !o.max_io_size)
-			topts.max_io_size = l->max_io_size;
-	}
+	if (d.cfg)
+		apply_limits(&o, d.cfg, &topts);
+	d.control_started_io_size = topts.max_io_size;
 	reactors_configure(topts.max_io_size, 0, o.pin);
 	rc = reactors_start(o.reactors);
 	if (rc != 0) {
@@ -453,6 +557,10 @@ int main(int argc, char **argv)
 	}
 	if (rc != 0)
 		return fail_start(&d, err[0] ? err : strerror(-rc));
+	/* Without -c, live changes start from an empty model (the quick-setup subsystem is
+	 * not part of it: save writes only what was added through the control socket). */
+	if (!d.cfg && !(d.cfg = config_new_empty("live configuration")))
+		return fail_start(&d, "out of memory");
 
 	loop = EV_DEFAULT;
 	ev_signal_init(&d.sigint, stop_cb, SIGINT);
@@ -467,6 +575,21 @@ int main(int argc, char **argv)
 		d.stats = stats_server_start(loop, d.tgt, o.stats_socket, err, sizeof(err));
 		if (!d.stats)
 			return fail_start(&d, err);
+	}
+	d.control = (struct control_ctx){.tgt = d.tgt, .cfg = &d.cfg};
+	if (o.config) /* absolute: the model's path, kept while models come and go */
+		snprintf(d.config_path, sizeof(d.config_path), "%s", d.cfg->path);
+	d.control.config_path = o.config ? d.config_path : NULL;
+	if (!o.no_control_socket) {
+		const char *path = o.control_socket ? o.control_socket : CONTROL_DEFAULT_SOCKET;
+
+		d.ctl = control_server_start(loop, &d.control, path, ctl_gid, err, sizeof(err));
+		/* The default is best effort (another instance may hold it); a path asked for
+		 * is not. */
+		if (!d.ctl && o.control_socket)
+			return fail_start(&d, err);
+		if (!d.ctl)
+			log_warn("no control socket: %s", err);
 	}
 	announce(&d);
 	service_ready();

@@ -590,10 +590,6 @@ static const struct bad_case bad_cases[] = {
 	 -EINVAL, "subsystems[0].namespaces[0].resv.enable"},
 	{"passthru", DOC(PORT(""), SUBSYS(", 'passthru': [{'device': {'path': '/dev/nvme0'}}]")),
 	 -ENOTSUP, "subsystems[0].passthru: passthru controllers are not supported"},
-	{"dhchap key",
-	 "{'hosts': [{'nqn': 'nqn.2014-08.org.nvmexpress:h1', 'dhchap': {'key': 'DHHC-1:00:x:', "
-	 "'hash': 'hmac(sha256)'}}]}",
-	 -ENOTSUP, "hosts[0].dhchap.key: in-band authentication (DH-HMAC-CHAP) is not supported"},
 	{"cntlid order", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'attr': {'cntlid_min': "
 				       "'100', 'cntlid_max': '10'}}"),
 	 -EINVAL, "subsystems[0].attr.cntlid_min: cntlid_min 100 is above cntlid_max 10"},

@@ -1,0 +1,628 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nvmeof-ctl: change a running nvmeof-target through its control socket. Each command is
+ * one JSON-RPC 2.0 request (one line) and one response line; see nvmeof-ctl(8).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define PROG "nvmeof-ctl"
+#define DEFAULT_SOCKET "/run/nvmeof/nvmeof-target.sock"
+#define MAX_REPLY (64u << 20)
+
+enum { EXIT_RPC = 1, EXIT_USAGE = 2, EXIT_CONNECT = 3 };
+
+struct ctl {
+	const char *socket;
+	bool json;
+	int fd;
+};
+
+static void usage(FILE *f)
+{
+	fputs("Usage: " PROG " [-s PATH] [-o normal|json] OBJECT VERB [ARGS...]\n"
+	      "Change a running nvmeof-target through its control socket.\n"
+	      "\n"
+	      "  subsystem list [NQN]\n"
+	      "  subsystem add NQN [--allow-any-host] [--serial SN] [--model MN]\n"
+	      "  subsystem remove NQN\n"
+	      "  namespace add NQN ram:SIZE|null:SIZE|PATH [--nsid N]\n"
+	      "  namespace remove NQN NSID\n"
+	      "  namespace resize NQN NSID SIZE\n"
+	      "  host add NQN HOSTNQN [--dhchap-key KEY|-] [--dhchap-ctrl-key KEY|-]\n"
+	      "  host remove NQN HOSTNQN         (also ends that host's live controllers)\n"
+	      "  listener add NQN tcp://ADDR:PORT|rdma://ADDR:PORT\n"
+	      "  listener remove NQN URI\n"
+	      "  controller list [NQN]\n"
+	      "  controller disconnect CNTLID [--nqn NQN]\n"
+	      "  log-level [err|warn|notice|info|debug]\n"
+	      "  save [FILE]       FILE: written here (mode 0600 when it holds keys);\n"
+	      "                    no FILE: the daemon rewrites its own -c file\n"
+	      "  status\n"
+	      "  rpc METHOD [JSON-PARAMS]\n"
+	      "\n"
+	      "  -s, --socket PATH   control socket (default " DEFAULT_SOCKET ")\n"
+	      "  -o, --output FMT    normal (default) or json\n"
+	      "  -V, --version       print the version\n"
+	      "  -h, --help          this text\n"
+	      "\n"
+	      "Exit status: 0 done, 1 the target refused (message on stderr), 2 usage,\n"
+	      "3 cannot reach the socket.\n",
+	      f);
+}
+
+static int ctl_connect(struct ctl *c)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+	if (strlen(c->socket) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, PROG ": %s: path too long\n", c->socket);
+		return -ENAMETOOLONG;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", c->socket);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		fprintf(stderr, PROG ": %s: %s\n", c->socket, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* Send {method, params} and return the "result" (caller puts), or NULL with the error
+ * printed and *@rc set. */
+static json_object *call(struct ctl *c, const char *method, json_object *params, int *rc)
+{
+	json_object *req = json_object_new_object(), *resp, *v;
+	const char *txt;
+	char *buf = NULL, *nl = NULL;
+	size_t len = 0, cap = 0;
+
+	json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(req, "method", json_object_new_string(method));
+	if (params)
+		json_object_object_add(req, "params", params);
+	json_object_object_add(req, "id", json_object_new_int(1));
+	txt = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN |
+							  JSON_C_TO_STRING_NOSLASHESCAPE);
+	for (size_t off = 0, n = strlen(txt); off <= n;) {
+		ssize_t w = off < n ? send(c->fd, txt + off, n - off, MSG_NOSIGNAL)
+				    : send(c->fd, "\n", 1, MSG_NOSIGNAL);
+
+		if (w <= 0) {
+			fprintf(stderr, PROG ": %s: %s\n", c->socket, strerror(errno));
+			json_object_put(req);
+			*rc = EXIT_CONNECT;
+			return NULL;
+		}
+		off += off < n ? (size_t)w : 1;
+		if (off == n + 1)
+			break;
+	}
+	json_object_put(req);
+	while (!nl) {
+		ssize_t r;
+
+		if (cap - len < 65536) {
+			char *b = cap + 65536 > MAX_REPLY ? NULL : realloc(buf, cap + 65536);
+
+			if (!b) {
+				fprintf(stderr, PROG ": reply too long\n");
+				free(buf);
+				*rc = EXIT_RPC;
+				return NULL;
+			}
+			buf = b;
+			cap += 65536;
+		}
+		r = recv(c->fd, buf + len, cap - len - 1, 0);
+		if (r <= 0) {
+			fprintf(stderr, PROG ": %s: connection closed without a reply%s%s\n",
+				c->socket, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
+			free(buf);
+			*rc = EXIT_CONNECT;
+			return NULL;
+		}
+		len += (size_t)r;
+		buf[len] = '\0';
+		nl = strchr(buf, '\n');
+	}
+	*nl = '\0';
+	resp = json_tokener_parse(buf);
+	explicit_bzero(buf, cap);
+	free(buf);
+	if (!resp) {
+		fprintf(stderr, PROG ": the target sent something that is not JSON\n");
+		*rc = EXIT_RPC;
+		return NULL;
+	}
+	if (json_object_object_get_ex(resp, "error", &v)) {
+		json_object *code, *msg;
+
+		json_object_object_get_ex(v, "code", &code);
+		json_object_object_get_ex(v, "message", &msg);
+		if (c->json)
+			printf("%s\n", json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PRETTY));
+		fprintf(stderr, PROG ": %s: %s (%d)\n", method,
+			msg ? json_object_get_string(msg) : "error", code ? json_object_get_int(code) : 0);
+		json_object_put(resp);
+		*rc = EXIT_RPC;
+		return NULL;
+	}
+	v = NULL;
+	json_object_object_get_ex(resp, "result", &v);
+	v = json_object_get(v);
+	json_object_put(resp);
+	*rc = 0;
+	return v;
+}
+
+static const char *jget(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && v ? json_object_get_string(v) : "";
+}
+
+static int64_t jint(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
+}
+
+static void print_size(uint64_t b)
+{
+	static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	unsigned int i = 0;
+	double v = (double)b;
+
+	while (v >= 1024 && i < 4) {
+		v /= 1024;
+		i++;
+	}
+	printf("%.*f %s", v == (double)(uint64_t)v ? 0 : 1, v, u[i]);
+}
+
+static void print_subsystems(json_object *arr)
+{
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *s = json_object_array_get_idx(arr, i), *l, *v;
+
+		printf("%s (%s)%s\n", jget(s, "nqn"), jget(s, "subtype"),
+		       json_object_object_get_ex(s, "allow_any_host", &v) &&
+				       json_object_get_boolean(v) && strcmp(jget(s, "subtype"), "Discovery")
+			       ? ", any host"
+			       : "");
+		if (json_object_object_get_ex(s, "listen_addresses", &l))
+			for (size_t j = 0; j < json_object_array_length(l); j++) {
+				json_object *a = json_object_array_get_idx(l, j);
+				bool v6 = !strcmp(jget(a, "adrfam"), "ipv6");
+
+				printf("  listener %s://%s%s%s:%s (port %lld)\n", jget(a, "trtype"),
+				       v6 ? "[" : "", jget(a, "traddr"), v6 ? "]" : "",
+				       jget(a, "trsvcid"), (long long)jint(a, "portid"));
+			}
+		if (json_object_object_get_ex(s, "hosts", &l))
+			for (size_t j = 0; j < json_object_array_length(l); j++)
+				printf("  host %s\n", json_object_get_string(json_object_array_get_idx(l, j)));
+		if (json_object_object_get_ex(s, "namespaces", &l))
+			for (size_t j = 0; j < json_object_array_length(l); j++) {
+				json_object *n = json_object_array_get_idx(l, j);
+
+				printf("  namespace %lld: %s, ", (long long)jint(n, "nsid"),
+				       jget(n, "path"));
+				print_size((uint64_t)jint(n, "size"));
+				printf(" (%lld blocks of %lld)\n", (long long)jint(n, "num_blocks"),
+				       (long long)jint(n, "block_size"));
+			}
+	}
+}
+
+static void print_controllers(json_object *arr)
+{
+	if (json_object_array_length(arr) == 0) {
+		printf("no controllers\n");
+		return;
+	}
+	printf("%-6s %-40s %-22s %-6s %s\n", "CNTLID", "SUBSYSTEM", "PEER", "QUEUES", "HOST");
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *c = json_object_array_get_idx(arr, i), *st;
+
+		printf("%-6lld %-40s %-22s %-6lld %s\n", (long long)jint(c, "cntlid"),
+		       jget(c, "nqn"), jget(c, "peer")[0] ? jget(c, "peer") : jget(c, "trtype"),
+		       (long long)jint(c, "io_queues"), jget(c, "hostnqn"));
+		if (json_object_object_get_ex(c, "stats", &st))
+			printf("       reads %lld (%lld bytes), writes %lld (%lld bytes), other %lld\n",
+			       (long long)jint(st, "read_cmds"), (long long)jint(st, "read_bytes"),
+			       (long long)jint(st, "write_cmds"), (long long)jint(st, "write_bytes"),
+			       (long long)jint(st, "other_cmds"));
+	}
+}
+
+/* Write @text to @path through a temporary file: 0600 when it holds secrets, else 0644. */
+static int write_file(const char *path, const char *text, bool secret)
+{
+	char tmp[PATH_MAX];
+	size_t len = strlen(text), off = 0;
+	int fd, rc = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkstemp(tmp); /* 0600 */
+	if (fd < 0)
+		return -errno;
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0) {
+			rc = -errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	if (!rc && !secret && fchmod(fd, 0644))
+		rc = -errno;
+	if (!rc && fsync(fd))
+		rc = -errno;
+	if (close(fd) && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path))
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+/* A secret argument: "-" reads one line from stdin (keeps it out of ps). */
+static const char *secret_arg(const char *a, char *buf, size_t len)
+{
+	if (strcmp(a, "-"))
+		return a;
+	if (!fgets(buf, (int)len, stdin))
+		return NULL;
+	buf[strcspn(buf, "\r\n")] = '\0';
+	return buf;
+}
+
+static bool is_uint(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+#define NEED(n)                                                                            \
+	do {                                                                               \
+		if (argc != (n)) {                                                         \
+			fprintf(stderr, PROG ": %s %s: expected %d argument%s (see --help)\n", \
+				obj, verb, (n), (n) == 1 ? "" : "s");                      \
+			return EXIT_USAGE;                                                 \
+		}                                                                          \
+	} while (0)
+
+/* Options after the positional arguments of a verb: --name VALUE or --flag. */
+static const char *opt_val(int *argc, char **argv, const char *name, bool flag, bool *bad)
+{
+	for (int i = 0; i < *argc; i++)
+		if (!strcmp(argv[i], name)) {
+			const char *v = flag ? "1" : i + 1 < *argc ? argv[i + 1] : NULL;
+			int n = flag ? 1 : 2;
+
+			if (!v) {
+				fprintf(stderr, PROG ": %s needs a value\n", name);
+				*bad = true;
+				return NULL;
+			}
+			memmove(&argv[i], &argv[i + n], (size_t)(*argc - i - n) * sizeof(*argv));
+			*argc -= n;
+			return v;
+		}
+	return NULL;
+}
+
+static void add_str(json_object *p, const char *k, const char *v)
+{
+	if (v)
+		json_object_object_add(p, k, json_object_new_string(v));
+}
+
+static int run(struct ctl *c, const char *obj, const char *verb, int argc, char **argv)
+{
+	json_object *p = json_object_new_object(), *r = NULL;
+	const char *method = NULL;
+	char kbuf[512], cbuf[512];
+	bool bad = false;
+	int rc;
+
+	if (!strcmp(obj, "subsystem") && !strcmp(verb, "list")) {
+		if (argc > 1)
+			NEED(1);
+		add_str(p, "nqn", argc ? argv[0] : NULL);
+		method = "nvmf_get_subsystems";
+	} else if (!strcmp(obj, "subsystem") && !strcmp(verb, "add")) {
+		const char *any = opt_val(&argc, argv, "--allow-any-host", true, &bad);
+		const char *sn = opt_val(&argc, argv, "--serial", false, &bad);
+		const char *mn = opt_val(&argc, argv, "--model", false, &bad);
+
+		if (bad)
+			return EXIT_USAGE;
+		NEED(1);
+		add_str(p, "nqn", argv[0]);
+		add_str(p, "serial_number", sn);
+		add_str(p, "model_number", mn);
+		if (any)
+			json_object_object_add(p, "allow_any_host", json_object_new_boolean(true));
+		method = "nvmf_create_subsystem";
+	} else if (!strcmp(obj, "subsystem") && !strcmp(verb, "remove")) {
+		NEED(1);
+		add_str(p, "nqn", argv[0]);
+		method = "nvmf_delete_subsystem";
+	} else if (!strcmp(obj, "namespace") && !strcmp(verb, "add")) {
+		const char *nsid = opt_val(&argc, argv, "--nsid", false, &bad);
+
+		if (bad)
+			return EXIT_USAGE;
+		NEED(2);
+		add_str(p, "nqn", argv[0]);
+		add_str(p, "path", argv[1]);
+		add_str(p, "nsid", nsid);
+		method = "nvmf_subsystem_add_ns";
+	} else if (!strcmp(obj, "namespace") && !strcmp(verb, "remove")) {
+		NEED(2);
+		add_str(p, "nqn", argv[0]);
+		add_str(p, "nsid", argv[1]);
+		method = "nvmf_subsystem_remove_ns";
+	} else if (!strcmp(obj, "namespace") && !strcmp(verb, "resize")) {
+		NEED(3);
+		add_str(p, "nqn", argv[0]);
+		add_str(p, "nsid", argv[1]);
+		add_str(p, "size", argv[2]);
+		method = "nvmf_subsystem_resize_ns";
+	} else if (!strcmp(obj, "host") && !strcmp(verb, "add")) {
+		const char *k = opt_val(&argc, argv, "--dhchap-key", false, &bad);
+		const char *ck = opt_val(&argc, argv, "--dhchap-ctrl-key", false, &bad);
+
+		if (bad)
+			return EXIT_USAGE;
+		NEED(2);
+		if (k && !(k = secret_arg(k, kbuf, sizeof(kbuf))))
+			return EXIT_USAGE;
+		if (ck && !(ck = secret_arg(ck, cbuf, sizeof(cbuf))))
+			return EXIT_USAGE;
+		add_str(p, "nqn", argv[0]);
+		add_str(p, "host", argv[1]);
+		add_str(p, "dhchap_key", k);
+		add_str(p, "dhchap_ctrlr_key", ck);
+		method = "nvmf_subsystem_add_host";
+	} else if (!strcmp(obj, "host") && !strcmp(verb, "remove")) {
+		NEED(2);
+		add_str(p, "nqn", argv[0]);
+		add_str(p, "host", argv[1]);
+		method = "nvmf_subsystem_remove_host";
+	} else if (!strcmp(obj, "listener") && (!strcmp(verb, "add") || !strcmp(verb, "remove"))) {
+		NEED(2);
+		add_str(p, "nqn", argv[0]);
+		add_str(p, "uri", argv[1]);
+		method = verb[0] == 'a' ? "nvmf_subsystem_add_listener"
+					: "nvmf_subsystem_remove_listener";
+	} else if (!strcmp(obj, "controller") && !strcmp(verb, "list")) {
+		if (argc > 1)
+			NEED(1);
+		add_str(p, "nqn", argc ? argv[0] : NULL);
+		method = "nvmf_get_controllers";
+	} else if (!strcmp(obj, "controller") && !strcmp(verb, "disconnect")) {
+		const char *nqn = opt_val(&argc, argv, "--nqn", false, &bad);
+
+		if (bad)
+			return EXIT_USAGE;
+		NEED(1);
+		if (!is_uint(argv[0])) {
+			fprintf(stderr, PROG ": controller disconnect: '%s' is not a controller ID\n",
+				argv[0]);
+			return EXIT_USAGE;
+		}
+		add_str(p, "cntlid", argv[0]);
+		add_str(p, "nqn", nqn);
+		method = "nvmf_disconnect_controller";
+	} else if (!strcmp(obj, "rpc")) {
+		json_object *raw = NULL;
+
+		if (argc > 1 || (argc == 1 && !(raw = json_tokener_parse(argv[0])))) {
+			fprintf(stderr, PROG ": rpc %s: expected one JSON object of parameters\n",
+				verb);
+			return EXIT_USAGE;
+		}
+		json_object_put(p);
+		p = raw;
+		method = verb;
+	}
+	if (!method) {
+		fprintf(stderr, PROG ": unknown command '%s %s' (see --help)\n", obj, verb);
+		json_object_put(p);
+		return EXIT_USAGE;
+	}
+	if (ctl_connect(c)) {
+		json_object_put(p);
+		return EXIT_CONNECT;
+	}
+	r = call(c, method, p, &rc);
+	explicit_bzero(kbuf, sizeof(kbuf));
+	explicit_bzero(cbuf, sizeof(cbuf));
+	if (rc)
+		return rc;
+	if (c->json || !strcmp(obj, "rpc"))
+		printf("%s\n", json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY |
+								     JSON_C_TO_STRING_NOSLASHESCAPE));
+	else if (!strcmp(method, "nvmf_get_subsystems"))
+		print_subsystems(r);
+	else if (!strcmp(method, "nvmf_get_controllers"))
+		print_controllers(r);
+	else if (!strcmp(method, "nvmf_subsystem_add_ns"))
+		printf("namespace %lld\n", (long long)json_object_get_int64(r));
+	else if (!strcmp(method, "nvmf_subsystem_add_listener"))
+		printf("port %lld\n", (long long)jint(r, "portid"));
+	else if (!strcmp(method, "nvmf_subsystem_remove_host"))
+		printf("%lld controller(s) disconnected\n", (long long)jint(r, "disconnected_controllers"));
+	json_object_put(r);
+	return 0;
+}
+
+/* Commands without a verb: log-level, save, status. */
+static int run_simple(struct ctl *c, const char *cmd, int argc, char **argv)
+{
+	json_object *p = json_object_new_object(), *r, *cfg, *sec;
+	const char *method;
+	char abs[PATH_MAX];
+	int rc;
+
+	if (!strcmp(cmd, "log-level") && argc <= 1) {
+		method = argc ? "log_set_level" : "log_get_level";
+		add_str(p, "level", argc ? argv[0] : NULL);
+	} else if (!strcmp(cmd, "status") && argc == 0) {
+		method = "target_get_status";
+	} else if (!strcmp(cmd, "save") && argc <= 1) {
+		method = "save_config";
+	} else {
+		fprintf(stderr, PROG ": %s: unexpected arguments (see --help)\n", cmd);
+		json_object_put(p);
+		return EXIT_USAGE;
+	}
+	if (ctl_connect(c)) {
+		json_object_put(p);
+		return EXIT_CONNECT;
+	}
+	if (!strcmp(cmd, "save") && argc == 0) {
+		json_object *st = call(c, "target_get_status", NULL, &rc), *f;
+
+		if (rc)
+			return rc;
+		if (!json_object_object_get_ex(st, "config_file", &f) || !f) {
+			fprintf(stderr, PROG ": save: the target runs without -c FILE; name a file\n");
+			json_object_put(st);
+			json_object_put(p);
+			return EXIT_USAGE;
+		}
+		add_str(p, "file", json_object_get_string(f));
+		json_object_put(st);
+	}
+	r = call(c, method, p, &rc);
+	if (rc)
+		return rc;
+	if (!strcmp(cmd, "save") && argc == 1) {
+		const char *text;
+		bool secret;
+
+		if (!json_object_object_get_ex(r, "config", &cfg)) {
+			fprintf(stderr, PROG ": save: no configuration in the reply\n");
+			json_object_put(r);
+			return EXIT_RPC;
+		}
+		secret = json_object_object_get_ex(r, "secrets", &sec) && json_object_get_boolean(sec);
+		text = json_object_to_json_string_ext(cfg, JSON_C_TO_STRING_PRETTY |
+								   JSON_C_TO_STRING_SPACED |
+								   JSON_C_TO_STRING_NOSLASHESCAPE);
+		{
+			char *withnl = malloc(strlen(text) + 2);
+
+			rc = withnl ? 0 : -ENOMEM;
+			if (withnl) {
+				sprintf(withnl, "%s\n", text);
+				rc = write_file(argv[0], withnl, secret);
+				explicit_bzero(withnl, strlen(withnl));
+				free(withnl);
+			}
+		}
+		if (rc) {
+			fprintf(stderr, PROG ": save %s: %s\n", argv[0], strerror(-rc));
+			json_object_put(r);
+			return EXIT_RPC;
+		}
+		if (!c->json)
+			printf("saved to %s%s\n", realpath(argv[0], abs) ? abs : argv[0],
+			       secret ? " (mode 0600: it holds DH-HMAC-CHAP keys)" : "");
+		json_object_put(r);
+		return 0;
+	}
+	if (c->json || !strcmp(method, "target_get_status"))
+		printf("%s\n", json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY |
+								     JSON_C_TO_STRING_NOSLASHESCAPE));
+	else if (!strcmp(method, "log_get_level"))
+		printf("%s\n", json_object_get_string(r));
+	else if (!strcmp(method, "save_config"))
+		printf("saved to %s\n", jget(r, "file"));
+	json_object_put(r);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"socket", required_argument, NULL, 's'},
+		{"output", required_argument, NULL, 'o'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct ctl c = {.socket = DEFAULT_SOCKET, .fd = -1};
+	int ch, rc;
+
+	/* "+": stop at the first command word, so verb options (--nsid) reach run(). */
+	while ((ch = getopt_long(argc, argv, "+s:o:Vh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			c.socket = optarg;
+			break;
+		case 'o':
+			if (strcmp(optarg, "json") && strcmp(optarg, "normal")) {
+				fprintf(stderr, PROG ": -o: expected normal or json, got '%s'\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			c.json = !strcmp(optarg, "json");
+			break;
+		case 'V':
+			printf(PROG " %s\n", PACKAGE_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[0], "log-level") || !strcmp(argv[0], "save") ||
+	    !strcmp(argv[0], "status"))
+		rc = run_simple(&c, argv[0], argc - 1, argv + 1);
+	else if (argc < 2) {
+		fprintf(stderr, PROG ": %s: missing verb (see --help)\n", argv[0]);
+		rc = EXIT_USAGE;
+	} else {
+		rc = run(&c, argv[0], argv[1], argc - 2, argv + 2);
+	}
+	if (c.fd >= 0)
+		close(c.fd);
+	return rc;
+}

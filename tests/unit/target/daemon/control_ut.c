@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * control_handle(): JSON-RPC 2.0 parsing and dispatch, table-driven. With no target
+ * (ctx.tgt NULL) every method validates its parameters and stops there, so each case
+ * checks exactly the framing, method lookup and parameter errors, and that error messages
+ * name the parameter and its value. Then the socket itself: a client of the same user is
+ * served, several requests on one connection are answered in order.
+ */
+#include <config.h>
+
+#include <CUnit/Basic.h>
+#include <ev.h>
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "config/config_file.h"
+#include "control.h"
+
+static struct tgt_config *g_cfg;
+static struct control_ctx g_ctx = {.cfg = &g_cfg};
+
+/* Run @req; return the reply parsed (NULL for no reply). */
+static json_object *ask(const char *req)
+{
+	char *reply = NULL;
+	json_object *o;
+
+	CU_ASSERT_EQUAL(control_handle(&g_ctx, req, strlen(req), &reply), 0);
+	if (!reply)
+		return NULL;
+	o = json_tokener_parse(reply);
+	CU_ASSERT_PTR_NOT_NULL(o);
+	CU_ASSERT_PTR_NULL(strchr(reply, '\n')); /* one line */
+	free(reply);
+	return o;
+}
+
+static int err_code(json_object *r, const char **msg)
+{
+	json_object *e, *c, *m;
+
+	*msg = "";
+	if (!r || !json_object_object_get_ex(r, "error", &e))
+		return 0;
+	json_object_object_get_ex(e, "code", &c);
+	if (json_object_object_get_ex(e, "message", &m))
+		*msg = json_object_get_string(m);
+	return json_object_get_int(c);
+}
+
+static const struct {
+	const char *req;
+	int code;	   /* 0: a result */
+	const char *msg;   /* substring of the error message */
+} cases[] = {
+	/* Framing */
+	{"{", RPC_PARSE_ERROR, "parse error"},
+	{"not json", RPC_PARSE_ERROR, "parse error"},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"id\":1} x", RPC_PARSE_ERROR,
+	 "text after"},
+	{"[1,2]", RPC_INVALID_REQUEST, "expected a JSON object"},
+	{"{\"method\":\"rpc_get_methods\",\"id\":1}", RPC_INVALID_REQUEST, "jsonrpc"},
+	{"{\"jsonrpc\":\"1.0\",\"method\":\"rpc_get_methods\",\"id\":1}", RPC_INVALID_REQUEST,
+	 "jsonrpc"},
+	{"{\"jsonrpc\":\"2.0\",\"id\":1}", RPC_INVALID_REQUEST, "method"},
+	{"{\"jsonrpc\":\"2.0\",\"method\":7,\"id\":1}", RPC_INVALID_REQUEST, "method"},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"id\":[1]}", RPC_INVALID_REQUEST,
+	 "id"},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"params\":[1],\"id\":1}",
+	 RPC_INVALID_PARAMS, "named"},
+	/* Methods */
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"no_such_method\",\"id\":1}", RPC_METHOD_NOT_FOUND,
+	 "no_such_method"},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"id\":\"a\"}", 0, NULL},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"log_get_level\",\"id\":2}", 0, NULL},
+	/* Parameters: named in the message, with the value */
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_create_subsystem\",\"id\":1}", RPC_INVALID_PARAMS,
+	 "missing parameter \"nqn\""},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_create_subsystem\",\"params\":{\"nqn\":5},\"id\":1}",
+	 RPC_INVALID_PARAMS, "\"nqn\": 5 is not a string"},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_create_subsystem\",\"params\":{\"nqn\":\"nqn.2014-08.org.nvmexpress.discovery\"},\"id\":1}",
+	 RPC_INVALID_PARAMS, "discovery"},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_create_subsystem\",\"params\":{\"nqn\":\"n\",\"allow_any_host\":\"yes\"},\"id\":1}",
+	 RPC_INVALID_PARAMS, "\"allow_any_host\": \"yes\""},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_ns\",\"params\":{\"nqn\":\"n\"},\"id\":1}",
+	 RPC_INVALID_PARAMS, "missing parameter \"path\""},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_ns\",\"params\":{\"nqn\":\"n\",\"path\":\"disk.img\"},\"id\":1}",
+	 RPC_INVALID_PARAMS, "\"path\": \"disk.img\""},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_ns\",\"params\":{\"nqn\":\"n\",\"path\":\"ram:1M\",\"nsid\":0},\"id\":1}",
+	 RPC_INVALID_PARAMS, "\"nsid\": 0 is out of range 1..1024"},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_ns\",\"params\":{\"nqn\":\"n\",\"path\":\"ram:1M\",\"nsid\":\"2x\"},\"id\":1}",
+	 RPC_INVALID_PARAMS, "\"nsid\": \"2x\" is not an integer"},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_ns\",\"params\":{\"nqn\":\"n\",\"path\":\"ram:1M\",\"nsid\":\"7\"},\"id\":1}",
+	 0, NULL},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_resize_ns\",\"params\":{\"nqn\":\"n\",\"nsid\":1,\"size\":\"big\"},\"id\":1}",
+	 RPC_INVALID_PARAMS, "\"size\": \"big\" is not a size"},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"bdev_resize\",\"params\":{\"nqn\":\"n\",\"nsid\":1},\"id\":1}",
+	 RPC_INVALID_PARAMS, "missing parameter \"size\""},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_host\",\"params\":{\"nqn\":\"n\",\"host\":\"h\",\"dhchap_key\":\"secret\"},\"id\":1}",
+	 RPC_INVALID_PARAMS, "\"dhchap_key\": not a DHHC-1 secret"},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_host\",\"params\":{\"nqn\":\"n\",\"host\":\"h\",\"dhchap_ctrlr_key\":\"DHHC-1:00:x:\"},\"id\":1}",
+	 RPC_INVALID_PARAMS, "needs \"dhchap_key\""},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_listener\",\"params\":{\"nqn\":\"n\",\"uri\":\"ftp://x\"},\"id\":1}",
+	 RPC_INVALID_PARAMS, "\"uri\": \"ftp://x\""},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_listener\",\"params\":{\"nqn\":\"n\",\"uri\":\"iscsi://127.0.0.1:3260\"},\"id\":1}",
+	 -EOPNOTSUPP, "iSCSI"},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_disconnect_controller\",\"params\":{\"cntlid\":65535},\"id\":1}",
+	 RPC_INVALID_PARAMS, "\"cntlid\": 65535 is out of range"},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"log_set_level\",\"params\":{\"level\":\"loud\"},\"id\":1}",
+	 RPC_INVALID_PARAMS, "\"level\": \"loud\""},
+	{"{\"jsonrpc\":\"2.0\",\"method\":\"save_config\",\"params\":{\"file\":\"rel.json\"},\"id\":1}",
+	 RPC_INVALID_PARAMS, "\"file\": \"rel.json\": expected an absolute path"},
+};
+
+static void test_cases(void)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_object *r = ask(cases[i].req), *v;
+		const char *msg;
+		int code = err_code(r, &msg);
+
+		if (code != cases[i].code || (cases[i].msg && !strstr(msg, cases[i].msg))) {
+			fprintf(stderr, "\ncase %zu: %s\n  got %d \"%s\"\n", i, cases[i].req, code,
+				msg);
+			CU_FAIL("unexpected reply");
+		}
+		CU_ASSERT(r && json_object_object_get_ex(r, "jsonrpc", &v) &&
+			  !strcmp(json_object_get_string(v), "2.0"));
+		if (!code)
+			CU_ASSERT(json_object_object_get_ex(r, "result", &v));
+		json_object_put(r);
+	}
+}
+
+static void test_ids_and_notifications(void)
+{
+	json_object *r, *v;
+
+	r = ask("{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"id\":42}");
+	CU_ASSERT(json_object_object_get_ex(r, "id", &v) && json_object_get_int(v) == 42);
+	CU_ASSERT(json_object_object_get_ex(r, "result", &v) &&
+		  json_object_array_length(v) >= 15);
+	json_object_put(r);
+	r = ask("{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"id\":\"x/y\"}");
+	CU_ASSERT(json_object_object_get_ex(r, "id", &v) &&
+		  !strcmp(json_object_get_string(v), "x/y"));
+	json_object_put(r);
+	/* A notification (no id) gets no reply, even when it fails... */
+	CU_ASSERT_PTR_NULL(ask("{\"jsonrpc\":\"2.0\",\"method\":\"log_get_level\"}"));
+	CU_ASSERT_PTR_NULL(ask("{\"jsonrpc\":\"2.0\",\"method\":\"nope\"}"));
+	/* ...but a broken request cannot be known to be one: it is answered, id null. */
+	r = ask("{\"jsonrpc\":\"2.0\"");
+	CU_ASSERT(json_object_object_get_ex(r, "id", &v) && v == NULL);
+	json_object_put(r);
+}
+
+/* ---- The socket, on a loop of its own thread ------------------------------------------ */
+
+static struct ev_loop *g_loop;
+static ev_async g_stop;
+static char g_dir[48], g_sock[100];
+
+static void stop_cb(struct ev_loop *loop, ev_async *w, int revents)
+{
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static void *loop_thread(void *arg)
+{
+	ev_run(g_loop, 0);
+	return NULL;
+}
+
+static void test_socket(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct control_server *cs;
+	const char *two = "{\"jsonrpc\":\"2.0\",\"method\":\"log_get_level\",\"id\":1}\n"
+			  "\n{\"jsonrpc\":\"2.0\",\"method\":\"nope\",\"id\":2}\r\n";
+	char err[256], buf[4096] = "", *second;
+	size_t got = 0;
+	struct stat st;
+	pthread_t th;
+	int fd;
+
+	snprintf(g_dir, sizeof(g_dir), "/tmp/control_ut.XXXXXX");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(g_dir));
+	snprintf(g_sock, sizeof(g_sock), "%s/run/ctl.sock", g_dir);
+	g_loop = ev_loop_new(EVFLAG_AUTO);
+	ev_async_init(&g_stop, stop_cb);
+	ev_async_start(g_loop, &g_stop);
+	cs = control_server_start(g_loop, &g_ctx, g_sock, (gid_t)-1, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cs);
+	CU_ASSERT_EQUAL(stat(g_sock, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 0777, 0660);
+	snprintf(buf, sizeof(buf), "%s/run", g_dir);
+	CU_ASSERT_EQUAL(stat(buf, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 0777, 0750);
+	/* A second server on a live socket is refused. */
+	CU_ASSERT_PTR_NULL(control_server_start(g_loop, &g_ctx, g_sock, (gid_t)-1, err,
+						sizeof(err)));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "another daemon"));
+	pthread_create(&th, NULL, loop_thread, NULL);
+
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", g_sock);
+	CU_ASSERT_EQUAL_FATAL(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	CU_ASSERT_EQUAL(send(fd, two, strlen(two), 0), (ssize_t)strlen(two));
+	memset(buf, 0, sizeof(buf));
+	while (got < sizeof(buf) - 1) {
+		ssize_t n = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
+		char *nl = memchr(buf, '\n', got + (n > 0 ? (size_t)n : 0));
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (nl && strchr(nl + 1, '\n'))
+			break;
+	}
+	close(fd);
+	second = strchr(buf, '\n');
+	CU_ASSERT_PTR_NOT_NULL_FATAL(second);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"id\":1"));
+	CU_ASSERT(strstr(buf, "\"result\"") && strstr(buf, "\"result\"") < second);
+	CU_ASSERT_PTR_NOT_NULL(strstr(second, "-32601"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(second, "\"id\":2"));
+
+	ev_async_send(g_loop, &g_stop);
+	pthread_join(th, NULL);
+	control_server_stop(cs);
+	CU_ASSERT_NOT_EQUAL(access(g_sock, F_OK), 0); /* unlinked */
+	ev_loop_destroy(g_loop);
+	snprintf(buf, sizeof(buf), "%s/run", g_dir);
+	rmdir(buf);
+	rmdir(g_dir);
+}
+
+int main(void)
+{
+	static const struct {
+		const char *name;
+		CU_TestFunc fn;
+	} tests[] = {
+		{"requests, methods and parameters", test_cases},
+		{"ids and notifications", test_ids_and_notifications},
+		{"the socket", test_socket},
+	};
+	CU_pSuite suite;
+	unsigned int failures;
+
+	log_set_level(LOG_LVL_ERR);
+	g_cfg = config_new_empty("test");
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return CU_get_error();
+	suite = CU_add_suite("control", NULL, NULL);
+	if (!suite)
+		goto fail;
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
+			goto fail;
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failures = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+	CU_cleanup_registry();
+	config_free(g_cfg);
+	return failures ? 1 : 0;
+fail:
+	CU_cleanup_registry();
+	return 1;
+}
