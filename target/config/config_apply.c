@@ -59,7 +59,7 @@ struct apply_ctx {
 	unsigned int nundo, undo_cap;
 	/* Counters for the summary line. */
 	unsigned int ns_added, ns_removed, ports_added, ports_removed, subsys_added,
-		subsys_removed;
+		subsys_removed, ctrlrs_revoked;
 };
 
 static const struct tgt_config empty_config;
@@ -642,6 +642,9 @@ static void shrink(struct apply_ctx *a)
 				nvmf_subsys_remove_host(s, was->allowed_hosts[j]);
 		if (was->allow_any_host != cs->allow_any_host)
 			nvmf_subsys_set_allow_any_host(s, cs->allow_any_host);
+		/* Revocation bites: a host no longer allowed loses its live controllers now,
+		 * not only its next Connect. */
+		a->ctrlrs_revoked += nvmf_subsys_revoke(s);
 	}
 
 	for (i = 0; i < old->nsubsystems; i++) {
@@ -682,9 +685,10 @@ static int move(struct nvmf_tgt *tgt, const struct tgt_config *old, const struct
 	shrink(&a);
 	if (config_add_default_discovery_ports(tgt, derr, sizeof(derr)))
 		log_warn("%s", derr);
-	log_notice("%s %s: namespaces +%u -%u, subsystems +%u -%u, ports +%u -%u", verb,
+	log_notice("%s %s: namespaces +%u -%u, subsystems +%u -%u, ports +%u -%u%s", verb,
 		   cfg->path[0] ? cfg->path : "configuration", a.ns_added, a.ns_removed,
-		   a.subsys_added, a.subsys_removed, a.ports_added, a.ports_removed);
+		   a.subsys_added, a.subsys_removed, a.ports_added, a.ports_removed,
+		   a.ctrlrs_revoked ? ", controllers of revoked hosts ended" : "");
 	return 0;
 }
 

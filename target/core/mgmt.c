@@ -129,6 +129,21 @@ int nvmf_subsys_disconnect_host(struct nvmf_subsys *s, const char *hostnqn)
 	return (int)kill_all(v, n, "host access revoked");
 }
 
+unsigned int nvmf_subsys_revoke(struct nvmf_subsys *s)
+{
+	struct nvmf_ctrlr **v;
+	unsigned int n = pick(s, NULL, 0, &v), k = 0;
+
+	/* keep the ones still allowed (and in-process controllers: no fabric host) */
+	for (unsigned int i = 0; i < n; i++) {
+		if (v[i]->local || nvmf_subsys_host_allowed(s, v[i]->hostnqn))
+			nvmf_ctrlr_put(v[i]);
+		else
+			v[k++] = v[i];
+	}
+	return kill_all(v, k, "host access revoked");
+}
+
 int nvmf_subsys_resize_ns(struct nvmf_subsys *s, uint32_t nsid, uint64_t size, char *err,
 			  size_t errlen)
 {

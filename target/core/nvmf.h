@@ -341,6 +341,9 @@ int nvmf_ctrlr_disconnect(struct nvmf_subsys *subsys, uint16_t cntlid);
 /* Tear down every controller @hostnqn has on @subsys (after its access was revoked);
  * returns how many. */
 int nvmf_subsys_disconnect_host(struct nvmf_subsys *subsys, const char *hostnqn);
+/* End every live controller of @subsys whose host is no longer allowed (after allowed
+ * hosts were removed or allow_any_host turned off). Returns how many. */
+unsigned int nvmf_subsys_revoke(struct nvmf_subsys *subsys);
 
 struct nvmf_port *nvmf_port_create(struct nvmf_tgt *tgt, const struct nvmf_port_opts *opts,
 				   char *err, size_t errlen);

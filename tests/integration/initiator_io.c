@@ -3,6 +3,7 @@
  * initiator_io: drives a controller through libnvmeof's public API and checks every byte.
  *
  *   initiator_io URI [--queues N] [--qd N] [--seconds S] [--loose] [--digests]
+ *                [--hostnqn NQN]
  *
  * 1. event loop (one thread, poll() over every queue pair and the admin queue): fill a
  *    region per queue pair with a known pattern, then QD random overlapping-free writes
@@ -466,7 +467,7 @@ int main(int argc, char **argv)
 	static struct job jobs[MAX_QUEUES];
 	unsigned int nq = 4, qd = 32;
 	double seconds = 2;
-	const char *uri = NULL;
+	const char *uri = NULL, *hostnqn = NULL;
 	uint64_t region;
 	bool digests = false;
 	int rc;
@@ -482,6 +483,8 @@ int main(int argc, char **argv)
 			g_loose = true;
 		else if (!strcmp(argv[i], "--digests"))
 			digests = true;
+		else if (!strcmp(argv[i], "--hostnqn") && i + 1 < argc)
+			hostnqn = argv[++i];
 		else if (!uri)
 			uri = argv[i];
 		else
@@ -489,7 +492,7 @@ int main(int argc, char **argv)
 	}
 	if (!uri || nq < 1 || nq > MAX_QUEUES || qd < 1 || qd > MAX_QD) {
 		fprintf(stderr, "usage: initiator_io URI [--queues 1-16] [--qd 1-256] "
-				"[--seconds S] [--loose] [--digests]\n");
+				"[--seconds S] [--loose] [--digests] [--hostnqn NQN]\n");
 		return 2;
 	}
 	nvmeof_opts_init(&opts);
@@ -497,6 +500,7 @@ int main(int argc, char **argv)
 	opts.queue_depth = qd;
 	opts.kato_ms = 10000;
 	opts.hdgst = opts.ddgst = digests;
+	opts.hostnqn = hostnqn;
 	rc = nvmeof_ctrlr_connect(uri, &opts, &ctrlr);
 	check(rc == 0, "connect %s with %u I/O queues of depth %u%s%s", uri, nq, qd,
 	      rc ? ": " : "", rc ? nvmeof_last_error() : "");
