@@ -100,6 +100,7 @@ static const struct {
 } backends[] = {
 	{ "ram:", &bdev_ram_ops },
 	{ "null:", &bdev_null_ops },
+	{ "rbd:", &bdev_rbd_ops },
 };
 
 int bdev_open(const char *spec, uint32_t block_size, struct bdev **out, char *err, size_t errlen)
@@ -188,13 +189,34 @@ int bdev_resize(struct bdev *bdev, uint64_t size, char *err, size_t errlen)
 	return 0;
 }
 
-int bdev_io_check(const struct bdev *bdev, const struct bdev_io *io)
+
+static bool iov_holds(const struct iovec *iov, int iovcnt, uint64_t len)
 {
 	uint64_t have = 0;
-	int i;
 
+	if (iovcnt < 0 || (iovcnt && !iov))
+		return false;
+	for (int i = 0; i < iovcnt && have < len; i++)
+		have += iov[i].iov_len;
+	return have >= len;
+}
+
+void bdev_set_resize_hook(struct bdev *bdev,
+			  void (*fn)(struct bdev *bdev, uint64_t old_size, uint64_t new_size,
+				     void *arg),
+			  void *arg)
+{
+	/* The backend's thread reads fn (acquire) and then arg. */
+	__atomic_store_n(&bdev->resize_arg, arg, __ATOMIC_RELAXED);
+	__atomic_store_n(&bdev->resize_hook, fn, __ATOMIC_RELEASE);
+}
+
+int bdev_io_check(const struct bdev *bdev, const struct bdev_io *io)
+{
 	if (io->op == BDEV_OP_FLUSH)
 		return 0; /* offset/len unused */
+	if (io->op == BDEV_OP_COMPARE_AND_WRITE && !bdev->caw_unit)
+		return -EOPNOTSUPP;
 	if (io->offset % bdev->block_size || io->len % bdev->block_size)
 		return -EINVAL;
 	if (io->offset > bdev->size || io->len > bdev->size - io->offset)
@@ -202,11 +224,14 @@ int bdev_io_check(const struct bdev *bdev, const struct bdev_io *io)
 	switch (io->op) {
 	case BDEV_OP_READ:
 	case BDEV_OP_WRITE:
-		if (io->iovcnt < 0 || (io->iovcnt && !io->iov))
-			return -EINVAL;
-		for (i = 0; i < io->iovcnt && have < io->len; i++)
-			have += io->iov[i].iov_len;
-		return have < io->len ? -EINVAL : 0;
+		return iov_holds(io->iov, io->iovcnt, io->len) ? 0 : -EINVAL;
+	case BDEV_OP_COMPARE_AND_WRITE:
+		if (!bdev->caw_unit)
+			return -EOPNOTSUPP;
+		return iov_holds(io->iov, io->iovcnt, io->len) &&
+				       iov_holds(io->cmp_iov, io->cmp_iovcnt, io->len) ?
+			       0 :
+			       -EINVAL;
 	case BDEV_OP_FLUSH:
 	case BDEV_OP_WRITE_ZEROES:
 	case BDEV_OP_DISCARD:

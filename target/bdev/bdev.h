@@ -2,7 +2,7 @@
 /*
  * Namespace backends behind one ops table: ram (the embedded default), null (for
  * benchmarks), file (regular file or block device through io_uring; never blocks a
- * reactor). The NVMe command code builds a bdev_io and submits it; the backend calls
+ * reactor), rbd (a Ceph RBD image through librbd's asynchronous calls, bdev_rbd.c). The NVMe command code builds a bdev_io and submits it; the backend calls
  * io->cb exactly once, on the submitting reactor, possibly before submit returns.
  *
  * Inline completion: ram and null always complete inside bdev_submit(), and every backend
@@ -13,9 +13,14 @@
  *
  * Request rules, checked by every backend (-EINVAL / -ERANGE, completed inline):
  *   offset and len are multiples of block_size, offset + len <= size (-ERANGE otherwise);
- *   READ/WRITE: iov[0..iovcnt) holds at least len bytes (only the first len are used).
+ *   READ/WRITE: iov[0..iovcnt) holds at least len bytes (only the first len are used);
+ *   COMPARE_AND_WRITE: the same for iov (write data) and cmp_iov (compare data), and the
+ *   backend must offer it (bdev->caw_unit != 0, else -EOPNOTSUPP).
  * Status: 0, -EIO (media/file error; also a read past the end of a file that shrank),
- * -ENOSPC (file system full), -ENOMEM, -EINVAL, -ERANGE.
+ * -ENOSPC (file system full), -ENOMEM, -EINVAL, -ERANGE, -EOPNOTSUPP (op not offered),
+ * -EILSEQ (COMPARE_AND_WRITE: the compare failed; io->caw_miscompare says where),
+ * -ETIMEDOUT / -ESHUTDOWN / -EBLOCKLISTED (rbd: the cluster did not answer, or this
+ * gateway lost the image to another one).
  *
  * Threads: one bdev may be used from every reactor at once. The file backend keeps one
  * io_uring per reactor (created on first use there, closed by a reactor_on_exit() hook);
@@ -41,7 +46,19 @@ enum bdev_op {
 	BDEV_OP_WRITE_ZEROES, /* offset/len, no data; stays allocated (NVMe DEAC=0) */
 	BDEV_OP_DISCARD,      /* offset/len: deallocate; reads return zeroes after (where
 			       * the file system/device cannot deallocate, zeroes are
-			       * written, which is slow for a large range) */
+			       * written, which is slow for a large range; rbd deallocates
+			       * whole objects and zeroes partial ones) */
+	/*
+	 * offset/len: compare the data at offset with cmp_iov; if equal, write iov there;
+	 * else write nothing of that unit and fail with -EILSEQ, io->caw_miscompare set
+	 * to the offset (bytes from io->offset) of the first differing byte.
+	 * Atomic in units of bdev->caw_unit bytes (rbd: 512, against every gateway and
+	 * client of the image; ram: the whole request, but only against requests on the
+	 * same reactor). A longer request runs unit after unit and stops at the first
+	 * mismatch: the units before it may have been written (rbd: they have). A caller that promises more
+	 * (NVMe ACWU, SCSI MAXIMUM COMPARE AND WRITE LENGTH) must refuse longer requests.
+	 */
+	BDEV_OP_COMPARE_AND_WRITE,
 };
 
 struct bdev_io {
@@ -51,6 +68,9 @@ struct bdev_io {
 	uint64_t len;	 /* bytes */
 	struct iovec *iov;
 	int iovcnt;
+	struct iovec *cmp_iov;	 /* COMPARE_AND_WRITE: the data to compare with */
+	int cmp_iovcnt;
+	uint64_t caw_miscompare; /* out: COMPARE_AND_WRITE -EILSEQ, bytes from offset */
 	struct reactor *reactor; /* submitting reactor */
 	void (*cb)(struct bdev_io *io, int status); /* 0 or -errno */
 	void *cb_arg;
@@ -65,6 +85,9 @@ struct bdev_io {
 		size_t iov_off;	      /* bytes of iov[iov_idx] already moved */
 		uint32_t retries;     /* consecutive -EAGAIN/-EINTR */
 		uint32_t mode;	      /* backend-defined step */
+		void *owner;	      /* rbd: who takes the completion (reactor/waiter) */
+		int64_t result;	      /* rbd: the library's return value of a step */
+		uint64_t aux;	      /* rbd: compare-and-write mismatch offset */
 	} be;
 };
 
@@ -101,12 +124,24 @@ struct bdev {
 	bool volatile_cache;	/* writes need Flush/FUA to be durable */
 	bool persistent;	/* data survives a restart (file/block device) */
 	char path[4096];	/* canonical path for file backends, "" otherwise */
+	uint32_t caw_unit;	/* bytes COMPARE_AND_WRITE is atomic in; 0: not offered */
+	/*
+	 * A name for the data that is the same wherever the data is served from (rbd:
+	 * "rbd:FSID/POOL_ID/IMAGE_ID"), so that every gateway exporting it derives the same
+	 * NGUID/UUID/EUI-64; "" when the backend has none (bdev_identity() returns NULL).
+	 */
+	char identity[256];
+	/* Size changes seen by the backend (rbd: the image was resized), see
+	 * bdev_set_resize_hook(). */
+	void (*resize_hook)(struct bdev *bdev, uint64_t old_size, uint64_t new_size, void *arg);
+	void *resize_arg;
 	void *ctx;		/* backend private */
 };
 
 /*
- * Open a backend from a namespace spec: "ram:SIZE", "null:SIZE" or a file/block-device
- * path (SIZE accepts K/M/G/T suffixes, powers of 1024). @block_size is 512 or 4096
+ * Open a backend from a namespace spec: "ram:SIZE", "null:SIZE", a Ceph RBD image
+ * "rbd:POOL/IMAGE[:id=NAME][:conf=PATH][:keyring=PATH]" (bdev_rbd.c) or a
+ * file/block-device path (SIZE accepts K/M/G/T suffixes, powers of 1024). @block_size is 512 or 4096
  * (0 = 512, or the device's logical block size for a block device).
  * Returns 0 or -errno with a message in @err (may be NULL).
  */
@@ -117,6 +152,24 @@ static inline void bdev_submit(struct bdev *bdev, struct bdev_io *io)
 {
 	bdev->ops->submit(bdev, io);
 }
+
+/* The backend's location-independent identity (bdev->identity), or NULL. */
+static inline const char *bdev_identity(const struct bdev *bdev)
+{
+	return bdev->identity[0] ? bdev->identity : NULL;
+}
+
+/*
+ * Be told when the backend sees its size change (rbd: another client resized the image).
+ * @fn runs on a backend thread, never a reactor, after bdev->size holds @new_size (grown
+ * or shrunk to a multiple of block_size); requests beyond it then fail with -ERANGE. It
+ * is where the core updates the namespace size and sends the Namespace Attribute Changed
+ * notice. Set it before the namespace serves I/O; NULL stops the calls.
+ */
+void bdev_set_resize_hook(struct bdev *bdev,
+			  void (*fn)(struct bdev *bdev, uint64_t old_size, uint64_t new_size,
+				     void *arg),
+			  void *arg);
 
 /* Parse "1G"/"512M"/"4096" into bytes: decimal digits, then optionally K, M, G or T
  * (any case, powers of 1024, "GiB"/"GB" accepted too). -EINVAL on junk, zero or

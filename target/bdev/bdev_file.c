@@ -243,6 +243,8 @@ static bool io_start(struct bdev *bdev, struct bdev_io *io)
 				      STEP_ZERO_FILL :
 				      STEP_ZERO_RANGE;
 		return io->len != 0;
+	case BDEV_OP_COMPARE_AND_WRITE:
+		break; /* not offered (caw_unit 0): bdev_io_check() refused it */
 	}
 	return false;
 }

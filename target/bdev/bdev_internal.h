@@ -17,6 +17,7 @@ struct ev_loop;
 extern const struct bdev_ops bdev_ram_ops;
 extern const struct bdev_ops bdev_null_ops;
 extern const struct bdev_ops bdev_file_ops;
+extern const struct bdev_ops bdev_rbd_ops;
 
 /* Format a message into @err (NULL or @errlen 0: dropped); returns @rc. */
 int bdev_err(char *err, size_t errlen, int rc, const char *fmt, ...)

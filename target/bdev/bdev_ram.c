@@ -5,7 +5,9 @@
  * (or madvise) and completes before bdev_submit() returns. DISCARD gives pages back to the
  * kernel; a bitmap with one bit per block remembers what was written since, for
  * lba_status(). Data lasts as long as the process, so there is no volatile cache: Flush
- * and FUA have nothing to do.
+ * and FUA have nothing to do. COMPARE_AND_WRITE compares the whole request, then copies:
+ * atomic against requests on the same reactor only (another reactor may copy into the
+ * same blocks at the same time), so caw_unit is one block.
  *
  * Resizing: open() reserves address space for RAM_GROW_FACTOR times the size (PROT_NONE
  * beyond the size, so it costs nothing), and growing makes more of it accessible; the
@@ -109,6 +111,7 @@ static int ram_open(struct bdev *bdev, const char *arg)
 	bdev->volatile_cache = false;
 	bdev->persistent = false;
 	bdev->path[0] = '\0';
+	bdev->caw_unit = bdev->block_size;
 	return 0;
 }
 
@@ -181,6 +184,31 @@ static void zero_range(struct ram_bdev *ram, uint64_t off, uint64_t len)
 	memset(ram->mem + b, 0, end - b);
 }
 
+/* COMPARE_AND_WRITE's compare: 0, or -EILSEQ with io->caw_miscompare set. */
+static int compare_iov(struct ram_bdev *ram, struct bdev_io *io)
+{
+	const uint8_t *p = ram->mem + io->offset;
+	uint64_t left = io->len, off = 0;
+
+	for (int i = 0; i < io->cmp_iovcnt && left; i++) {
+		size_t n = io->cmp_iov[i].iov_len < left ? io->cmp_iov[i].iov_len : (size_t)left;
+		const uint8_t *c = io->cmp_iov[i].iov_base;
+
+		if (memcmp(p, c, n)) {
+			size_t k = 0;
+
+			while (p[k] == c[k])
+				k++;
+			io->caw_miscompare = off + k;
+			return -EILSEQ;
+		}
+		p += n;
+		off += n;
+		left -= n;
+	}
+	return 0;
+}
+
 static void ram_submit(struct bdev *bdev, struct bdev_io *io)
 {
 	struct ram_bdev *ram = bdev->ctx;
@@ -210,6 +238,15 @@ static void ram_submit(struct bdev *bdev, struct bdev_io *io)
 	case BDEV_OP_DISCARD:
 		zero_range(ram, io->offset, io->len);
 		mark_blocks(ram->mapped, first, n, false);
+		break;
+	case BDEV_OP_COMPARE_AND_WRITE:
+		rc = compare_iov(ram, io);
+		if (rc) {
+			bdev_io_done(io, rc);
+			return;
+		}
+		iov_copy_to_buf(io->iov, io->iovcnt, 0, ram->mem + io->offset, io->len);
+		mark_blocks(ram->mapped, first, n, true);
 		break;
 	}
 	bdev_io_done(io, 0);

@@ -1,22 +1,29 @@
-# target/bdev/: namespace backends behind one ops table: ram, null, and file (files and
-# block devices through io_uring).
+# target/bdev/: namespace backends behind one ops table: ram, null, file (files and
+# block devices through io_uring) and rbd (Ceph RBD images through librbd; the library
+# table is built only when configure finds librbd, the request mapping always).
 noinst_LTLIBRARIES += libnvmeof_bdev.la
 libnvmeof_bdev_la_SOURCES = \
 	target/bdev/bdev.h target/bdev/bdev_internal.h \
 	target/bdev/bdev.c \
 	target/bdev/bdev_ram.c \
 	target/bdev/bdev_null.c \
-	target/bdev/bdev_file.c
+	target/bdev/bdev_file.c \
+	target/bdev/bdev_rbd_internal.h target/bdev/bdev_rbd.c
+if HAVE_RBD
+libnvmeof_bdev_la_SOURCES += target/bdev/bdev_rbd_librbd.c
+endif
 libnvmeof_bdev_la_CFLAGS = $(TARGET_CFLAGS) $(URING_CFLAGS)
-libnvmeof_bdev_la_LIBADD = $(URING_LIBS)
+libnvmeof_bdev_la_LIBADD = $(URING_LIBS) $(RBD_LIBS)
 
 # Unit tests.
 BDEV_UT_LIBS = libnvmeof_bdev.la libnvmeof_reactor.la libnvmeof_common.la \
-	$(URING_LIBS) $(EV_LIBS) $(UT_LIBS)
+	$(URING_LIBS) $(RBD_LIBS) $(EV_LIBS) $(UT_LIBS)
 check_PROGRAMS += tests/unit/target/bdev/bdev_ut tests/unit/target/bdev/bdev_ram_ut \
-	tests/unit/target/bdev/bdev_null_ut tests/unit/target/bdev/bdev_file_ut
+	tests/unit/target/bdev/bdev_null_ut tests/unit/target/bdev/bdev_file_ut \
+	tests/unit/target/bdev/bdev_rbd_ut
 TESTS += tests/unit/target/bdev/bdev_ut tests/unit/target/bdev/bdev_ram_ut \
-	tests/unit/target/bdev/bdev_null_ut tests/unit/target/bdev/bdev_file_ut
+	tests/unit/target/bdev/bdev_null_ut tests/unit/target/bdev/bdev_file_ut \
+	tests/unit/target/bdev/bdev_rbd_ut
 tests_unit_target_bdev_bdev_ut_SOURCES = tests/unit/target/bdev/bdev_ut.c
 tests_unit_target_bdev_bdev_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_bdev_bdev_ut_LDADD = $(BDEV_UT_LIBS)
@@ -29,3 +36,6 @@ tests_unit_target_bdev_bdev_null_ut_LDADD = $(BDEV_UT_LIBS)
 tests_unit_target_bdev_bdev_file_ut_SOURCES = tests/unit/target/bdev/bdev_file_ut.c
 tests_unit_target_bdev_bdev_file_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_bdev_bdev_file_ut_LDADD = $(BDEV_UT_LIBS)
+tests_unit_target_bdev_bdev_rbd_ut_SOURCES = tests/unit/target/bdev/bdev_rbd_ut.c
+tests_unit_target_bdev_bdev_rbd_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_target_bdev_bdev_rbd_ut_LDADD = $(BDEV_UT_LIBS)

@@ -152,10 +152,19 @@ int cfg_check_ns_path(struct pctx *c, const char *kp, const char *path, bool ena
 				       path);
 		return 0;
 	}
+	if (!strncmp(path, "rbd:", 4)) {
+		/* The rest is checked when the namespace opens (target/bdev/bdev_rbd.c). */
+		if (!strchr(path + 4, '/'))
+			return cfg_err(c, -EINVAL, kp,
+				       "\"%s\": expected rbd:POOL/IMAGE[:id=NAME][:conf=PATH]"
+				       "[:keyring=PATH]",
+				       path);
+		return 0;
+	}
 	if (path[0] != '/')
 		return cfg_err(c, -EINVAL, kp,
-			       "\"%s\": expected an absolute file or device path, ram:SIZE or "
-			       "null:SIZE",
+			       "\"%s\": expected an absolute file or device path, ram:SIZE, "
+			       "null:SIZE or rbd:POOL/IMAGE",
 			       path);
 	if (!enabled)
 		return 0; /* nvmet keeps disabled namespaces whose device is gone */

@@ -199,20 +199,27 @@ static bool all_zero(const uint8_t *b, size_t n)
 	return true;
 }
 
-/* NGUID, UUID and EUI-64 from SHA-256(subsystem NQN, NSID, backend identity). */
+/*
+ * NGUID, UUID and EUI-64 from SHA-256(subsystem NQN, NSID, backend path/spec). A backend
+ * with a location-independent identity (an RBD image) gives SHA-256(identity) alone, so
+ * every gateway exporting the same data reports the same IDs whatever its spec says.
+ */
 static void ns_derive_ids(struct nvmf_ns *ns, const struct nvmf_ns_opts *o)
 {
 	const struct bdev *b = ns->bdev;
-	const char *what = b->path[0] ? b->path : b->spec;
+	const char *ident = bdev_identity(b);
+	const char *what = ident ? ident : b->path[0] ? b->path : b->spec;
 	size_t nl = strlen(ns->subsys->nqn), wl = strlen(what);
 	uint8_t buf[NVME_NQN_FIELD + 4 + 4096 + 8];
 	uint8_t md[32];
 	size_t off = 0;
 
-	memcpy(buf, ns->subsys->nqn, nl + 1);
-	off = nl + 1;
-	put_le32(buf + off, ns->nsid);
-	off += 4;
+	if (!ident) {
+		memcpy(buf, ns->subsys->nqn, nl + 1);
+		off = nl + 1;
+		put_le32(buf + off, ns->nsid);
+		off += 4;
+	}
 	memcpy(buf + off, what, wl);
 	off += wl;
 	sha256(buf, off, md);

@@ -530,6 +530,9 @@ static const struct bad_case bad_cases[] = {
 	{"relative path", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS(
 						"1", "disk.img") "]}"),
 	 -EINVAL, "device.path: \"disk.img\": expected an absolute file or device path"},
+	{"rbd without an image", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS(
+						       "1", "rbd:pool") "]}"),
+	 -EINVAL, "device.path: \"rbd:pool\": expected rbd:POOL/IMAGE"},
 	{"ram size junk", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS(
 						"1", "ram:12X") "]}"),
 	 -EINVAL, "device.path: \"ram:12X\": expected a size such as 64M or 1G after 'ram:'"},
