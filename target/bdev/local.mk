@@ -6,7 +6,8 @@ libnvmeof_bdev_la_SOURCES = \
 	target/bdev/bdev.c \
 	target/bdev/bdev_ram.c \
 	target/bdev/bdev_null.c \
-	target/bdev/bdev_file.c
+	target/bdev/bdev_file.c \
+	target/bdev/bdev_lba_query.c
 libnvmeof_bdev_la_CFLAGS = $(TARGET_CFLAGS) $(URING_CFLAGS)
 libnvmeof_bdev_la_LIBADD = $(URING_LIBS)
 
