@@ -217,6 +217,7 @@ enum nvme_admin_opc {
 	NVME_ADMIN_FORMAT_NVM = 0x80,
 	NVME_ADMIN_SECURITY_SEND = 0x81,
 	NVME_ADMIN_SECURITY_RECEIVE = 0x82,
+	NVME_ADMIN_GET_LBA_STATUS = 0x86,
 };
 
 enum nvme_nvm_opc {
@@ -409,7 +410,48 @@ enum nvme_identify_cns {
 	NVME_ID_CNS_NVMSET_LIST = 0x04,
 	NVME_ID_CNS_CS_NS = 0x05,
 	NVME_ID_CNS_CS_CTRL = 0x06,
+	NVME_ID_CNS_CS_INDEP_NS = 0x08,	 /* I/O Command Set Independent Identify Namespace */
+	NVME_ID_CNS_IO_CMD_SET = 0x1c,	 /* Identify I/O Command Set data structure */
 };
+
+/* Identify CDW11 bits 31:24: Command Set Identifier. */
+#define NVME_CSI_NVM 0x00
+
+/*
+ * CNS 05h, CSI 00h: the NVM Command Set Identify Namespace data structure (NVM Command Set
+ * specification). Logical Block Storage Tag Mask, Protection Information Capabilities,
+ * and one Extended LBA Format per LBA format of the namespace: bits 6:0 Storage Tag Size,
+ * bits 8:7 Protection Information Format (0: 16b Guard).
+ */
+struct nvme_id_ns_nvm {
+	uint64_t lbstm;
+	uint8_t pic;
+	uint8_t rsvd9[3];
+	uint32_t elbaf[64];
+	uint8_t rsvd268[3828];
+};
+static_assert(sizeof(struct nvme_id_ns_nvm) == 4096, "id_ns_nvm size");
+static_assert(offsetof(struct nvme_id_ns_nvm, pic) == 8, "id_ns_nvm pic");
+static_assert(offsetof(struct nvme_id_ns_nvm, elbaf) == 12, "id_ns_nvm elbaf");
+
+/*
+ * CNS 06h, CSI 00h: the NVM Command Set Identify Controller data structure. VSL, WZSL and
+ * WUSL are powers of two in units of the minimum memory page size (CAP.MPSMIN); DMRL is a
+ * number of ranges, DMRSL and DMSL numbers of logical blocks. 0 means "no limit" for each.
+ */
+struct nvme_id_ctrl_nvm {
+	uint8_t vsl;
+	uint8_t wzsl;
+	uint8_t wusl;
+	uint8_t dmrl;
+	uint32_t dmrsl;
+	uint64_t dmsl;
+	uint8_t rsvd16[4080];
+};
+static_assert(sizeof(struct nvme_id_ctrl_nvm) == 4096, "id_ctrl_nvm size");
+static_assert(offsetof(struct nvme_id_ctrl_nvm, dmrl) == 3, "id_ctrl_nvm dmrl");
+static_assert(offsetof(struct nvme_id_ctrl_nvm, dmrsl) == 4, "id_ctrl_nvm dmrsl");
+static_assert(offsetof(struct nvme_id_ctrl_nvm, dmsl) == 8, "id_ctrl_nvm dmsl");
 
 #define NVME_IDENTIFY_DATA_SIZE 4096
 
@@ -548,6 +590,7 @@ static_assert(offsetof(struct nvme_id_ctrl, psd) == 2048, "id_ctrl psd");
 static_assert(offsetof(struct nvme_id_ctrl, vs) == 3072, "id_ctrl vs");
 
 #define NVME_CTRL_CMIC_MULTI_CTRL (1u << 1)
+#define NVME_CTRL_OACS_GET_LBA_STATUS (1u << 9)
 #define NVME_CTRL_OAES_NS_ATTR (1u << 8)
 #define NVME_CTRL_OAES_FW_ACTIVATION (1u << 9)
 #define NVME_CTRL_CTRATT_HOSTID_128 (1u << 0)
@@ -666,6 +709,7 @@ enum nvme_log_page {
 	NVME_LOG_CHANGED_NS = 0x04,
 	NVME_LOG_CMD_EFFECTS = 0x05,
 	NVME_LOG_ANA = 0x0c,
+	NVME_LOG_LBA_STATUS = 0x0e, /* LBA Status Information */
 	NVME_LOG_DISCOVERY = 0x70,
 	NVME_LOG_RESERVATION = 0x80,
 };
@@ -734,6 +778,49 @@ static_assert(offsetof(struct nvme_fw_slot_log, frs) == 8, "fw frs");
 
 #define NVME_CHANGED_NS_LIST_MAX 1024 /* u32 entries in the 4096-byte log */
 #define NVME_CHANGED_NS_OVERFLOW 0xffffffffu
+
+/*
+ * Get LBA Status (admin 86h): CDW10/11 SLBA, CDW12 MNDW (maximum number of dwords to
+ * return, 0's based), CDW13 bits 15:0 RL (range length in logical blocks, 0: to the end
+ * of the namespace) and bits 31:24 ATYPE. The data is an LBA Status Descriptor List: an
+ * 8-byte header, then 16-byte descriptors of Potentially Unrecoverable LBA ranges.
+ */
+#define NVME_LBA_STATUS_ATYPE_SCAN 0x10	   /* scan the range, return its untracked and
+					    * tracked Potentially Unrecoverable LBAs */
+#define NVME_LBA_STATUS_ATYPE_TRACKED 0x11 /* return the tracked ones, no scan */
+#define NVME_LBA_STATUS_CMPC_NONE 0x0
+#define NVME_LBA_STATUS_CMPC_MORE 0x1	   /* more descriptors than returned */
+#define NVME_LBA_STATUS_CMPC_COMPLETE 0x2  /* the whole range done, every descriptor sent */
+
+struct nvme_lba_status_hdr {
+	uint32_t nlsd; /* number of descriptors that follow */
+	uint8_t cmpc;  /* completion condition */
+	uint8_t rsvd5[3];
+};
+static_assert(sizeof(struct nvme_lba_status_hdr) == 8, "LBA status descriptor list header");
+static_assert(offsetof(struct nvme_lba_status_hdr, cmpc) == 4, "lba status cmpc");
+
+struct nvme_lba_status_desc {
+	uint64_t dslba; /* descriptor starting LBA */
+	uint32_t nlb;	/* number of logical blocks */
+	uint8_t rsvd12;
+	uint8_t status;
+	uint8_t rsvd14[2];
+};
+static_assert(sizeof(struct nvme_lba_status_desc) == 16, "LBA status descriptor");
+static_assert(offsetof(struct nvme_lba_status_desc, nlb) == 8, "lba status nlb");
+static_assert(offsetof(struct nvme_lba_status_desc, status) == 13, "lba status status");
+
+/* Log page 0Eh header; namespace elements follow (none when nothing is tracked). */
+struct nvme_lba_status_log {
+	uint32_t lslplen; /* bytes in the page */
+	uint32_t nlslne;  /* namespace elements */
+	uint32_t estulb;  /* estimate of untracked LBAs */
+	uint8_t rsvd12[2];
+	uint16_t lsgc;	  /* generation counter */
+};
+static_assert(sizeof(struct nvme_lba_status_log) == 16, "LBA status information log");
+static_assert(offsetof(struct nvme_lba_status_log, lsgc) == 14, "lba status log lsgc");
 
 struct nvme_cmd_effects_log {
 	uint32_t acs[256];
@@ -832,6 +919,7 @@ enum nvme_feat {
 	NVME_FEAT_AUTO_PST = 0x0c,
 	NVME_FEAT_TIMESTAMP = 0x0e,
 	NVME_FEAT_KATO = 0x0f,
+	NVME_FEAT_LBA_STATUS_ATTR = 0x15, /* LBA Status Information Attributes */
 	NVME_FEAT_HOST_ID = 0x81,
 	NVME_FEAT_RESV_MASK = 0x82,
 	NVME_FEAT_RESV_PERSIST = 0x83,
@@ -855,6 +943,7 @@ enum nvme_async_event_type {
 #define NVME_AER_NOTICE_NS_CHANGED 0x00
 #define NVME_AER_NOTICE_FW_ACTIVATION 0x01
 #define NVME_AER_NOTICE_ANA_CHANGE 0x03
+#define NVME_AER_NOTICE_LBA_STATUS_ALERT 0x05
 #define NVME_AER_NOTICE_DISC_CHANGED 0xf0
 /* Async event configuration feature: notice enable bits */
 #define NVME_AEN_CFG_NS_ATTR (1u << 8)

@@ -104,6 +104,7 @@ struct bdev_ops {
 	 * namespace size. Synchronous, no data I/O (a file may read file system metadata:
 	 * lseek SEEK_DATA/SEEK_HOLE; block devices report everything mapped). ram tracks
 	 * one bit per block; a fresh ram namespace is all deallocated. NULL: not tracked.
+	 * Reactors never call it directly: they go through bdev_lba_query().
 	 */
 	int (*lba_status)(struct bdev *bdev, uint64_t offset, uint64_t *len_out,
 			  bool *deallocated_out);
@@ -114,6 +115,9 @@ struct bdev_ops {
 	 * it is. NULL: the size is fixed.
 	 */
 	int (*resize)(struct bdev *bdev, uint64_t *size);
+	/* lba_status() may block (file system metadata): bdev_lba_query() runs it on the
+	 * helper thread, never on a reactor. */
+	bool lba_status_blocks;
 };
 
 struct bdev {
@@ -179,6 +183,43 @@ int bdev_parse_size(const char *s, uint64_t *bytes);
 /* bdev->ops->lba_status, or -EOPNOTSUPP for a backend that does not track allocation
  * (null); -ERANGE when @offset is not a block inside the namespace. */
 int bdev_lba_status(struct bdev *bdev, uint64_t offset, uint64_t *len_out, bool *deallocated_out);
+
+/* One run of blocks in the same allocation state (bytes). */
+struct bdev_lba_extent {
+	uint64_t offset;
+	uint64_t len;
+	bool deallocated;
+};
+
+/*
+ * An allocation lookup: up to @max runs from @offset, clipped to @end. The runs are
+ * contiguous from @offset; fewer than @max only when @end is reached.
+ */
+struct bdev_lba_query {
+	uint64_t offset;	  /* bytes, a multiple of block_size, < size */
+	uint64_t end;		  /* bytes, offset < end <= size */
+	struct bdev_lba_extent *ext;
+	uint32_t max;		  /* room in @ext, >= 1 */
+	uint32_t n;		  /* out: runs in @ext */
+	void (*cb)(struct bdev_lba_query *q, int status); /* 0 or -errno as bdev_lba_status() */
+	void *cb_arg;
+
+	/* bdev_lba_query() state */
+	struct bdev *bdev;
+	struct reactor *reactor;
+	int status;
+	struct bdev_lba_query *next;
+};
+
+/*
+ * Run @q against @bdev and call q->cb exactly once, on the calling reactor (inline off a
+ * reactor, and for backends whose lookups are in memory). A backend whose lookups may
+ * block (lba_status_blocks: lseek(SEEK_DATA/SEEK_HOLE) on a file) runs them on the
+ * helper thread, started on first use, and the callback is posted back to the reactor.
+ */
+void bdev_lba_query(struct bdev *bdev, struct bdev_lba_query *q);
+/* The lookups of @q, synchronously, on the calling thread (what the helper thread runs). */
+int bdev_lba_query_run(struct bdev *bdev, struct bdev_lba_query *q);
 
 /*
  * Resize @bdev to @size bytes (0 = re-read the size of the file or device behind it) and

@@ -838,4 +838,5 @@ const struct bdev_ops bdev_file_ops = {
 	.close = file_close,
 	.submit = file_submit,
 	.lba_status = file_lba_status,
+	.lba_status_blocks = true,
 };

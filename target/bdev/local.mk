@@ -8,7 +8,8 @@ libnvmeof_bdev_la_SOURCES = \
 	target/bdev/bdev_ram.c \
 	target/bdev/bdev_null.c \
 	target/bdev/bdev_file.c \
-	target/bdev/bdev_rbd_internal.h target/bdev/bdev_rbd.c
+	target/bdev/bdev_rbd_internal.h target/bdev/bdev_rbd.c \
+	target/bdev/bdev_lba_query.c
 if HAVE_RBD
 libnvmeof_bdev_la_SOURCES += target/bdev/bdev_rbd_librbd.c
 endif

@@ -13,6 +13,7 @@
 #include "common/endian.h"
 #include "common/log.h"
 #include "dispatch.h"
+#include "lba_status.h"
 #include "reservation.h"
 
 #define NVMF_IEEE_OUI_NONE 0
@@ -33,6 +34,12 @@ static unsigned int ilog2_u32(uint32_t v)
 	while (v >>= 1)
 		r++;
 	return r;
+}
+
+/* log2(@bytes / 4 KiB): a size in units of CAP.MPSMIN (4 KiB) as a power of two. */
+static uint8_t mps_units_log2(uint32_t bytes)
+{
+	return (uint8_t)(ilog2_u32(bytes) - 12);
 }
 
 bool nvmf_subsys_has_volatile_cache(struct nvmf_subsys *s)
@@ -61,7 +68,7 @@ static void id_ctrl_common(struct nvmf_ctrlr *c, struct nvme_id_ctrl *id)
 	pad_copy(id->sn, sizeof(id->sn), c->subsys->serial);
 	pad_copy(id->mn, sizeof(id->mn), c->subsys->model);
 	pad_copy(id->fr, sizeof(id->fr), PACKAGE_VERSION);
-	id->mdts = (uint8_t)(ilog2_u32(o->max_io_size) - 12); /* units of 4 KiB pages */
+	id->mdts = mps_units_log2(o->max_io_size);
 	put_le16(&id->cntlid, c->cntlid);
 	put_le32(&id->ver, NVME_VS(1, 3, 0));
 	put_le16(&id->maxcmd, (uint16_t)(o->max_queue_depth > 0xffff ? 0xffff
@@ -102,7 +109,7 @@ static void identify_ctrl(struct nvmf_req *req, struct nvme_id_ctrl *id)
 	put_le32(&id->oaes, NVME_CTRL_OAES_NS_ATTR);
 	put_le32(&id->ctratt, NVME_CTRL_CTRATT_HOSTID_128);
 	id->cntrltype = NVME_CTRL_CNTRLTYPE_IO;
-	put_le16(&id->oacs, 0);
+	put_le16(&id->oacs, NVME_CTRL_OACS_GET_LBA_STATUS);
 	id->acl = 3;
 	id->aerl = NVMF_MAX_AER - 1;
 	id->frmw = NVME_CTRL_FRMW_SLOT1_RO | 1u << 1; /* one slot, read-only */
@@ -150,6 +157,50 @@ static void identify_ns(struct nvmf_req *req, struct nvme_id_ns *id)
 	id->lbaf[0].lbads = (uint8_t)ns->block_shift;
 	put_le16(&id->lbaf[0].ms, 0);
 	nvmf_ns_put(ns, req->qpair->reactor);
+}
+
+/*
+ * CNS 05h, CSI 00h. No storage tags (LBSTM 0) and no protection information (PIC 0);
+ * each LBA format's extended format says the same: Storage Tag Size 0 and Protection
+ * Information Format 0 (16b Guard, unused without PI), so the ELBAF entries of the
+ * namespace's formats (NLBAF + 1 of them) are zero. An inactive NSID reads zeroes, as
+ * with CNS 00h.
+ */
+static void identify_ns_nvm(struct nvmf_req *req, struct nvme_id_ns_nvm *id)
+{
+	struct nvmf_ctrlr *c = nvmf_req_ctrlr(req);
+	struct nvmf_ns *ns = nvmf_ns_get(c->subsys, get_le32(&req->cmd.nsid), req->qpair->reactor);
+	const unsigned int nlbaf = 0; /* as Identify Namespace reports: one LBA format */
+
+	if (!ns)
+		return;
+	put_le64(&id->lbstm, 0);
+	id->pic = 0;
+	for (unsigned int i = 0; i <= nlbaf; i++)
+		put_le32(&id->elbaf[i], 0);
+	nvmf_ns_put(ns, req->qpair->reactor);
+}
+
+/*
+ * CNS 06h, CSI 00h: the recommended limits of the NVM commands.
+ * VSL: Verify reads the data of persistent namespaces back through the reactor's buffers
+ *   like a Read, so the same size as MDTS is recommended (a larger one is still served,
+ *   in chunks).
+ * WZSL 0: Write Zeroes is fallocate() or a chunked zero fill, any size.
+ * WUSL 0: Write Uncorrectable is not supported (ONCS bit 1 clear).
+ * DMRL/DMRSL/DMSL 0: Deallocate takes the 256 ranges a command can carry, each of any
+ *   length, one range after the other.
+ */
+static void identify_ctrl_nvm(struct nvmf_req *req, struct nvme_id_ctrl_nvm *id)
+{
+	const struct nvmf_tgt_opts *o = &nvmf_req_ctrlr(req)->tgt->opts;
+
+	id->vsl = mps_units_log2(o->max_io_size);
+	id->wzsl = 0;
+	id->wusl = 0;
+	id->dmrl = 0;
+	put_le32(&id->dmrsl, 0);
+	put_le64(&id->dmsl, 0);
 }
 
 static void identify_active_list(struct nvmf_req *req, uint8_t *buf)
@@ -213,7 +264,14 @@ static void identify_exec(struct nvmf_req *req)
 	case NVME_ID_CNS_NS_DESC_LIST:
 		status = identify_desc_list(req, buf);
 		break;
-	default: /* CNS 05h/06h for the NVM command set: no fields defined, all zero */
+	case NVME_ID_CNS_CS_NS:
+		identify_ns_nvm(req, (struct nvme_id_ns_nvm *)buf);
+		break;
+	case NVME_ID_CNS_CS_CTRL:
+		identify_ctrl_nvm(req, (struct nvme_id_ctrl_nvm *)buf);
+		break;
+	default: /* identify_parse() let nothing else through */
+		status = ST_INVALID_FIELD;
 		break;
 	}
 	if (!status)
@@ -245,16 +303,20 @@ static uint16_t identify_parse(struct nvmf_req *req)
 	case NVME_ID_CNS_CTRL:
 		break;
 	case NVME_ID_CNS_CS_NS:
-		if (csi != 0)
+		if (csi != NVME_CSI_NVM)
 			return ST_INVALID_FIELD;
 		if (nsid == 0 || nsid > NVMF_MAX_NAMESPACES)
 			return ST_INVALID_NS;
 		break;
 	case NVME_ID_CNS_CS_CTRL:
-		if (csi != 0)
+		if (csi != NVME_CSI_NVM)
 			return ST_INVALID_FIELD;
 		break;
 	default:
+		/* Among them CNS 08h (I/O Command Set Independent Identify Namespace) and 1Ch
+		 * (I/O Command Set data structure): NVMe 2.0 structures, for controllers that
+		 * report 2.0 or CAP.CSS bit 6; this one reports 1.3 with the NVM command set
+		 * only, so hosts do not ask for them. */
 		return ST_INVALID_FIELD;
 	}
 	req->execute = identify_exec;
@@ -318,4 +380,9 @@ const struct nvmf_cmd_desc nvmf_admin_cmds[NVMF_CMD_TABLE_SIZE] = {
 	[NVME_ADMIN_KEEP_ALIVE] = { .name = "Keep Alive", .execute = ok_exec,
 				    .xfer = NVME_XFER_NONE, .on = NVMF_ON_ADMIN,
 				    .needs = NVMF_NEED_ADMIN },
+	[NVME_ADMIN_GET_LBA_STATUS] = { .name = "Get LBA Status",
+					.parse = nvmf_get_lba_status_parse,
+					.xfer = NVME_XFER_CTRLR_TO_HOST,
+					.on = NVMF_ON_NVM | NVMF_ON_LOCAL,
+					.needs = NVMF_NEED_ADMIN | NVMF_NEED_NS },
 };

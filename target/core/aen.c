@@ -76,6 +76,27 @@ void nvmf_ctrlr_aen_clear(struct nvmf_ctrlr *c, uint32_t aen)
 	c->aen_pending &= ~aen;
 }
 
+struct nvmf_req *nvmf_qpair_aer_take(struct nvmf_qpair *qp, uint16_t cid)
+{
+	struct nvmf_ctrlr *c = qp->ctrlr;
+
+	if (!c || qp->qid != 0)
+		return NULL;
+	for (unsigned int i = 0; i < c->naer; i++) {
+		struct nvmf_req *req = c->aer[i];
+
+		if (req->qpair != qp || get_le16(&req->cmd.cid) != cid)
+			continue;
+		memmove(&c->aer[i], &c->aer[i + 1], (c->naer - i - 1) * sizeof(c->aer[0]));
+		c->naer--;
+		put_le16(&req->rsp.status, NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_ABORT_REQUESTED));
+		log_notice("%s: command ID %u reused: the Asynchronous Event Request it named is "
+			   "retired", c->label, cid);
+		return req;
+	}
+	return NULL;
+}
+
 void nvmf_ctrlr_aer_abort_all(struct nvmf_ctrlr *c)
 {
 	while (c->naer) {

@@ -66,6 +66,7 @@ struct nvmf_features {
 	uint32_t irq_config;
 	uint32_t write_atomic;
 	uint32_t aec;		/* async event configuration */
+	uint32_t lba_status_attr; /* LBA Status Information Attributes: LSIPI << 16 | LSIRI */
 };
 
 struct nvmf_ctrlr {

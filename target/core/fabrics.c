@@ -129,7 +129,9 @@ static void connect_exec(struct nvmf_req *req)
 		status = connect_invalid(req, offsetof(struct nvmf_connect_data, subnqn), true);
 		goto out;
 	}
-	if (strnlen(d.hostnqn, sizeof(d.hostnqn)) > NVME_NQN_MAX || !d.hostnqn[0]) {
+	/* An empty Host NQN (SPDK's host sends one unless told a name) is a host without a
+	 * name: served where any host is allowed, refused as an unknown host by an ACL. */
+	if (strnlen(d.hostnqn, sizeof(d.hostnqn)) > NVME_NQN_MAX) {
 		status = connect_invalid(req, offsetof(struct nvmf_connect_data, hostnqn), true);
 		goto out;
 	}

@@ -36,6 +36,7 @@ static const struct feat_desc feats[256] = {
 	[NVME_FEAT_ASYNC_EVENT] = { true, true, FEAT_CAP_CHANGEABLE },
 	[NVME_FEAT_KATO] = { true, true, FEAT_CAP_CHANGEABLE },
 	[NVME_FEAT_HOST_ID] = { true, false, 0 },
+	[NVME_FEAT_LBA_STATUS_ATTR] = { true, false, FEAT_CAP_CHANGEABLE },
 };
 
 static uint32_t num_queues_dw0(uint16_t nsqa, uint16_t ncqa)
@@ -102,6 +103,11 @@ static uint16_t feat_value(struct nvmf_req *req, uint8_t fid, bool dflt, uint32_
 		break;
 	case NVME_FEAT_HOST_ID:
 		*dw0 = 0;
+		break;
+	case NVME_FEAT_LBA_STATUS_ATTR:
+		/* Intervals in 100 ms units; nothing is ever reported (lba_status.h), they are
+		 * kept for the host only. */
+		*dw0 = dflt ? 0 : f->lba_status_attr;
 		break;
 	default:
 		return ST_INVALID_FIELD;
@@ -224,6 +230,9 @@ static void set_features_exec(struct nvmf_req *req)
 		break;
 	case NVME_FEAT_KATO:
 		nvmf_ctrlr_ka_set(c, v);
+		break;
+	case NVME_FEAT_LBA_STATUS_ATTR:
+		f->lba_status_attr = v;
 		break;
 	case NVME_FEAT_HOST_ID:
 		/* the host identifier comes from Connect on fabrics */

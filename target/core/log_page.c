@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Get Log Page: error information, SMART / health, firmware slots, changed namespace list,
- * commands supported and effects, and (discovery controllers) the discovery log. Each page
- * is built whole, then the host's window [LPO, LPO + NUMD * 4) is copied out.
+ * commands supported and effects, LBA status information, and (discovery controllers) the
+ * discovery log. Each page is built whole, then the host's window [LPO, LPO + NUMD * 4)
+ * is copied out.
  */
 #include "config.h"
 
@@ -11,7 +12,6 @@
 
 #include "ctrlr.h"
 #include "common/endian.h"
-#include "lba_status.h"
 #include "common/log.h"
 #include "dispatch.h"
 
@@ -123,6 +123,22 @@ static void *log_changed_ns(struct nvmf_ctrlr *c, size_t *len)
 	return b;
 }
 
+/* LBA Status Information: the namespaces with Potentially Unrecoverable LBAs to report,
+ * none here (lba_status.h); the generation counter never moves. */
+static void *log_lba_status(size_t *len)
+{
+	struct nvme_lba_status_log *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	*len = sizeof(*l);
+	put_le32(&l->lslplen, sizeof(*l));
+	put_le32(&l->nlslne, 0);
+	put_le32(&l->estulb, 0);
+	put_le16(&l->lsgc, 0);
+	return l;
+}
+
 /* Generated from the command tables, as this controller dispatches them. */
 static void *log_cmd_effects(struct nvmf_ctrlr *c, size_t *len)
 {
@@ -164,6 +180,9 @@ static void log_page_exec(struct nvmf_req *req)
 		break;
 	case NVME_LOG_CMD_EFFECTS:
 		page = log_cmd_effects(c, &size);
+		break;
+	case NVME_LOG_LBA_STATUS:
+		page = log_lba_status(&size);
 		break;
 	case NVME_LOG_DISCOVERY:
 		page = nvmf_disc_log_build(c->tgt, c->hostnqn, req->qpair, &size);
@@ -213,6 +232,7 @@ uint16_t nvmf_log_page_parse(struct nvmf_req *req)
 		case NVME_LOG_FW_SLOT:
 		case NVME_LOG_CHANGED_NS:
 		case NVME_LOG_CMD_EFFECTS:
+		case NVME_LOG_LBA_STATUS:
 			break;
 		default:
 			return st_invalid_log_page();

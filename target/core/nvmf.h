@@ -91,6 +91,15 @@ void nvmf_req_exec(struct nvmf_req *req);
 void nvmf_req_complete(struct nvmf_req *req);
 /* Complete with status (SCT/SC) right away, e.g. for a transport-detected SGL error. */
 void nvmf_req_complete_status(struct nvmf_req *req, uint8_t sct, uint8_t sc, bool dnr);
+/*
+ * A command arrived on admin queue @qp with the CID of an Asynchronous Event Request the
+ * core still holds: the host gave that AER up (SPDK's host does when it shuts the
+ * controller down) and the CID now names the new command. Takes the AER off the
+ * controller (as aborted by request) and returns it, or NULL when no held AER has @cid.
+ * The transport frees the returned request without sending a completion, since one with
+ * that CID would now answer the new command, and runs the new command normally.
+ */
+struct nvmf_req *nvmf_qpair_aer_take(struct nvmf_qpair *qp, uint16_t cid);
 
 /* ---- Queue pairs -------------------------------------------------------------------------- */
 struct nvmf_qpair_stats {

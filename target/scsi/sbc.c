@@ -541,12 +541,15 @@ bool sbc_write_same_data(const struct scsi_lu *lu, struct scsi_plan *p, const ui
 	return true;
 }
 
-/* GET LBA STATUS from the Get LBA Allocation Status descriptors in @d. */
+/* GET LBA STATUS from the Get LBA Allocation Status descriptor list in @d (lba_status.h). */
 void sbc_lba_status_finish(struct scsi_plan *p, uint8_t *buf, uint32_t buf_len,
 			   const uint8_t *d, uint32_t len)
 {
 	struct scsi_lba_extent ext[64];
-	uint32_t n = get_le32(d), max = (len - NVMF_LBA_STATUS_HDR) / NVMF_LBA_STATUS_DESC;
+	uint32_t n, max = (len - NVMF_LBA_STATUS_HDR) / NVMF_LBA_STATUS_DESC;
+	uint8_t cmpc;
+
+	nvmf_lba_status_get_hdr(d, &n, &cmpc);
 
 	if (n > max)
 		n = max;
@@ -554,10 +557,12 @@ void sbc_lba_status_finish(struct scsi_plan *p, uint8_t *buf, uint32_t buf_len,
 		n = sizeof(ext) / sizeof(ext[0]);
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *e = d + NVMF_LBA_STATUS_HDR + i * NVMF_LBA_STATUS_DESC;
+		uint32_t nlb;
+		uint8_t status;
 
-		ext[i].lba = get_le64(e);
-		ext[i].nblocks = get_le32(e + 8);
-		ext[i].deallocated = e[12] & NVMF_LBA_STATUS_DEALLOCATED;
+		nvmf_lba_status_get_desc(e, &ext[i].lba, &nlb, &status);
+		ext[i].nblocks = nlb;
+		ext[i].deallocated = status & NVMF_LBA_STATUS_DEALLOCATED;
 	}
 	scsi_xlate_lba_status(p, ext, n, buf, buf_len);
 }

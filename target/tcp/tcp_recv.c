@@ -217,6 +217,25 @@ static bool cid_test_and_set(struct tcp_qpair *tq, uint16_t cid)
 	return false;
 }
 
+/*
+ * @cid, in use, belongs to an Asynchronous Event Request the host gave up on (it reuses
+ * the CID, as SPDK's host does when it shuts the controller down): retire that AER
+ * without a response, which the host could only take for the new command's, and hand the
+ * CID to the new command. False when @cid is not such an AER (a real conflict).
+ */
+static bool cid_reclaim_aer(struct tcp_qpair *tq, uint16_t cid)
+{
+	struct nvmf_req *aer = tq->qp.qid == 0 ? nvmf_qpair_aer_take(&tq->qp, cid) : NULL;
+	struct tcp_req *old;
+
+	if (!aer)
+		return false;
+	old = tcp_req_of(aer);
+	old->cid_owned = false; /* the CID bit stays set, now for the new command */
+	tcp_req_release(old);
+	return true;
+}
+
 /* A request that has its command (and maybe its in-capsule data) wants buffers. */
 static bool req_buffers_now(struct tcp_qpair *tq, struct tcp_req *tr)
 {
@@ -262,7 +281,7 @@ static enum rx_rc rx_capsule(struct tcp_qpair *tq)
 
 	memcpy(&tr->req.cmd, &pdu->sqe, sizeof(tr->req.cmd));
 	tr->cid = get_le16(&pdu->sqe.cid);
-	if (cid_test_and_set(tq, tr->cid)) {
+	if (cid_test_and_set(tq, tr->cid) && !cid_reclaim_aer(tq, tr->cid)) {
 		log_peer("%s: command ID %u already in use", tq->qp.peer, tr->cid);
 		tr->plan = TCP_PLAN_FAIL;
 		tr->err_status = NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_CID_CONFLICT) | NVME_STATUS_DNR;

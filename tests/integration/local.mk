@@ -18,6 +18,11 @@ EXTRA_DIST += tests/integration/tcp_raw_client.c
 TESTS += tests/integration/fault-tcp.sh
 dist_check_SCRIPTS += tests/integration/fault-tcp.sh
 
+# SPDK-like hosts (spdk-host.sh): empty Host NQN, AER command ID reused at shutdown.
+check_PROGRAMS += tests/integration/spdk_host_client
+tests_integration_spdk_host_client_SOURCES = tests/integration/spdk_host_client.c
+tests_integration_spdk_host_client_LDADD = libnvmeof_common.la $(ISAL_LIBS)
+
 # libnvmeof's SCSI path (iscsi://) against Debian's tgt and nvmeof-target's iSCSI.
 check_PROGRAMS += tests/integration/iscsi_init_rw
 tests_integration_iscsi_init_rw_SOURCES = tests/integration/iscsi_init_rw.c
@@ -35,7 +40,8 @@ integration_tests = \
 	tests/integration/tcp-ceiling.sh \
 	tests/integration/cli-commands.sh \
 	tests/integration/ctl-live.sh \
-	tests/integration/revoke.sh
+	tests/integration/revoke.sh \
+	tests/integration/spdk-host.sh
 TESTS += $(integration_tests)
 dist_check_SCRIPTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh

@@ -9,6 +9,10 @@
 
 #include "bdev/bdev.h"
 #include "bdev/bdev_internal.h"
+#include "reactor/reactor.h"
+
+#include <pthread.h>
+#include <semaphore.h>
 
 /* ---- bdev_parse_size ---- */
 
@@ -252,6 +256,113 @@ static void test_lba_status_dispatch(void)
 	bdev_close(b);
 }
 
+/* ---- bdev_lba_query: where the lookups and the callback run ---- */
+
+/* A backend whose lookups say where they ran: 4 KiB runs, alternating state. */
+static struct {
+	bool blocks;
+	unsigned int calls, on_reactor;
+} slow;
+
+static int slow_lba_status(struct bdev *b, uint64_t offset, uint64_t *len, bool *dealloc)
+{
+	(void)b;
+	__atomic_add_fetch(&slow.calls, 1, __ATOMIC_SEQ_CST);
+	if (reactor_self())
+		__atomic_add_fetch(&slow.on_reactor, 1, __ATOMIC_SEQ_CST);
+	*len = 4096;
+	*dealloc = (offset / 4096) % 2;
+	return 0;
+}
+
+struct query_job {
+	struct bdev *bdev;
+	struct bdev_lba_query q;
+	struct bdev_lba_extent ext[8];
+	struct reactor *submitted_on, *completed_on;
+	bool returned, inline_cb;
+	int status;
+	sem_t *sem;
+};
+
+static void query_cb(struct bdev_lba_query *q, int status)
+{
+	struct query_job *j = q->cb_arg;
+
+	j->completed_on = reactor_self();
+	j->inline_cb = !j->returned;
+	j->status = status;
+	sem_post(j->sem);
+}
+
+static void query_start(void *arg)
+{
+	struct query_job *j = arg;
+
+	j->submitted_on = reactor_self();
+	j->q = (struct bdev_lba_query){ .offset = 4096, .end = 6 * 4096, .ext = j->ext,
+					.max = 8, .cb = query_cb, .cb_arg = j };
+	j->returned = false;
+	bdev_lba_query(j->bdev, &j->q);
+	j->returned = true;
+}
+
+static void test_lba_query_threads(void)
+{
+	static struct bdev_ops slow_ops = { .name = "slow", .lba_status = slow_lba_status };
+	struct bdev b = { .ops = &slow_ops, .size = 1 << 20, .block_size = 512 };
+	struct query_job j = { .bdev = &b };
+	sem_t sem;
+
+	sem_init(&sem, 0, 0);
+	j.sem = &sem;
+	CU_ASSERT_EQUAL_FATAL(reactors_start(1), 0);
+	for (int blocks = 0; blocks < 2; blocks++) {
+		slow_ops.lba_status_blocks = blocks;
+		memset(&slow, 0, sizeof(slow));
+		CU_ASSERT_EQUAL_FATAL(reactor_send_msg(reactor_get(0), query_start, &j), 0);
+		sem_wait(&sem);
+		CU_ASSERT_EQUAL(j.status, 0);
+		CU_ASSERT_EQUAL(j.q.n, 5); /* 4 KiB runs from 4 KiB to 24 KiB */
+		CU_ASSERT_EQUAL(j.ext[0].offset, 4096);
+		CU_ASSERT_TRUE(j.ext[0].deallocated);
+		CU_ASSERT_FALSE(j.ext[1].deallocated);
+		CU_ASSERT_EQUAL(j.ext[4].offset + j.ext[4].len, 6 * 4096);
+		CU_ASSERT_EQUAL(slow.calls, 5);
+		/* the callback always runs on the submitting reactor */
+		CU_ASSERT_PTR_NOT_NULL(j.submitted_on);
+		CU_ASSERT_PTR_EQUAL(j.completed_on, j.submitted_on);
+		if (blocks) {
+			/* lookups that may block never run on the reactor */
+			CU_ASSERT_EQUAL(slow.on_reactor, 0);
+			CU_ASSERT_FALSE(j.inline_cb);
+		} else {
+			CU_ASSERT_EQUAL(slow.on_reactor, 5); /* in memory: inline */
+			CU_ASSERT_TRUE(j.inline_cb);
+		}
+	}
+	reactors_stop();
+	/* off a reactor: inline; a run clipped at q->end; errors */
+	slow_ops.lba_status_blocks = true;
+	j.returned = false;
+	j.q = (struct bdev_lba_query){ .offset = 0, .end = 6144, .ext = j.ext, .max = 8,
+				       .cb = query_cb, .cb_arg = &j };
+	bdev_lba_query(&b, &j.q);
+	sem_wait(&sem);
+	CU_ASSERT_TRUE(j.inline_cb);
+	CU_ASSERT_EQUAL(j.status, 0);
+	CU_ASSERT_EQUAL(j.q.n, 2);
+	CU_ASSERT_EQUAL(j.ext[1].len, 2048);
+	CU_ASSERT_EQUAL(bdev_lba_query_run(&b, &(struct bdev_lba_query){ .offset = 0,
+		.end = 2 << 20, .ext = j.ext, .max = 8 }), -ERANGE);
+	slow_ops.lba_status = NULL;
+	j.q.offset = 0;
+	bdev_lba_query(&b, &j.q);
+	sem_wait(&sem);
+	CU_ASSERT_EQUAL(j.status, -EOPNOTSUPP);
+	sem_destroy(&sem);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -265,6 +376,7 @@ int main(void)
 	CU_add_test(s, "open: anything else is a path", test_open_path_dispatch);
 	CU_add_test(s, "request checks", test_io_check);
 	CU_add_test(s, "lba_status dispatch", test_lba_status_dispatch);
+	CU_add_test(s, "lba query: helper thread for blocking lookups", test_lba_query_threads);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	fails = CU_get_number_of_failures();

@@ -55,7 +55,7 @@ static void test_identify_ctrl(void)
 	CU_ASSERT_EQUAL(get_le32(&id->oaes), NVME_CTRL_OAES_NS_ATTR);
 	CU_ASSERT_EQUAL(get_le32(&id->ctratt), NVME_CTRL_CTRATT_HOSTID_128);
 	CU_ASSERT_EQUAL(id->cntrltype, NVME_CTRL_CNTRLTYPE_IO);
-	CU_ASSERT_EQUAL(get_le16(&id->oacs), 0);
+	CU_ASSERT_EQUAL(get_le16(&id->oacs), NVME_CTRL_OACS_GET_LBA_STATUS);
 	CU_ASSERT_EQUAL(id->acl, 3);
 	CU_ASSERT_EQUAL(id->aerl, NVMF_MAX_AER - 1);
 	CU_ASSERT_EQUAL(id->frmw, 0x3);
@@ -189,12 +189,137 @@ static void test_identify_lists(void)
 	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_NS_DESC_LIST, 2, 0, 4096),
 			ST_INVALID_NS);
 
-	/* CNS 06h/05h for CSI 0: zero data; other CSI or unknown CNS: Invalid Field */
-	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_CTRL, 0, 0, 4096), 0);
-	CU_ASSERT_EQUAL(buf[0], 0);
+	/* other CSI or unknown CNS: Invalid Field (CNS 05h/06h: test_identify_nvm_cs) */
 	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_CTRL, 0, 2, 4096), ST_INVALID_FIELD);
-	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_NS, 1, 0, 4096), 0);
 	CU_ASSERT_EQUAL(identify(&env.admin, 0x10, 0, 0, 4096), ST_INVALID_FIELD);
+	fake_env_teardown(&env);
+}
+
+static bool all_bytes(const uint8_t *p, size_t n, uint8_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+/* CNS 05h/06h for the NVM command set, and the CNS values that are refused. */
+static void test_identify_nvm_cs(void)
+{
+	const struct nvme_id_ctrl_nvm *c = (const void *)buf;
+	const struct nvme_id_ns_nvm *n = (const void *)buf;
+
+	fake_env_setup(&env, "ram:1M");
+	fake_env_connect(&env, 0, 0, 0);
+
+	/* controller: VSL = MDTS (128 KiB = 2^5 4 KiB pages), the other limits none */
+	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_CTRL, 0, NVME_CSI_NVM, 4096), 0);
+	CU_ASSERT_EQUAL(c->vsl, 5);
+	CU_ASSERT_EQUAL(c->wzsl, 0);
+	CU_ASSERT_EQUAL(c->wusl, 0);
+	CU_ASSERT_EQUAL(c->dmrl, 0);
+	CU_ASSERT_EQUAL(get_le32(&c->dmrsl), 0);
+	CU_ASSERT_EQUAL(get_le64(&c->dmsl), 0);
+	CU_ASSERT(all_bytes(buf + 16, 4096 - 16, 0));
+	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_CTRL, 0, 1, 4096), ST_INVALID_FIELD);
+
+	/* namespace: no storage tag, no PI, the one format's ELBAF zero; all the page
+	 * written (no stale bytes) */
+	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_NS, 1, NVME_CSI_NVM, 4096), 0);
+	CU_ASSERT_EQUAL(get_le64(&n->lbstm), 0);
+	CU_ASSERT_EQUAL(n->pic, 0);
+	CU_ASSERT_EQUAL(get_le32(&n->elbaf[0]), 0);
+	CU_ASSERT(all_bytes(buf, 4096, 0));
+	/* inactive: zero filled; invalid NSID; other command sets */
+	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_NS, 2, NVME_CSI_NVM, 4096), 0);
+	CU_ASSERT(all_bytes(buf, 4096, 0));
+	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_NS, 0, NVME_CSI_NVM, 4096),
+			ST_INVALID_NS);
+	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_NS, NVMF_NSID_ALL, NVME_CSI_NVM,
+				 4096),
+			ST_INVALID_NS);
+	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_NS, 1, 2, 4096), ST_INVALID_FIELD);
+	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_NS, 1, 1, 4096), ST_INVALID_FIELD);
+
+	/* NVMe 2.0 structures a 1.3 controller does not have */
+	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_INDEP_NS, 1, 0, 4096),
+			ST_INVALID_FIELD);
+	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_IO_CMD_SET, 0, 0, 4096),
+			ST_INVALID_FIELD);
+	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_NVMSET_LIST, 0, 0, 4096),
+			ST_INVALID_FIELD);
+	fake_env_teardown(&env);
+}
+
+static uint16_t get_lba_status(uint32_t nsid, uint64_t slba, uint32_t mndw, uint8_t atype,
+			       uint16_t rl, uint32_t len)
+{
+	struct nvme_cmd cmd;
+
+	fake_cmd(&cmd, NVME_ADMIN_GET_LBA_STATUS, nsid);
+	put_le64(&cmd.cdw10, slba);
+	put_le32(&cmd.cdw12, mndw);
+	put_le32(&cmd.cdw13, (uint32_t)atype << 24 | rl);
+	memset(buf, 0x77, sizeof(buf));
+	return fake_exec(&env.admin, &cmd, buf, len, NULL);
+}
+
+/* Get LBA Status (86h): nothing potentially unrecoverable, an empty complete list. */
+static void test_get_lba_status(void)
+{
+	static uint8_t w[4096];
+	struct nvme_cmd cmd;
+
+	fake_env_setup(&env, "ram:1M");
+	fake_env_connect(&env, 0, 1, 1);
+	/* written and unwritten blocks alike: no descriptors (allocation is not this) */
+	memset(w, 1, sizeof(w));
+	fake_cmd(&cmd, NVME_OPC_WRITE, 1);
+	put_le64(&cmd.cdw10, 8);
+	put_le32(&cmd.cdw12, 7);
+	CU_ASSERT_EQUAL(fake_exec(&env.io[0], &cmd, w, 4096, NULL), 0);
+	for (uint8_t atype = NVME_LBA_STATUS_ATYPE_SCAN; atype <= NVME_LBA_STATUS_ATYPE_TRACKED;
+	     atype++) {
+		CU_ASSERT_EQUAL(get_lba_status(1, 0, 63, atype, 0, 256), 0);
+		CU_ASSERT_EQUAL(get_le32(buf), 0); /* NLSD */
+		CU_ASSERT_EQUAL(buf[4], NVME_LBA_STATUS_CMPC_COMPLETE);
+		CU_ASSERT(all_bytes(buf + 5, 256 - 5, 0));
+	}
+	/* the header alone (MNDW 1: two dwords) */
+	CU_ASSERT_EQUAL(get_lba_status(1, 2047, 1, NVME_LBA_STATUS_ATYPE_TRACKED, 1, 8), 0);
+	CU_ASSERT_EQUAL(buf[4], NVME_LBA_STATUS_CMPC_COMPLETE);
+	/* refused: other action types, MNDW below the header, SLBA past the end, no
+	 * namespace, a buffer shorter than the header */
+	CU_ASSERT_EQUAL(get_lba_status(1, 0, 63, 0x02, 0, 256), ST_INVALID_FIELD);
+	CU_ASSERT_EQUAL(get_lba_status(1, 0, 63, 0x12, 0, 256), ST_INVALID_FIELD);
+	CU_ASSERT_EQUAL(get_lba_status(1, 0, 0, NVME_LBA_STATUS_ATYPE_SCAN, 0, 256),
+			ST_INVALID_FIELD);
+	CU_ASSERT_EQUAL(get_lba_status(1, 2048, 63, NVME_LBA_STATUS_ATYPE_SCAN, 0, 256),
+			ST_LBA_RANGE);
+	CU_ASSERT_EQUAL(get_lba_status(2, 0, 63, NVME_LBA_STATUS_ATYPE_SCAN, 0, 256),
+			ST_INVALID_NS);
+	CU_ASSERT_EQUAL(get_lba_status(1, 0, 63, NVME_LBA_STATUS_ATYPE_SCAN, 0, 4), ST_SGL_LEN);
+
+	/* its log page (0Eh): a header and no namespace elements */
+	fake_cmd(&cmd, NVME_ADMIN_GET_LOG_PAGE, 0);
+	put_le32(&cmd.cdw10, NVME_LOG_LBA_STATUS | (16 / 4 - 1) << 16);
+	memset(buf, 0x77, sizeof(buf));
+	CU_ASSERT_EQUAL(fake_exec(&env.admin, &cmd, buf, 16, NULL), 0);
+	CU_ASSERT_EQUAL(get_le32(buf), 16); /* LSLPLEN */
+	CU_ASSERT(all_bytes(buf + 4, 12, 0));
+	/* its feature (15h): kept as set */
+	fake_cmd(&cmd, NVME_ADMIN_SET_FEATURES, 0);
+	put_le32(&cmd.cdw10, NVME_FEAT_LBA_STATUS_ATTR);
+	put_le32(&cmd.cdw11, 50u << 16 | 10);
+	CU_ASSERT_EQUAL(fake_exec(&env.admin, &cmd, NULL, 0, NULL), 0);
+	fake_cmd(&cmd, NVME_ADMIN_GET_FEATURES, 0);
+	put_le32(&cmd.cdw10, NVME_FEAT_LBA_STATUS_ATTR);
+	{
+		uint32_t dw0 = 0;
+
+		CU_ASSERT_EQUAL(fake_exec(&env.admin, &cmd, NULL, 0, &dw0), 0);
+		CU_ASSERT_EQUAL(dw0, 50u << 16 | 10);
+	}
 	fake_env_teardown(&env);
 }
 
@@ -340,6 +465,8 @@ static const CU_TestInfo tests[] = {
 	{ "identify controller", test_identify_ctrl },
 	{ "identify namespace", test_identify_ns },
 	{ "identify lists and descriptors", test_identify_lists },
+	{ "identify NVM command set (CNS 05h/06h)", test_identify_nvm_cs },
+	{ "get lba status", test_get_lba_status },
 	{ "admin opcode dispatch", test_dispatch },
 	{ "discovery controller", test_discovery_ctrl },
 	{ "asynchronous event requests", test_aer },

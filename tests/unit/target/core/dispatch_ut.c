@@ -159,6 +159,11 @@ static const struct row_case row_cases[] = {
 	{ "Keep Alive", K_NVM, NVME_ADMIN_KEEP_ALIVE, 0, 0, 0, 0, 0, 0, NO_DW0 },
 	{ "Keep Alive: discovery", K_DISC, NVME_ADMIN_KEEP_ALIVE, 0, 0, 0, 0, 0, 0, NO_DW0 },
 	{ "Keep Alive: local", K_LOCAL, NVME_ADMIN_KEEP_ALIVE, 0, 0, 0, 0, 0, 0, NO_DW0 },
+	/* CDW13 (ATYPE) is zero here: not an action type */
+	{ "Get LBA Status: no action type", K_NVM, NVME_ADMIN_GET_LBA_STATUS, 1, 0, 0, 1, 8,
+	  ST_INVALID_FIELD, NO_DW0 },
+	{ "Get LBA Status: local, no action type", K_LOCAL, NVME_ADMIN_GET_LBA_STATUS, 1, 0, 0, 1,
+	  8, ST_INVALID_FIELD, NO_DW0 },
 	/* NVM (namespace 1: 2048 blocks of 512 bytes) */
 	{ "Flush", K_IO, NVME_OPC_FLUSH, 1, 0, 0, 0, 0, 0, NO_DW0 },
 	{ "Flush: every namespace", K_IO, NVME_OPC_FLUSH, NVMF_NSID_ALL, 0, 0, 0, 0, 0, NO_DW0 },
@@ -525,7 +530,7 @@ static void check_log_against_dispatch(enum kind admin, const struct nvme_cmd_ef
 static void test_effects_log(void)
 {
 	static struct nvme_cmd_effects_log log;
-	static const uint8_t nvm_admin[] = { 0x02, 0x06, 0x08, 0x09, 0x0a, 0x0c, 0x18 };
+	static const uint8_t nvm_admin[] = { 0x02, 0x06, 0x08, 0x09, 0x0a, 0x0c, 0x18, 0x86 };
 	static const uint8_t nvm_io[] = { 0x00, 0x01, 0x02, 0x05, 0x08, 0x09,
 					  0x0c, 0x0d, 0x0e, 0x11, 0x15, 0x82 };
 	unsigned int n = 0;

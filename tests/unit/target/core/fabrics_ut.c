@@ -20,6 +20,7 @@ enum mutate {
 	M_UNKNOWN_NQN,
 	M_NQN_NOT_TERMINATED,
 	M_EMPTY_HOSTNQN,
+	M_EMPTY_HOSTNQN_ACL,
 	M_STATIC_CNTLID,
 	M_SHORT_DATA,
 	M_DISALLOWED_HOST,
@@ -37,7 +38,9 @@ static const struct {
 	{ "sqsize > admin depth", M_SQSIZE_BIG, ST_PARAM, IPO(44, 0) },
 	{ "unknown subnqn", M_UNKNOWN_NQN, ST_PARAM, IPO(256, 1) },
 	{ "subnqn too long", M_NQN_NOT_TERMINATED, ST_PARAM, IPO(256, 1) },
-	{ "empty hostnqn", M_EMPTY_HOSTNQN, ST_PARAM, IPO(512, 1) },
+	/* SPDK's host: served where any host may connect, an unknown host for an ACL */
+	{ "empty hostnqn, any host", M_EMPTY_HOSTNQN, 0, 0 },
+	{ "empty hostnqn, host list", M_EMPTY_HOSTNQN_ACL, SC1(NVME_SC_CONNECT_INVALID_HOST), 0 },
 	{ "static cntlid", M_STATIC_CNTLID, ST_PARAM, IPO(16, 1) },
 	{ "short data", M_SHORT_DATA, ST_SGL_LEN, 0 },
 	{ "host not allowed", M_DISALLOWED_HOST, SC1(NVME_SC_CONNECT_INVALID_HOST), 0 },
@@ -66,6 +69,11 @@ static void test_admin_connect_table(void)
 		case M_UNKNOWN_NQN: c.subnqn = "nqn.2026-11.io.nvmeof:nope"; break;
 		case M_NQN_NOT_TERMINATED: c.subnqn = longnqn; break;
 		case M_EMPTY_HOSTNQN: c.hostnqn = ""; break;
+		case M_EMPTY_HOSTNQN_ACL:
+			c.hostnqn = "";
+			nvmf_subsys_set_allow_any_host(e.subsys, false);
+			CU_ASSERT_EQUAL(nvmf_subsys_add_host(e.subsys, FAKE_HOSTNQN), 0);
+			break;
 		case M_STATIC_CNTLID: c.cntlid = 1; break;
 		case M_SHORT_DATA: c.length = 512; break;
 		case M_DISALLOWED_HOST: nvmf_subsys_set_allow_any_host(e.subsys, false); break;

@@ -425,6 +425,32 @@ int bdev_lba_status(struct bdev *b, uint64_t offset, uint64_t *len_out, bool *de
 	return 0;
 }
 
+/* The lookups of bdev_lba_query() over the fake's bdev_lba_status(), inline. */
+void bdev_lba_query(struct bdev *b, struct bdev_lba_query *q)
+{
+	uint64_t off = q->offset;
+	int rc = 0;
+
+	fake_bdev.nlba_query++;
+	q->n = 0;
+	while (q->n < q->max && off < q->end) {
+		uint64_t len;
+		bool dealloc;
+
+		rc = bdev_lba_status(b, off, &len, &dealloc);
+		if (rc)
+			break;
+		if (len > q->end - off)
+			len = q->end - off;
+		q->ext[q->n].offset = off;
+		q->ext[q->n].len = len;
+		q->ext[q->n].deallocated = dealloc;
+		q->n++;
+		off += len;
+	}
+	q->cb(q, rc);
+}
+
 uint8_t *fake_bdev_mem(struct bdev *b)
 {
 	return b->ctx;

@@ -621,21 +621,34 @@ static void test_lba_status(void)
 {
 	static uint8_t buf[4096];
 	struct nvme_cmd cmd;
+	unsigned int nq;
 
 	setup("ram:1M");
 	memset(buf, 1, sizeof(buf));
 	CU_ASSERT_EQUAL(io(NVME_OPC_WRITE, 1, 16, 8, buf, 4096), 0);
+	nq = fake_bdev.nlba_query;
 	rw_cmd(&cmd, NVMF_OPC_VS_LBA_STATUS, 1, 0, 4);
 	memset(buf, 0xff, sizeof(buf));
 	CU_ASSERT_EQUAL(fake_exec(&env.io[0], &cmd, buf, 8 + 4 * 16, NULL), 0);
+	/* NVMe descriptor list: NLSD, CMPC; DSLBA, NLB, status in byte 13 */
 	CU_ASSERT_EQUAL(get_le32(buf), 3);
+	CU_ASSERT_EQUAL(buf[4], NVME_LBA_STATUS_CMPC_COMPLETE); /* the third reaches the end */
 	CU_ASSERT_EQUAL(get_le64(buf + 8), 0);
 	CU_ASSERT_EQUAL(get_le32(buf + 16), 16);
-	CU_ASSERT_EQUAL(buf[20], NVMF_LBA_STATUS_DEALLOCATED);
+	CU_ASSERT_EQUAL(buf[20], 0);
+	CU_ASSERT_EQUAL(buf[21], NVMF_LBA_STATUS_DEALLOCATED);
 	CU_ASSERT_EQUAL(get_le64(buf + 24), 16);
 	CU_ASSERT_EQUAL(get_le32(buf + 32), 8);
-	CU_ASSERT_EQUAL(buf[36], 0);
+	CU_ASSERT_EQUAL(buf[37], 0);
 	CU_ASSERT_EQUAL(get_le64(buf + 40), 24);
+	CU_ASSERT_EQUAL(get_le32(buf + 48), NBLOCKS - 24);
+	CU_ASSERT_EQUAL(buf[53], NVMF_LBA_STATUS_DEALLOCATED);
+	CU_ASSERT_EQUAL(fake_bdev.nlba_query - nq, 1); /* through bdev_lba_query() */
+	/* room for two: more runs follow */
+	rw_cmd(&cmd, NVMF_OPC_VS_LBA_STATUS, 1, 0, 4);
+	CU_ASSERT_EQUAL(fake_exec(&env.io[0], &cmd, buf, 8 + 2 * 16, NULL), 0);
+	CU_ASSERT_EQUAL(get_le32(buf), 2);
+	CU_ASSERT_EQUAL(buf[4], NVME_LBA_STATUS_CMPC_MORE);
 	rw_cmd(&cmd, NVMF_OPC_VS_LBA_STATUS, 1, NBLOCKS, 4);
 	CU_ASSERT_EQUAL(fake_exec(&env.io[0], &cmd, buf, 72, NULL), ST_LBA_RANGE);
 	fake_env_teardown(&env);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/endian.h"
+#include "core/lba_status.h"
 #include "scsi/scsi_internal.h"
 #include "scsi/scsi_xlate.h"
 
@@ -1296,13 +1297,16 @@ static void test_get_lba_status_nvme(void)
 	CU_ASSERT_EQUAL(nvme_opc_xfer(cmd.opc), NVME_XFER_CTRLR_TO_HOST);
 	CU_ASSERT_TRUE(scsi_xlate_nvme_done(&p, 0));
 	CU_ASSERT_FALSE(scsi_xlate_next(&g_lu, &p, 65536, g_scratch, 4096, &cmd, &io));
+	/* the NVMe descriptor list: NLSD, CMPC; DSLBA, NLB and status (byte 13) */
 	memset(d, 0, 64);
 	put_le32(&d[0], 2);
+	d[4] = NVME_LBA_STATUS_CMPC_MORE;
 	put_le64(&d[8], 7);
 	put_le32(&d[16], 9);
-	d[20] = 1;
+	d[21] = NVMF_LBA_STATUS_DEALLOCATED;
 	put_le64(&d[24], 16);
 	put_le32(&d[32], 100);
+	d[36] = 0xff; /* reserved byte 12 of the second: not its status */
 	scsi_xlate_finish(&g_port, &g_lu, &p, g_buf, sizeof(g_buf), g_scratch, 4096);
 	CU_ASSERT_EQUAL(get_be32(&g_buf[0]), 36);
 	CU_ASSERT_EQUAL(get_be64(&g_buf[8]), 7);

@@ -76,6 +76,14 @@ void nvmf_req_complete(struct nvmf_req *req)
 	req->qpair->ops->req_complete(req);
 }
 
+/* This core holds no Asynchronous Event Requests: a reused CID is a conflict. */
+struct nvmf_req *nvmf_qpair_aer_take(struct nvmf_qpair *qp, uint16_t cid)
+{
+	(void)qp;
+	(void)cid;
+	return NULL;
+}
+
 void nvmf_req_complete_status(struct nvmf_req *req, uint8_t sct, uint8_t sc, bool dnr)
 {
 	put_le16(&req->rsp.status, NVME_STATUS(sct, sc) | (dnr ? NVME_STATUS_DNR : 0));
