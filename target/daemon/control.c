@@ -645,9 +645,23 @@ fail:
 	return -1;
 }
 
+struct host_count {
+	const char *hostnqn;
+	int n;
+};
+
+static void count_host_ctrlr(const struct nvmf_ctrlr_info *ci, void *arg)
+{
+	struct host_count *hc = arg;
+
+	if (!ci->local && !strcmp(ci->hostnqn, hc->hostnqn))
+		hc->n++;
+}
+
 static int m_remove_host(struct control_ctx *ctx, json_object *params, json_object **result,
 			 struct rpc_err *e)
 {
+	struct host_count hc = { 0 };
 	char nqn[NVME_NQN_FIELD], host[NVME_NQN_FIELD], what[600];
 	struct config_subsys *cs;
 	struct tgt_config *next;
@@ -671,12 +685,16 @@ static int m_remove_host(struct control_ctx *ctx, json_object *params, json_obje
 	drop_nqn(cs->allowed_hosts, &cs->nallowed_hosts, host);
 	drop_unused_host(next, host);
 	snprintf(what, sizeof(what), "%s: host %s no longer allowed", nqn, host);
+	/* Revocation: its next Connect is refused, and its live controllers end now (the
+	 * reload ends those of hosts no longer allowed; any still there are ended here). */
+	hc.hostnqn = host;
+	nvmf_tgt_list_ctrlrs(ctx->tgt, nqn, count_host_ctrlr, &hc);
 	if (commit(ctx, next, what, e))
 		return -1;
-	/* Revocation: its next Connect is refused, and its live controllers end now. */
 	s = nvmf_subsys_find(ctx->tgt, nqn);
 	if (s)
-		n = nvmf_subsys_disconnect_host(s, host);
+		nvmf_subsys_disconnect_host(s, host);
+	n = hc.n;
 	r = json_object_new_object();
 	json_object_object_add(r, "disconnected_controllers", json_object_new_int(n));
 	*result = r;
