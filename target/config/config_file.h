@@ -170,5 +170,7 @@ int config_reload_file(struct nvmf_tgt *tgt, struct tgt_config **cur, char *err,
  * skipped with a warning. Returns 0 or -errno (allocation failure) with @err set.
  */
 int config_add_default_discovery_ports(struct nvmf_tgt *tgt, char *err, size_t errlen);
+/* Off (nvmeof-target -c FILE --discovery-port 0): the call above adds nothing. */
+void config_set_default_discovery(bool on);
 
 #endif
