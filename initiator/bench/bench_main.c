@@ -493,12 +493,16 @@ int main(int argc, char **argv)
 	x->tstats_fd = -1;
 	if (bench_opts_parse(argc, argv, &x->o, &exit_now, err, sizeof(err)) != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
+		free(x);
 		return 2;
 	}
-	if (exit_now)
+	if (exit_now) { /* --help, --version */
+		free(x);
 		return 0;
+	}
 	if (bench_opts_check(&x->o, err, sizeof(err)) != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
+		free(x);
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);

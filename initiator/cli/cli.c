@@ -354,11 +354,14 @@ static int cmd_flush(struct cli *c)
 	"  --iekey             ignore the existing key\n"
 
 static const struct command commands[] = {
-	{ "discover", cmd_discover, "", "print the discovery log of a discovery controller", "",
-	  0 },
-	{ "identify", cmd_identify, "", "controller and namespace summary", "", 0 },
+	{ "discover", cmd_discover, "",
+	  "the discovery log of a discovery controller, or an iSCSI portal's targets",
+	  "", 0 },
+	{ "identify", cmd_identify, "",
+	  "controller and namespace summary; on iscsi:// the SCSI logical unit's", "", 0 },
 	{ "list-ns", cmd_list_ns, "", "list the active namespaces", "", 0 },
-	{ "id-ctrl", cmd_id_ctrl, "", "the Identify Controller data structure, field by field", "",
+	{ "id-ctrl", cmd_id_ctrl, "",
+	  "the Identify Controller data structure; on iscsi:// as identify", "",
 	  0 },
 	{ "id-ns", cmd_id_ns, " [--nsid N]",
 	  "the Identify Namespace data structure, field by field",
@@ -447,6 +450,7 @@ static void usage(FILE *f)
 		   "URI: nvme+tcp://HOST[:PORT][/SUBSYS-NQN[/NSID]]\n"
 		   "     nvme+rdma://HOST[:PORT][/SUBSYS-NQN[/NSID]] (NVMe/RDMA, when built in)\n"
 		   "     iscsi://[USER%%SECRET@]HOST[:PORT]/TARGET-IQN/LUN (SCSI over iSCSI)\n"
+		   "     iscsi://HOST[:PORT] (discover: the portal's SendTargets list)\n"
 		   "     (no NQN: the discovery controller, port 8009; otherwise port 4420)\n\n"
 		   "Commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)

@@ -7,6 +7,7 @@
  *   cli_admin.c  get-log, get-feature, set-feature, id-ctrl, id-ns
  *   cli_nvm.c    compare, write-zeroes, dsm, verify, resv-register/-acquire/-release/
  *                -report
+ *   cli_iscsi.c  discover, identify and id-ctrl on iscsi:// URIs (SCSI facts)
  */
 #ifndef NVMEOF_CLI_H
 #define NVMEOF_CLI_H
@@ -91,6 +92,11 @@ int io_cmd_sync(struct nvmeof_qpair *qp, struct nvmeof_ns *ns, const struct nvme
 void print_done(const struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 int cmd_discover(struct cli *c);
+bool is_iscsi_uri(const char *uri);
+/* SendTargets on the portal of c->uri; the exit status. */
+int cmd_discover_iscsi(struct cli *c);
+/* What the SCSI logical unit of an iscsi:// controller reported; the exit status. */
+int print_scsi_identify(struct cli *c, struct nvmeof_ctrlr *ctrlr);
 int cmd_identify(struct cli *c);
 int cmd_list_ns(struct cli *c);
 int cmd_get_log(struct cli *c);

@@ -422,6 +422,11 @@ int cmd_id_ctrl(struct cli *c)
 
 	if (rc)
 		return rc;
+	if (is_iscsi_uri(c->uri)) {
+		rc = print_scsi_identify(c, ctrlr);
+		nvmeof_ctrlr_disconnect(ctrlr);
+		return rc;
+	}
 	rc = nvmeof_ctrlr_identify(ctrlr, 0x01, 0, buf);
 	if (rc) {
 		rc = fail(c, c->cmd, rc, NULL);

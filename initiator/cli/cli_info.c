@@ -56,6 +56,8 @@ int cmd_discover(struct cli *c)
 	char b1[128], b2[128];
 	int rc;
 
+	if (is_iscsi_uri(c->uri))
+		return cmd_discover_iscsi(c);
 	rc = connect_ctrlr(c, 0, &ctrlr);
 	if (rc)
 		return rc;
@@ -226,6 +228,11 @@ int cmd_identify(struct cli *c)
 	rc = connect_ctrlr(c, 0, &ctrlr);
 	if (rc)
 		return rc;
+	if (is_iscsi_uri(c->uri)) {
+		rc = print_scsi_identify(c, ctrlr);
+		nvmeof_ctrlr_disconnect(ctrlr);
+		return rc;
+	}
 	nvmeof_ctrlr_get_info(ctrlr, &ci);
 	version_str(ver, sizeof(ver), ci.ver);
 	oncs_str(oncs, sizeof(oncs), ci.oncs);

@@ -33,7 +33,8 @@
 /* ---- Login (iscsi_login.c) -------------------------------------------------------------- */
 struct iscsi_login_cfg {
 	const char *initiator_name;
-	const char *target_name;
+	const char *target_name;  /* with @discovery: the portal, for messages only */
+	bool discovery;		  /* SessionType=Discovery, no TargetName */
 	const char *user;	  /* CHAP name; NULL or "": no authentication */
 	const char *secret;
 	uint8_t isid[6];
@@ -89,6 +90,8 @@ struct host_iscsi_lu {
 	bool read_zeroes;	   /* LBPRZ */
 	char vendor[9], product[17], revision[5];
 	char serial[256];
+	unsigned int ndesig;	   /* every designator of the Device Identification page */
+	struct nvmeof_scsi_designator desig[NVMEOF_SCSI_DESIGNATORS_MAX];
 	uint8_t nguid[16], eui64[8];
 	bool has_nguid, has_eui64;
 	/* Block Limits VPD */
@@ -96,6 +99,10 @@ struct host_iscsi_lu {
 	uint32_t max_xfer_blocks;  /* MAXIMUM TRANSFER LENGTH, 0: none */
 	uint32_t caw_blocks;	   /* MAXIMUM COMPARE AND WRITE LENGTH */
 	uint32_t unmap_descs;	   /* MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT */
+	uint32_t opt_xfer_gran;	   /* OPTIMAL TRANSFER LENGTH GRANULARITY */
+	uint32_t opt_xfer_blocks;  /* OPTIMAL TRANSFER LENGTH */
+	uint32_t unmap_blocks;	   /* MAXIMUM UNMAP LBA COUNT */
+	uint32_t unmap_gran;	   /* OPTIMAL UNMAP GRANULARITY */
 	uint64_t ws_blocks;	   /* MAXIMUM WRITE SAME LENGTH, 0: none */
 	/* Logical Block Provisioning VPD */
 	bool lbpu, lbpws;

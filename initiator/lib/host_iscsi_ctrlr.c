@@ -88,6 +88,15 @@ int iscsi_lu_parse_devid(struct host_iscsi_lu *lu, const uint8_t *d, size_t len)
 			if (p + 4 + dl > plen + 4)
 				break;
 			p += 4u + dl;
+			if (pass == 0 && lu->ndesig < NVMEOF_SCSI_DESIGNATORS_MAX) {
+				struct nvmeof_scsi_designator *sd = &lu->desig[lu->ndesig++];
+
+				sd->type = type;
+				sd->association = assoc >> 4;
+				sd->code_set = desc[0] & 0xf;
+				sd->len = dl;
+				memcpy(sd->id, desc + 4, dl);
+			}
 			if (assoc != SCSI_ASSOC_LU || (desc[0] & 0xf) != SCSI_CODESET_BINARY)
 				continue;
 			if (type != (pass == 0 ? SCSI_DESIG_EUI64 : SCSI_DESIG_NAA))
@@ -112,10 +121,16 @@ int iscsi_lu_parse_block_limits(struct host_iscsi_lu *lu, const uint8_t *d, size
 		return -EINVAL;
 	lu->have_limits = true;
 	lu->caw_blocks = d[5];
+	lu->opt_xfer_gran = get_be16(d + 6);
 	lu->max_xfer_blocks = get_be32(d + 8);
+	if (plen >= 12)
+		lu->opt_xfer_blocks = get_be32(d + 12);
 	if (plen >= 24) {
+		lu->unmap_blocks = get_be32(d + 20);
 		lu->unmap_descs = get_be32(d + 24);
 	}
+	if (plen >= 28)
+		lu->unmap_gran = get_be32(d + 28);
 	if (plen >= 40)
 		lu->ws_blocks = get_be64(d + 36);
 	return 0;
@@ -816,4 +831,44 @@ int iscsi_admin_submit(struct iscsi_qpair *iq, struct nvmeof_req *req)
 		iscsi_complete_local(req, ST(GENERIC, INVALID_OPCODE), true, 0, 0);
 		return 0;
 	}
+}
+
+/* ---- The logical unit as the application sees it ------------------------------------------ */
+int nvmeof_ctrlr_get_scsi_info(struct nvmeof_ctrlr *ctrlr, struct nvmeof_scsi_info *info)
+{
+	const struct host_iscsi_lu *lu;
+
+	if (!ctrlr || !info)
+		return -EINVAL;
+	if (ctrlr->ops != &iscsi_transport_ops)
+		return -ENOTSUP;
+	if (!ctrlr->admin || !iscsi_qp(ctrlr->admin)->lu)
+		return -ENOTCONN;
+	lu = iscsi_qp(ctrlr->admin)->lu;
+	memset(info, 0, sizeof(*info));
+	snprintf(info->target, sizeof(info->target), "%.223s", ctrlr->uri.name);
+	info->lun = lu->lun;
+	info->peripheral_type = lu->ptype;
+	memcpy(info->vendor, lu->vendor, sizeof(info->vendor));
+	memcpy(info->product, lu->product, sizeof(info->product));
+	memcpy(info->revision, lu->revision, sizeof(info->revision));
+	memcpy(info->serial, lu->serial, sizeof(info->serial));
+	info->ndesignators = lu->ndesig;
+	memcpy(info->designators, lu->desig, sizeof(info->designators));
+	info->blocks = lu->nblocks;
+	info->block_size = lu->block_size;
+	info->write_cache = lu->write_cache;
+	info->write_protected = lu->write_protected;
+	info->thin = lu->thin;
+	info->read_zeroes = lu->read_zeroes;
+	info->has_block_limits = lu->have_limits;
+	info->max_transfer = lu->max_xfer_blocks;
+	info->optimal_transfer = lu->opt_xfer_blocks;
+	info->optimal_granularity = lu->opt_xfer_gran;
+	info->max_compare_write = lu->caw_blocks;
+	info->max_unmap = lu->unmap_blocks;
+	info->max_unmap_descriptors = lu->unmap_descs;
+	info->unmap_granularity = lu->unmap_gran;
+	info->max_write_same = lu->ws_blocks;
+	return 0;
 }

@@ -383,8 +383,8 @@ static int security_stage(struct host_login_ctx *c)
 	c->csg = ISCSI_STAGE_SECURITY;
 	rc = add_key(c, "InitiatorName", cfg->initiator_name);
 	if (!rc)
-		rc = add_key(c, "SessionType", "Normal");
-	if (!rc)
+		rc = add_key(c, "SessionType", cfg->discovery ? "Discovery" : "Normal");
+	if (!rc && !cfg->discovery)
 		rc = add_key(c, "TargetName", cfg->target_name);
 	if (!rc)
 		rc = add_key(c, "AuthMethod", chap ? "CHAP,None" : "None");

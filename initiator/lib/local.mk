@@ -26,6 +26,7 @@ libnvmeof_initiator_la_SOURCES = \
 	initiator/lib/host_iscsi_session.c \
 	initiator/lib/host_iscsi_login.c \
 	initiator/lib/host_iscsi_ctrlr.c \
+	initiator/lib/host_iscsi_discovery.c \
 	initiator/lib/scsi_encap.c initiator/lib/scsi_encap.h \
 	initiator/lib/qpair_stats.c
 libnvmeof_initiator_la_CFLAGS = $(HOST_CFLAGS) $(ISAL_CFLAGS) $(OPENSSL_CFLAGS)

@@ -339,6 +339,57 @@ struct nvmeof_iscsi_params {
  * controller that is not reached over iSCSI. */
 int nvmeof_ctrlr_get_iscsi_params(struct nvmeof_ctrlr *ctrlr, struct nvmeof_iscsi_params *p);
 #define NVMEOF_HAVE_ISCSI_PARAMS 1
+
+/* What the SCSI logical unit behind an iscsi:// controller reported (INQUIRY, VPD 80h,
+ * 83h, B0h, B2h, READ CAPACITY, MODE SENSE): the facts its synthetic Identify data is
+ * built from. */
+struct nvmeof_scsi_designator {
+	uint8_t type;		/* designator type: 1 T10 vendor, 2 EUI-64, 3 NAA, 8 SCSI name */
+	uint8_t association;	/* 0 logical unit, 1 target port, 2 target device */
+	uint8_t code_set;	/* 1 binary, 2 ASCII, 3 UTF-8 */
+	uint8_t len;
+	uint8_t id[255];
+};
+#define NVMEOF_SCSI_DESIGNATORS_MAX 8
+struct nvmeof_scsi_info {
+	char target[224];	/* the target's iSCSI name */
+	uint64_t lun;
+	uint8_t peripheral_type;	/* 0: direct-access block device */
+	char vendor[9], product[17], revision[5]; /* INQUIRY, trailing spaces removed */
+	char serial[256];	/* Unit Serial Number VPD page, "" when not reported */
+	unsigned int ndesignators;	/* Device Identification VPD page */
+	struct nvmeof_scsi_designator designators[NVMEOF_SCSI_DESIGNATORS_MAX];
+	uint64_t blocks;
+	uint32_t block_size;
+	bool write_cache, write_protected, thin, read_zeroes;
+	bool has_block_limits;	/* Block Limits VPD page; the counts below are in blocks, 0
+				 * where the page says "no limit" or "not reported" */
+	uint32_t max_transfer, optimal_transfer, optimal_granularity;
+	uint32_t max_compare_write;
+	uint32_t max_unmap, max_unmap_descriptors, unmap_granularity;
+	uint64_t max_write_same;
+};
+/* -ENOTSUP for a controller that is not reached over iSCSI. */
+int nvmeof_ctrlr_get_scsi_info(struct nvmeof_ctrlr *ctrlr, struct nvmeof_scsi_info *info);
+#define NVMEOF_HAVE_SCSI_INFO 1
+
+/* One target an iSCSI portal lists for SendTargets=All, once per address it gives. */
+struct nvmeof_iscsi_target {
+	char name[224];		/* TargetName */
+	char traddr[257];	/* the address, without brackets (the portal's when none given) */
+	char trsvcid[8];	/* TCP port */
+	uint16_t tpgt;		/* target portal group tag, 0 when not given */
+};
+/*
+ * Log in to the portal of @uri (iscsi://[USER%SECRET@]HOST[:PORT][/]) with a discovery
+ * session, ask SendTargets=All and log out. Blocking, bounded by connect_timeout_ms of
+ * @opts (NULL: defaults). 0 with *@targets allocated (free with
+ * nvmeof_iscsi_targets_free()), or -errno with nvmeof_last_error() set.
+ */
+int nvmeof_iscsi_discover(const char *uri, const struct nvmeof_opts *opts,
+			  struct nvmeof_iscsi_target **targets, unsigned int *count);
+void nvmeof_iscsi_targets_free(struct nvmeof_iscsi_target *targets);
+#define NVMEOF_HAVE_ISCSI_DISCOVER 1
 #define NVMEOF_HAVE_QPAIR_STATS 1
 
 #ifdef __cplusplus

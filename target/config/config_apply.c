@@ -746,6 +746,14 @@ static bool is_tcp_port(const struct nvmf_port *p)
 	return p->ops && p->ops->trtype == NVMF_TRTYPE_TCP;
 }
 
+/* nvmeof-target -c FILE --discovery-port 0: no default discovery listeners at all. */
+static bool g_default_discovery = true;
+
+void config_set_default_discovery(bool on)
+{
+	g_default_discovery = on;
+}
+
 int config_add_default_discovery_ports(struct nvmf_tgt *tgt, char *err, size_t errlen)
 {
 	struct disc_want *want = NULL;
@@ -756,6 +764,8 @@ int config_add_default_discovery_ports(struct nvmf_tgt *tgt, char *err, size_t e
 
 	if (err && errlen)
 		err[0] = '\0';
+	if (!g_default_discovery)
+		return 0;
 	pthread_mutex_lock(&tgt->lock);
 	TAILQ_FOREACH(p, &tgt->ports, link)
 		nports++;

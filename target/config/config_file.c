@@ -303,6 +303,9 @@ static int parse_root(struct pctx *c, json_object *root)
 	if (rc < 0)
 		return rc;
 	if (rc) {
+		rc = cfg_parse_iscsi(c, iscsi);
+		if (rc)
+			return rc;
 		cfg->iscsi_json = strdup(json_object_to_json_string_ext(iscsi,
 									JSON_C_TO_STRING_PLAIN));
 		if (!cfg->iscsi_json)
@@ -395,6 +398,7 @@ int config_load_string(const char *text, const char *name, struct tgt_config **o
 	if (!c.cfg)
 		return cfg_err(&c, -ENOMEM, NULL, "out of memory");
 	snprintf(c.cfg->path, sizeof(c.cfg->path), "%s", name ? name : "");
+	c.text = text;
 	rc = parse_text(&c, text, strlen(text), &root);
 	if (!rc)
 		rc = parse_root(&c, root);

@@ -207,5 +207,7 @@ int config_save_file(const struct tgt_config *cfg, const char *path, char *err, 
  * skipped with a warning. Returns 0 or -errno (allocation failure) with @err set.
  */
 int config_add_default_discovery_ports(struct nvmf_tgt *tgt, char *err, size_t errlen);
+/* Off (nvmeof-target -c FILE --discovery-port 0): the call above adds nothing. */
+void config_set_default_discovery(bool on);
 
 #endif

@@ -26,6 +26,7 @@
 
 struct pctx {
 	const char *name; /* file name for messages */
+	const char *text; /* the document, for the line of a warning; NULL: none */
 	char *err;
 	size_t errlen;
 	struct tgt_config *cfg;
@@ -49,7 +50,8 @@ bool cfg_parse_dec(const char *s, int64_t *out);
 /* Write "file: key path: message" to the caller's error buffer; returns @rc. */
 int cfg_err(struct pctx *c, int rc, const char *kp, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-/* Record a warning in cfg->warnings (logged once the load succeeds); 0 or -ENOMEM. */
+/* Record a warning in cfg->warnings (logged once the load succeeds), "file:LINE: key path:
+ * message" when the key is found in the text; 0 or -ENOMEM. */
 int cfg_warn(struct pctx *c, const char *kp, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -64,5 +66,11 @@ bool cfg_printable(const char *s);
 /* Sections (config_ports.c, config_subsys.c) */
 int cfg_parse_port(struct pctx *c, json_object *obj, const char *kp, struct config_port *p);
 int cfg_parse_subsys(struct pctx *c, json_object *obj, const char *kp, struct config_subsys *s);
+/* The "iscsi" extension (config_iscsi.c), after "subsystems": its LUNs are checked
+ * against them. */
+int cfg_parse_iscsi(struct pctx *c, json_object *obj);
+bool cfg_iscsi_name_ok(const char *name);
+/* The line (from 1) where @kp's key or element starts in @text; 0 when not found. */
+unsigned int cfg_kp_line(const char *text, const char *kp);
 
 #endif

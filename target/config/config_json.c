@@ -68,17 +68,126 @@ int cfg_err(struct pctx *c, int rc, const char *kp, const char *fmt, ...)
 	return rc;
 }
 
+/* ---- Lines of key paths ---------------------------------------------------------------------- */
+/* json-c keeps no positions, so a warning's line comes from walking the (already valid) text
+ * again along the key path: "a.b[2].c" is key a, key b, element 2, key c. */
+static const char *skip_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+static const char *skip_string(const char *p)
+{
+	for (p++; *p && *p != '"'; p++)
+		if (*p == '\\' && p[1])
+			p++;
+	return *p ? p + 1 : p;
+}
+
+static const char *skip_value(const char *p)
+{
+	int depth = 0;
+
+	for (p = skip_ws(p); *p; p++) {
+		if (*p == '"') {
+			p = skip_string(p);
+			if (!depth)
+				return p;
+			p--;
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+		} else if (*p == '}' || *p == ']') {
+			if (!depth)
+				return p; /* a number or literal ends at its container's end */
+			if (--depth == 0)
+				return p + 1;
+		} else if (!depth && (*p == ',' || isspace((unsigned char)*p))) {
+			return p;
+		}
+	}
+	return p;
+}
+
+/* The start of @kp's last element below the value at @p, or NULL. */
+static const char *kp_find(const char *p, const char *kp)
+{
+	p = skip_ws(p);
+	if (!*kp)
+		return p;
+	if (*kp == '[') {
+		long want = strtol(kp + 1, NULL, 10);
+		const char *rest = strchr(kp, ']');
+
+		if (*p != '[' || !rest)
+			return NULL;
+		rest++;
+		if (*rest == '.')
+			rest++;
+		p = skip_ws(p + 1);
+		for (long i = 0; *p && *p != ']'; i++) {
+			if (i == want)
+				return *rest ? kp_find(p, rest) : p;
+			p = skip_ws(skip_value(p));
+			if (*p == ',')
+				p = skip_ws(p + 1);
+		}
+		return NULL;
+	}
+	{
+		size_t klen = strcspn(kp, ".[");
+		const char *rest = kp + klen;
+
+		if (*rest == '.')
+			rest++;
+		if (*p != '{')
+			return NULL;
+		p = skip_ws(p + 1);
+		while (*p == '"') {
+			const char *key = p + 1, *end = skip_string(p);
+			const char *val = skip_ws(end);
+
+			if (*val != ':')
+				return NULL;
+			if ((size_t)(end - 1 - key) == klen && !strncmp(key, kp, klen))
+				return *rest ? kp_find(val + 1, rest) : p;
+			p = skip_ws(skip_value(val + 1));
+			if (*p == ',')
+				p = skip_ws(p + 1);
+		}
+		return NULL;
+	}
+}
+
+unsigned int cfg_kp_line(const char *text, const char *kp)
+{
+	const char *at = text && kp ? kp_find(text, kp) : NULL;
+	unsigned int line = 1;
+
+	if (!at)
+		return 0;
+	for (const char *p = text; p < at; p++)
+		line += *p == '\n';
+	return line;
+}
+
 int cfg_warn(struct pctx *c, const char *kp, const char *fmt, ...)
 {
 	struct tgt_config *cfg = c->cfg;
 	char msg[512], line[1024];
+	unsigned int lno;
 	char **w;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(line, sizeof(line), "%s: %s: %s", c->name, kp, msg);
+	lno = cfg_kp_line(c->text, kp);
+	if (lno)
+		snprintf(line, sizeof(line), "%s:%u: %s: %s", c->name, lno, kp, msg);
+	else
+		snprintf(line, sizeof(line), "%s: %s: %s", c->name, kp, msg);
 	w = realloc(cfg->warnings, (cfg->nwarnings + 1) * sizeof(*w));
 	if (!w)
 		return cfg_err(c, -ENOMEM, NULL, "out of memory");

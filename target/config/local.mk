@@ -6,7 +6,8 @@ libnvmeof_config_la_SOURCES = \
 	target/config/config_file.c target/config/config_json.c target/config/config_values.c \
 	target/config/config_ports.c target/config/config_subsys.c \
 	target/config/config_model.c target/config/config_apply.c \
-	target/config/config_save.c
+	target/config/config_save.c \
+	target/config/config_iscsi.c
 libnvmeof_config_la_CFLAGS = $(TARGET_CFLAGS) $(JSONC_CFLAGS)
 libnvmeof_config_la_LIBADD = $(JSONC_LIBS)
 
@@ -39,4 +40,12 @@ tests_unit_target_config_config_save_ut_CFLAGS = $(UT_CFLAGS) $(JSONC_CFLAGS) \
 	-DCONFIG_FIXTURE_DIR='"$(abs_top_srcdir)/tests/fixtures/nvmetcli"' \
 	-DCONFIG_CONF_DIR='"$(abs_top_srcdir)/conf"'
 tests_unit_target_config_config_save_ut_LDADD = libnvmeof_config.la libnvmeof_common.la \
+	$(UT_LIBS) $(JSONC_LIBS)
+
+# The "iscsi" section's checks and the lines of warnings.
+check_PROGRAMS += tests/unit/target/config/config_iscsi_ut
+TESTS += tests/unit/target/config/config_iscsi_ut
+tests_unit_target_config_config_iscsi_ut_SOURCES = tests/unit/target/config/config_iscsi_ut.c
+tests_unit_target_config_config_iscsi_ut_CFLAGS = $(UT_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_target_config_config_iscsi_ut_LDADD = libnvmeof_config.la libnvmeof_common.la \
 	$(UT_LIBS) $(JSONC_LIBS)

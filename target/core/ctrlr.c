@@ -170,7 +170,9 @@ struct nvmf_ctrlr *nvmf_ctrlr_lookup(struct nvmf_subsys *s, uint16_t cntlid)
 	return found;
 }
 
-void nvmf_ctrlr_teardown(struct nvmf_ctrlr *c, bool abort_aers, const char *why)
+/* An orderly end (the host disconnected) is logged at info, a kill at notice. */
+static void teardown_at(struct nvmf_ctrlr *c, bool abort_aers, const char *why,
+			enum log_level lvl)
 {
 	bool dead;
 
@@ -188,9 +190,14 @@ void nvmf_ctrlr_teardown(struct nvmf_ctrlr *c, bool abort_aers, const char *why)
 		c->naer = 0; /* the transport is releasing them */
 	if (dead)
 		return;
-	log_notice("%s: %s, tearing down", c->label, why);
+	log_msg(lvl, "%s: %s, tearing down", c->label, why);
 	nvmf_ctrlr_ka_stop(c);
 	nvmf_ctrlr_disconnect_io_qpairs(c);
+}
+
+void nvmf_ctrlr_teardown(struct nvmf_ctrlr *c, bool abort_aers, const char *why)
+{
+	teardown_at(c, abort_aers, why, LOG_LVL_INFO);
 }
 
 void nvmf_ctrlr_kill(struct nvmf_ctrlr *c, const char *why)
@@ -198,7 +205,7 @@ void nvmf_ctrlr_kill(struct nvmf_ctrlr *c, const char *why)
 	struct nvmf_qpair *admin;
 
 	nvmf_ctrlr_get(c); /* the admin queue's reference may go with the disconnect */
-	nvmf_ctrlr_teardown(c, true, why);
+	teardown_at(c, true, why, LOG_LVL_NOTICE);
 	pthread_mutex_lock(&c->lock);
 	admin = c->admin_qp;
 	pthread_mutex_unlock(&c->lock);

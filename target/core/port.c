@@ -207,7 +207,8 @@ int nvmf_port_listen(struct nvmf_port *port)
 		return 0;
 	rc = port->ops->listen(port->tgt, port);
 	if (rc) {
-		log_err("port %u: cannot listen on %s:%s (%s): %s", port->portid, port->traddr,
+		/* the caller reports it, once, with what it was asked to do */
+		log_debug("port %u: cannot listen on %s:%s (%s): %s", port->portid, port->traddr,
 			port->trsvcid, port->ops->name, strerror(-rc));
 		return rc;
 	}

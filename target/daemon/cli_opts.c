@@ -390,10 +390,19 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 	}
 }
 
+/* The long name of a quick-setup flag, for the message refusing it beside -c. */
+static const char *quick_flag(int c)
+{
+	for (const struct option *l = long_opts; l->name; l++)
+		if (l->val == c)
+			return l->name;
+	return "?";
+}
+
 int cli_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t errlen)
 {
 	int verbose = 0, c, rc;
-	bool quick = false;
+	const char *quick = NULL; /* the first quick flag that a file would contradict */
 
 	memset(o, 0, sizeof(*o));
 	o->discovery_port = 8009;
@@ -418,9 +427,12 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t errle
 		rc = one_opt(c, optarg, name, o, &verbose, err, errlen);
 		if (rc)
 			return rc;
-		if (c == OPT_NS || c == OPT_BLOCK_SIZE || c == OPT_NQN || c == OPT_LISTEN ||
-		    c == OPT_ALLOW_HOST || c == OPT_DISCOVERY_PORT)
-			quick = true;
+		/* --discovery-port 0 (none) and 8009 (the default) also make sense with -c */
+		if ((c == OPT_NS || c == OPT_BLOCK_SIZE || c == OPT_NQN || c == OPT_LISTEN ||
+		     c == OPT_ALLOW_HOST ||
+		     (c == OPT_DISCOVERY_PORT && o->discovery_port && o->discovery_port != 8009)) &&
+		    !quick)
+			quick = quick_flag(c);
 	}
 	if (optind < argc)
 		return fail(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
@@ -432,8 +444,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t errle
 		return fail(err, errlen, "--control-socket and --no-control-socket: pick one");
 	if (o->config && quick)
 		return fail(err, errlen,
-			    "-c cannot be combined with --ns, --block-size, --nqn, --listen, "
-			    "--allow-host or --discovery-port (the file says all of that)");
+			    "-c %s and --%s conflict: the file sets what --%s would (drop one)",
+			    o->config, quick, quick);
 	if (verbose) {
 		int base = o->log_level >= 0 ? o->log_level : LOG_LVL_NOTICE;
 

@@ -91,6 +91,7 @@ static unsigned int subsys_ns_count(const struct nvmf_subsys *s)
 static int add_discovery_ports(struct nvmf_tgt *tgt, const struct cli_opts *o)
 {
 	char svc[16], err[256];
+	int rc;
 
 	snprintf(svc, sizeof(svc), "%u", o->discovery_port);
 	for (unsigned int i = 0; i < o->nlisten; i++) {
@@ -118,9 +119,10 @@ static int add_discovery_ports(struct nvmf_tgt *tgt, const struct cli_opts *o)
 			log_warn("discovery listener %s:%s: %s", u->addr, svc, err);
 			continue;
 		}
-		if (nvmf_port_listen(port) != 0) {
-			log_warn("discovery listener %s:%s: cannot listen (continuing without it)",
-				 u->addr, svc);
+		rc = nvmf_port_listen(port);
+		if (rc != 0) {
+			log_warn("discovery listener %s:%s: cannot listen: %s (continuing without it)",
+				 u->addr, svc, strerror(-rc));
 			nvmf_port_destroy(port);
 		}
 	}
@@ -510,6 +512,8 @@ int main(int argc, char **argv)
 		ctl_gid = g->gr_gid;
 	}
 
+	if (o.config)
+		config_set_default_discovery(o.discovery_port != 0);
 	if (o.config && config_load(o.config, &d.cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return 1;

@@ -195,7 +195,7 @@ int iscsi_config_apply(struct nvmf_tgt *tgt, const char *json, bool start_portal
 		for (size_t i = 0; !rc && i < json_object_array_length(v); i++) {
 			json_object *p = json_object_array_get_idx(v, i);
 			const char *addr = jstr(p, "addr"), *adv;
-			char port[16];
+			char port[16], perr[256];
 			int64_t n = 3260;
 
 			jint(p, "port", &n);
@@ -205,8 +205,13 @@ int iscsi_config_apply(struct nvmf_tgt *tgt, const char *json, bool start_portal
 				break;
 			}
 			snprintf(port, sizeof(port), "%lld", (long long)n);
-			rc = iscsi_portal_start(tgt, addr, port, port, sizeof(port), err, errlen);
-			if (!rc)
+			rc = iscsi_portal_start(tgt, addr, port, port, sizeof(port), perr,
+						sizeof(perr));
+			if (rc)
+				snprintf(err, errlen, "iscsi.portals[%zu] (iscsi://%s%s%s:%s): %s", i,
+					 strchr(addr, ':') ? "[" : "", addr,
+					 strchr(addr, ':') ? "]" : "", port, perr);
+			else
 				log_notice("listening on iscsi://%s%s%s:%s", strchr(addr, ':') ? "[" : "",
 					   addr, strchr(addr, ':') ? "]" : "", port);
 			adv = jstr(p, "advertise");

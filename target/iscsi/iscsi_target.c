@@ -477,8 +477,7 @@ static int portal_open(const char *addr, const char *port, struct iscsi_portal *
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 1024)) {
 		rc = -errno;
-		snprintf(err, errlen, "iscsi://%s:%s: cannot listen: %s", addr, port,
-			 strerror(errno));
+		snprintf(err, errlen, "cannot listen: %s", strerror(errno));
 		close(fd);
 		freeaddrinfo(ai);
 		return rc;

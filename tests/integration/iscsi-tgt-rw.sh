@@ -144,7 +144,10 @@ cmp "$TMP/pattern" "$TMP/back" || fail "nvmeof read returned other bytes"
 dd if="$TMP/lun1.img" of="$TMP/disk" bs=512 skip=40000 count=2048 status=none
 cmp "$TMP/pattern" "$TMP/disk" || fail "the backing file does not hold what was written"
 "$CLI" identify "$URI" >"$TMP/identify" || fail "nvmeof identify"
-grep -q "transport:.*iscsi" "$TMP/identify" || { cat "$TMP/identify"; fail "identify"; }
+# the SCSI unit's own facts, as tgt reports them
+grep -q "^SCSI logical unit 1 of $IQN\$" "$TMP/identify" &&
+	grep -qE "^  capacity: +[1-9][0-9]* blocks x 512 bytes" "$TMP/identify" &&
+	grep -qE "^  vendor: +[^ ]" "$TMP/identify" || { cat "$TMP/identify"; fail "identify"; }
 
 echo "== 4 KiB random reads, QD 32 on 2 sessions (1 s)"
 "$RW" "$URI" --sessions 2 --qd 32 --bench-only --bench 1 || fail "benchmark"

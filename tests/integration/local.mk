@@ -41,7 +41,8 @@ integration_tests = \
 	tests/integration/cli-commands.sh \
 	tests/integration/ctl-live.sh \
 	tests/integration/revoke.sh \
-	tests/integration/spdk-host.sh
+	tests/integration/spdk-host.sh \
+	tests/integration/first-contact.sh
 TESTS += $(integration_tests)
 dist_check_SCRIPTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh

@@ -104,6 +104,18 @@ static void test_devid(void)
 	memset(want, 0x55, 8);
 	CU_ASSERT_TRUE(lu.has_eui64);
 	CU_ASSERT_EQUAL(memcmp(lu.eui64, want, 8), 0);
+	/* Every designator is kept as it came, for nvmeof_ctrlr_get_scsi_info(). */
+	CU_ASSERT_EQUAL_FATAL(lu.ndesig, 5);
+	CU_ASSERT_EQUAL(lu.desig[0].type, 3);
+	CU_ASSERT_EQUAL(lu.desig[0].association, 1); /* target port */
+	CU_ASSERT_EQUAL(lu.desig[0].len, 8);
+	CU_ASSERT_EQUAL(lu.desig[1].type, 1);
+	CU_ASSERT_EQUAL(lu.desig[1].code_set, SCSI_CODESET_ASCII);
+	CU_ASSERT_EQUAL(lu.desig[1].id[11], 'x');
+	CU_ASSERT_EQUAL(lu.desig[4].type, 2);
+	CU_ASSERT_EQUAL(lu.desig[4].association, 0);
+	CU_ASSERT_EQUAL(lu.desig[4].len, 16);
+	CU_ASSERT_EQUAL(lu.desig[4].id[15], 0xee);
 
 	/* A descriptor running past the page: parsing stops, nothing is invented. */
 	memset(&lu, 0, sizeof(lu));
@@ -129,7 +141,11 @@ static void test_limits(void)
 	b[3] = 0x3c;
 	b[5] = 32;			/* MAXIMUM COMPARE AND WRITE LENGTH */
 	put_be32(b + 8, 4096);		/* MAXIMUM TRANSFER LENGTH */
+	put_be16(b + 6, 8);		/* OPTIMAL TRANSFER LENGTH GRANULARITY */
+	put_be32(b + 12, 1024);		/* OPTIMAL TRANSFER LENGTH */
+	put_be32(b + 20, 1u << 20);	/* MAXIMUM UNMAP LBA COUNT */
 	put_be32(b + 24, 300);		/* MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT */
+	put_be32(b + 28, 16);		/* OPTIMAL UNMAP GRANULARITY */
 	put_be64(b + 36, 65536);	/* MAXIMUM WRITE SAME LENGTH */
 	memset(&lu, 0, sizeof(lu));
 	CU_ASSERT_EQUAL(iscsi_lu_parse_block_limits(&lu, b, 64), 0);
@@ -138,12 +154,19 @@ static void test_limits(void)
 	CU_ASSERT_EQUAL(lu.max_xfer_blocks, 4096);
 	CU_ASSERT_EQUAL(lu.unmap_descs, 300);
 	CU_ASSERT_EQUAL(lu.ws_blocks, 65536);
+	CU_ASSERT_EQUAL(lu.opt_xfer_gran, 8);
+	CU_ASSERT_EQUAL(lu.opt_xfer_blocks, 1024);
+	CU_ASSERT_EQUAL(lu.unmap_blocks, 1u << 20);
+	CU_ASSERT_EQUAL(lu.unmap_gran, 16);
 	/* An SBC-2 page (12 bytes): the later fields stay unknown. */
 	memset(&lu, 0, sizeof(lu));
 	b[3] = 12;
 	CU_ASSERT_EQUAL(iscsi_lu_parse_block_limits(&lu, b, 64), 0);
 	CU_ASSERT_EQUAL(lu.max_xfer_blocks, 4096);
 	CU_ASSERT_EQUAL(lu.unmap_descs, 0);
+	CU_ASSERT_EQUAL(lu.unmap_blocks, 0);
+	CU_ASSERT_EQUAL(lu.unmap_gran, 0);
+	CU_ASSERT_EQUAL(lu.opt_xfer_blocks, 1024);
 	CU_ASSERT_EQUAL(lu.ws_blocks, 0);
 	b[3] = 8;
 	CU_ASSERT_EQUAL(iscsi_lu_parse_block_limits(&lu, b, 64), -EINVAL);

@@ -793,12 +793,12 @@ static void test_unknown_keys_warn(void)
 		 "[{'nsid': 1, 'device': {'path': 'ram:1M', 'p2pmem': '0'}}]}]}");
 	CU_ASSERT_EQUAL_FATAL(config_load_string(json, "w.json", &cfg, g_errbuf, sizeof(g_errbuf)),
 			      0);
-	CU_ASSERT_TRUE(has_warning(cfg, "w.json: frobnicate: unknown key, ignored"));
-	CU_ASSERT_TRUE(has_warning(cfg, "w.json: ports[0].color: unknown key, ignored"));
-	CU_ASSERT_TRUE(has_warning(cfg, "w.json: ports[0].addr.zone: unknown key, ignored"));
-	CU_ASSERT_TRUE(has_warning(cfg, "w.json: ports[0].param.max_queue_size: per-port queue "
+	CU_ASSERT_TRUE(has_warning(cfg, "w.json:1: frobnicate: unknown key, ignored"));
+	CU_ASSERT_TRUE(has_warning(cfg, "w.json:1: ports[0].color: unknown key, ignored"));
+	CU_ASSERT_TRUE(has_warning(cfg, "w.json:1: ports[0].addr.zone: unknown key, ignored"));
+	CU_ASSERT_TRUE(has_warning(cfg, "w.json:1: ports[0].param.max_queue_size: per-port queue "
 					"size is not supported"));
-	CU_ASSERT_TRUE(has_warning(cfg, "w.json: subsystems[0].attr.turbo: unknown key"));
+	CU_ASSERT_TRUE(has_warning(cfg, "w.json:1: subsystems[0].attr.turbo: unknown key"));
 	CU_ASSERT_TRUE(has_warning(cfg, "subsystems[0].namespaces[0].device.p2pmem: unknown key"));
 	CU_ASSERT_FALSE(has_warning(cfg, "firmware"));
 	CU_ASSERT_EQUAL(cfg->nwarnings, 6);
@@ -828,7 +828,7 @@ static void test_referrals_and_iscsi(void)
 		 "'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': '192.0.2.1', 'trsvcid': "
 		 "'8009', 'treq': 'not specified', 'portid': '3'}}, {'name': 'r2', 'addr': "
 		 "{'trtype': 'rdma', 'adrfam': 'ipv6', 'traddr': 'fe80::1', 'trsvcid': 4420}}]}], "
-		 "'iscsi': {'portals': ['0.0.0.0:3260'], 'targets': []}}");
+		 "'iscsi': {'portals': [{'addr': '0.0.0.0', 'port': 3260}], 'targets': []}}");
 	CU_ASSERT_EQUAL_FATAL(config_load_string(json, "r.json", &cfg, g_errbuf, sizeof(g_errbuf)),
 			      0);
 	CU_ASSERT_EQUAL(cfg->ports[0].nreferrals, 2);
@@ -841,7 +841,7 @@ static void test_referrals_and_iscsi(void)
 	CU_ASSERT_STRING_EQUAL(cfg->ports[0].referrals[1].addr.trsvcid, "4420");
 	CU_ASSERT_EQUAL(cfg->ports[0].referrals[1].portid, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(cfg->iscsi_json);
-	CU_ASSERT_STRING_EQUAL(cfg->iscsi_json, "{\"portals\":[\"0.0.0.0:3260\"],\"targets\":[]}");
+	CU_ASSERT_STRING_EQUAL(cfg->iscsi_json, "{\"portals\":[{\"addr\":\"0.0.0.0\",\"port\":3260}],\"targets\":[]}");
 	CU_ASSERT_EQUAL(cfg->nwarnings, 0);
 	config_free(cfg);
 	free(json);

@@ -118,6 +118,27 @@ static void test_config_and_misc(void)
 	CU_ASSERT_EQUAL(o.in_capsule, 0);
 }
 
+/* The quick flags that do not describe what to serve go with -c. */
+static void test_config_with_flags(void)
+{
+	static const char *const ok[] = { "-c", "x.json", "--discovery-port", "0", "--log-level",
+					  "info", "--stats-socket", "/tmp/s", "--reactors", "2",
+					  NULL };
+	static const char *const dflt[] = { "-c", "x.json", "--discovery-port", "8009", NULL };
+	struct cli_opts o;
+	char err[256];
+
+	CU_ASSERT_EQUAL(parse(&o, err, ok), 0);
+	CU_ASSERT_STRING_EQUAL(o.config, "x.json");
+	CU_ASSERT_EQUAL(o.discovery_port, 0);
+	CU_ASSERT_EQUAL(o.log_level, 3); /* info */
+	CU_ASSERT_STRING_EQUAL(o.stats_socket, "/tmp/s");
+	CU_ASSERT_EQUAL(o.reactors, 2);
+	CU_ASSERT_EQUAL(o.nlisten, 0);
+	CU_ASSERT_EQUAL(parse(&o, err, dflt), 0);
+	CU_ASSERT_EQUAL(o.discovery_port, 8009);
+}
+
 struct bad_case {
 	const char *args[6];
 	const char *msg; /* substring of the one-line error */
@@ -147,8 +168,11 @@ static const struct bad_case bad_cases[] = {
 	{ { "--max-io-size", "3000" }, "--max-io-size" },
 	{ { "--max-io-size", "12K" }, "--max-io-size: expected a power of 2" },
 	{ { "--log-level", "loud" }, "--log-level" },
-	{ { "-c", "x.json", "--ns", "ram:1M" }, "-c cannot be combined" },
-	{ { "--listen", "tcp://1.2.3.4", "-c", "x.json" }, "-c cannot be combined" },
+	{ { "-c", "x.json", "--ns", "ram:1M" },
+	  "-c x.json and --ns conflict: the file sets what --ns would (drop one)" },
+	{ { "--listen", "tcp://1.2.3.4", "-c", "x.json" }, "-c x.json and --listen conflict" },
+	{ { "-c", "x.json", "--nqn", "nqn.2026-11.io.t:a" }, "and --nqn conflict" },
+	{ { "-c", "x.json", "--discovery-port", "4430" }, "and --discovery-port conflict" },
 };
 
 static void test_errors(void)
@@ -196,6 +220,7 @@ int main(void)
 	CU_add_test(s, "defaults", test_defaults);
 	CU_add_test(s, "every flag", test_all_flags);
 	CU_add_test(s, "config, levels, version", test_config_and_misc);
+	CU_add_test(s, "-c with flags", test_config_with_flags);
 	CU_add_test(s, "errors", test_errors);
 	CU_add_test(s, "usage", test_usage);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
