@@ -443,6 +443,26 @@ static int rx_step(struct iscsi_conn *c)
 	}
 }
 
+/*
+ * A receive error ends the connection (ErrorRecoveryLevel 0). A protocol error in the
+ * full feature phase is answered first with a Reject (Protocol Error) carrying the
+ * offending header, so the initiator learns why; what is queued (that Reject, or the
+ * Data-Digest-Error one) goes out with one non-blocking flush before the close, never
+ * waiting on an initiator that does not read.
+ */
+static void rx_fail(struct iscsi_conn *c, int rc)
+{
+	if (rc == -ECONNRESET) {
+		iscsi_conn_close(c, "closed by the initiator");
+		return;
+	}
+	if (rc == -EPROTO && c->state == CONN_FULL)
+		iscsi_send_reject(c, ISCSI_REJECT_PROTOCOL_ERROR, c->rx_hdr);
+	if (c->state != CONN_CLOSING && !c->tx_blocked)
+		conn_flush(c);
+	iscsi_conn_close(c, rc == -EBADMSG ? "digest error" : "protocol error");
+}
+
 static void rx_process(struct iscsi_conn *c)
 {
 	for (int i = 0; i < ISCSI_RX_BUDGET * 4; i++) {
@@ -458,8 +478,7 @@ static void rx_process(struct iscsi_conn *c)
 			return;
 		}
 		if (rc) {
-			iscsi_conn_close(c, rc == -ECONNRESET ? "closed by the initiator"
-							    : "protocol error");
+			rx_fail(c, rc);
 			return;
 		}
 	}
@@ -486,7 +505,7 @@ static void rx_resume_work(void *arg)
 		if (rc == -EAGAIN)
 			return;
 		if (rc) {
-			iscsi_conn_close(c, "protocol error");
+			rx_fail(c, rc);
 			return;
 		}
 		if (c->rx_state != RX_STOPPED)

@@ -35,6 +35,7 @@
 #define ISCSI_TPGT 1
 #define ISCSI_AHS_MAX 1020	  /* TotalAHSLength is 8 bits of 4-byte words */
 #define ISCSI_TASK_BUFS 16	  /* reactor chunks one SCSI command may use */
+#define ISCSI_POOL_SHARE 8	  /* a session holds at most 1/8 of its reactor's pool */
 
 /* ---- Targets -------------------------------------------------------------------------------- */
 struct iscsi_lun_map {
@@ -145,6 +146,7 @@ struct iscsi_task {
 	bool ready;			/* immediate data received */
 	bool collapsed;			/* status went with the last Data-In */
 	bool data_err;			/* a DataSN sequence error: fail after the data */
+	bool cap_wait;			/* NEED_BUFFER: over the connection's share */
 	uint8_t cdb[SCSI_CDB_MAX];
 	uint8_t flags;			/* R/W bits of the command */
 	uint32_t edtl;
@@ -296,6 +298,9 @@ struct iscsi_conn {
 	struct iscsi_task_list active;
 	struct iscsi_task_list pending;	/* received, waiting for their turn in CmdSN order */
 	unsigned int free_immediate;	/* immediate slots left */
+	unsigned int bufs_held;		/* reactor chunks held by its tasks */
+	unsigned int buf_cap;		/* its share of the reactor's pool (0: not set yet) */
+	unsigned int cap_waiting;	/* tasks in NEED_BUFFER waiting for that share */
 
 	/* TMF waiting for aborted tasks to drain */
 	bool tmf_pending;

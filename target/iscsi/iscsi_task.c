@@ -77,6 +77,65 @@ void iscsi_window_open(struct iscsi_conn *c, unsigned int n)
 	c->max_cmdsn += n;
 }
 
+/* ---- buffer share ------------------------------------------------------------------------ */
+
+/*
+ * The chunks of a reactor's pool are shared by every connection on it: one session that
+ * never reads its Data-In would otherwise hold them all (queue depth x 16 chunks) and stall
+ * logins and I/O of every other session there. A session holds at most 1/ISCSI_POOL_SHARE
+ * of the pool, but never less than one chunk per task plus two full commands, so the tasks
+ * waiting for their share always find room once the others finish (no deadlock).
+ */
+static unsigned int buf_cap(struct iscsi_conn *c)
+{
+	if (!c->buf_cap) {
+		struct reactor_buf_stats st;
+		unsigned int min = c->ntasks + 2 * ISCSI_TASK_BUFS;
+
+		reactor_buf_stats(c->r, &st);
+		c->buf_cap = st.limit / ISCSI_POOL_SHARE;
+		if (c->buf_cap < min)
+			c->buf_cap = min;
+	}
+	return c->buf_cap;
+}
+
+static uint8_t *task_buf_get(struct iscsi_conn *c)
+{
+	uint8_t *b = reactor_buf_get(c->r);
+
+	if (b)
+		c->bufs_held++;
+	return b;
+}
+
+static void task_buf_retry(void *arg);
+
+static void task_buf_put(struct iscsi_conn *c, uint8_t *b)
+{
+	struct iscsi_task *t;
+
+	reactor_buf_put(c->r, b);
+	c->bufs_held--;
+	if (!c->cap_waiting || c->state == CONN_CLOSING)
+		return;
+	/* room in the share: the oldest task waiting for it retries (deferred) */
+	TAILQ_FOREACH(t, &c->active, link) {
+		if (t->state == TASK_NEED_BUFFER && t->cap_wait && !t->buf_work.queued) {
+			reactor_defer(c->r, &t->buf_work);
+			return;
+		}
+	}
+}
+
+static void task_cap_wait_end(struct iscsi_task *t)
+{
+	if (t->cap_wait) {
+		t->cap_wait = false;
+		t->conn->cap_waiting--;
+	}
+}
+
 /* ---- task lifetime ---------------------------------------------------------------------- */
 
 static struct iscsi_task *task_get(struct iscsi_conn *c, bool immediate)
@@ -107,6 +166,7 @@ static struct iscsi_task *task_get(struct iscsi_conn *c, bool immediate)
 	t->in_step = t->step_again = false;
 	t->started = false;
 	t->data_err = false;
+	t->cap_wait = false;
 	t->lun_idx = -1;
 	return t;
 }
@@ -120,12 +180,14 @@ void iscsi_task_release(struct iscsi_task *t)
 	stats_xlate_io_done(&t->xio);
 	if (t->state == TASK_NEED_BUFFER || t->buf_work.waiting)
 		reactor_buf_wait_cancel(c->r, &t->buf_work);
+	reactor_defer_cancel(c->r, &t->buf_work);
+	task_cap_wait_end(t);
 	if (t->tx.queued) {
 		TAILQ_REMOVE(&c->txq, &t->tx, link);
 		t->tx.queued = false;
 	}
 	for (unsigned int i = 0; i < t->nbufs; i++)
-		reactor_buf_put(c->r, t->bufs[i]);
+		task_buf_put(c, t->bufs[i]);
 	t->nbufs = 0;
 	t->buf = NULL;
 	if (t->on_list)
@@ -290,15 +352,19 @@ int iscsi_scsi_cmd_rx(struct iscsi_conn *c, const uint8_t *bhs)
 		iscsi_send_reject(c, ISCSI_REJECT_IMMEDIATE_TOO_MANY, bhs);
 		return 0;
 	}
-	/* every command gets a buffer: data-out, data-in or immediate replies */
-	buf = reactor_buf_get(c->r);
+	/* every command gets a buffer: data-out, data-in or immediate replies; a session at
+	 * its share stops reading until one of its tasks gives chunks back (backpressure),
+	 * keeping room for one whole command */
+	if (c->bufs_held + ISCSI_TASK_BUFS >= buf_cap(c))
+		return -EAGAIN; /* resumed by iscsi_task_release() */
+	buf = task_buf_get(c);
 	if (!buf) { /* resumes the header once a chunk is back */
 		reactor_buf_wait(c->r, &c->rx_buf_work);
 		return -EAGAIN;
 	}
 	t = task_get(c, immediate);
 	if (!t) { /* cannot happen inside the window; be safe */
-		reactor_buf_put(c->r, buf);
+		task_buf_put(c, buf);
 		iscsi_send_reject(c, ISCSI_REJECT_OUT_OF_RESOURCES, bhs);
 		return 0;
 	}
@@ -488,8 +554,15 @@ static bool task_get_buffers(struct iscsi_task *t)
 
 	if (need > ISCSI_TASK_BUFS)
 		need = ISCSI_TASK_BUFS;
+	task_cap_wait_end(t);
+	if (t->nbufs < need && t->conn->bufs_held + need - t->nbufs > buf_cap(t->conn)) {
+		/* over the session's share: task_buf_put() wakes it */
+		t->cap_wait = true;
+		t->conn->cap_waiting++;
+		return false;
+	}
 	while (t->nbufs < need) {
-		uint8_t *b = reactor_buf_get(t->conn->r);
+		uint8_t *b = task_buf_get(t->conn);
 
 		if (!b) {
 			reactor_buf_wait(t->conn->r, &t->buf_work);

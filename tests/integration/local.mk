@@ -23,6 +23,14 @@ check_PROGRAMS += tests/integration/spdk_host_client
 tests_integration_spdk_host_client_SOURCES = tests/integration/spdk_host_client.c
 tests_integration_spdk_host_client_LDADD = libnvmeof_common.la $(ISAL_LIBS)
 
+# Fault injection on the iSCSI portal (fault-iscsi.sh): a raw initiator on the common
+# iSCSI PDU codec.
+check_PROGRAMS += tests/integration/iscsi_fault_client
+tests_integration_iscsi_fault_client_SOURCES = tests/integration/iscsi_fault_client.c
+tests_integration_iscsi_fault_client_LDADD = libnvmeof_common.la $(ISAL_LIBS)
+TESTS += tests/integration/fault-iscsi.sh
+dist_check_SCRIPTS += tests/integration/fault-iscsi.sh
+
 # libnvmeof's SCSI path (iscsi://) against Debian's tgt and nvmeof-target's iSCSI.
 check_PROGRAMS += tests/integration/iscsi_init_rw
 tests_integration_iscsi_init_rw_SOURCES = tests/integration/iscsi_init_rw.c

@@ -20,6 +20,17 @@ rdma_interop_tests = tests/interop/rdma-kernel-host.sh tests/interop/rdma-initia
 TESTS += $(rdma_interop_tests)
 dist_check_SCRIPTS += $(rdma_interop_tests)
 EXTRA_DIST += tests/interop/rdma-lib.sh tests/interop/rdma-guest.sh
+# NVMe/RDMA fault injection (rdma-fault.sh): hosts that die mid-transfer, QP errors, bad
+# rkeys, from a host written on librdmacm/libibverbs directly.
+if HAVE_RDMA
+check_PROGRAMS += tests/interop/rdma_fault_client
+tests_interop_rdma_fault_client_SOURCES = tests/interop/rdma_fault_client.c
+tests_interop_rdma_fault_client_CFLAGS = $(AM_CFLAGS) $(RDMA_CFLAGS)
+tests_interop_rdma_fault_client_LDADD = libnvmeof_common.la $(ISAL_LIBS) $(RDMA_LIBS)
+endif
+EXTRA_DIST += tests/interop/rdma_fault_client.c
+TESTS += tests/interop/rdma-fault.sh
+dist_check_SCRIPTS += tests/interop/rdma-fault.sh
 # Deployment scenarios: configuration file with access control, advertised address,
 # discovery on 8009 and SIGHUP reload; target restarts under a mounted filesystem; the
 # open-iscsi initiator (CHAP, digests) on the iSCSI portals.

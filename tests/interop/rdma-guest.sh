@@ -15,12 +15,16 @@
 #                against it (discover, identify, write, read back, compare, initiator_io
 #                --loose); then nvmeof-target on 10.0.2.15:4420 and initiator_io at QD 32
 #                on two queues (every byte checked) and a short nvmeof-bench --verify run.
+#   fault        nvmeof-target on rdma://10.0.2.15:4420 with a RAM namespace of NSBYTES and
+#                rdma_fault_client's scenarios (die, qp-error, short-capsule, bad-rkey),
+#                each followed by a liveness check, the CLI's write + read back + compare
+#                and a healthy raw host; then SIGTERM, clean target exit.
 #
 # Results go to /mnt/host: guest-results (one "ok NAME" / "not ok NAME: why" line per
 # check), target.log, guest-dmesg.txt. Exit status: the number of failed checks.
 set -u
 if [ $# -lt 3 ]; then
-	echo "usage: $0 kernel-host|initiator NQN NSBYTES [NQUEUES]" >&2
+	echo "usage: $0 kernel-host|initiator|fault NQN NSBYTES [NQUEUES]" >&2
 	exit 2
 fi
 MODE=$1 NQN=$2 NSBYTES=$3 NQUEUES=${4:-2}
@@ -322,8 +326,33 @@ initiator() {
 	finish
 }
 
+# ---- fault injection (rdma_fault_client) against nvmeof-target ----------------------------
+fault() {
+	local s u="nvme+rdma://$IP:$PORT/$NQN/1"
+	PLAN=(rxe target-start healthy-first)
+	for s in die qp-error short-capsule bad-rkey; do
+		PLAN+=("$s" "alive-after-$s" "cli-rw-after-$s" "healthy-after-$s")
+	done
+	PLAN+=(target-exit)
+	setup_rxe
+	start_target --ns "ram:$NSBYTES" --nqn "$NQN"
+	run healthy-first timeout 60 "$BIN/rdma_fault_client" "$IP" "$PORT" "$NQN" healthy
+	for s in die qp-error short-capsule bad-rkey; do
+		check "$s" timeout 120 "$BIN/rdma_fault_client" "$IP" "$PORT" "$NQN" "$s"
+		sleep 1
+		kill -0 "$tpid" 2> /dev/null || fatal "alive-after-$s" "nvmeof-target died during $s"
+		ok "alive-after-$s"
+		check "cli-rw-after-$s" cli_rw "$u"
+		check "healthy-after-$s" timeout 60 "$BIN/rdma_fault_client" "$IP" "$PORT" "$NQN" \
+			healthy
+	done
+	stop_target target-exit
+	finish
+}
+
 case "$MODE" in
 kernel-host) kernel_host ;;
 initiator) initiator ;;
+fault) fault ;;
 *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac
