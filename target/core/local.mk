@@ -71,3 +71,12 @@ tests_unit_target_core_reservation_ut_LDADD = $(CORE_UT_LIBS)
 tests_unit_target_core_dispatch_ut_SOURCES = tests/unit/target/core/dispatch_ut.c $(CORE_UT_SOURCES)
 tests_unit_target_core_dispatch_ut_CFLAGS = $(CORE_UT_CFLAGS)
 tests_unit_target_core_dispatch_ut_LDADD = $(CORE_UT_LIBS)
+
+# Compare and Write against Writes with the real core, backends and two reactors.
+check_PROGRAMS += tests/unit/target/core/caw_race_ut
+TESTS += tests/unit/target/core/caw_race_ut
+tests_unit_target_core_caw_race_ut_SOURCES = tests/unit/target/core/caw_race_ut.c
+tests_unit_target_core_caw_race_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_target_core_caw_race_ut_LDADD = libnvmeof_core.la libnvmeof_bdev.la \
+	libnvmeof_reactor.la libnvmeof_common.la \
+	$(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) $(UT_LIBS)
