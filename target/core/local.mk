@@ -39,7 +39,8 @@ CORE_UTS = tests/unit/target/core/ctrlr_ut tests/unit/target/core/fabrics_ut \
 	tests/unit/target/core/admin_ut tests/unit/target/core/log_page_ut \
 	tests/unit/target/core/features_ut tests/unit/target/core/io_ut \
 	tests/unit/target/core/discovery_ut tests/unit/target/core/subsystem_ut \
-	tests/unit/target/core/reservation_ut tests/unit/target/core/dispatch_ut
+	tests/unit/target/core/reservation_ut tests/unit/target/core/dispatch_ut \
+	tests/unit/target/core/abort_ut
 check_PROGRAMS += $(CORE_UTS)
 TESTS += $(CORE_UTS)
 tests_unit_target_core_ctrlr_ut_SOURCES = tests/unit/target/core/ctrlr_ut.c $(CORE_UT_SOURCES)
@@ -72,6 +73,9 @@ tests_unit_target_core_reservation_ut_LDADD = $(CORE_UT_LIBS)
 tests_unit_target_core_dispatch_ut_SOURCES = tests/unit/target/core/dispatch_ut.c $(CORE_UT_SOURCES)
 tests_unit_target_core_dispatch_ut_CFLAGS = $(CORE_UT_CFLAGS)
 tests_unit_target_core_dispatch_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_core_abort_ut_SOURCES = tests/unit/target/core/abort_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_abort_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_abort_ut_LDADD = $(CORE_UT_LIBS)
 
 # Compare and Write against Writes with the real core, backends and two reactors.
 check_PROGRAMS += tests/unit/target/core/caw_race_ut
