@@ -374,7 +374,8 @@ static void race(const char *path)
 	all = malloc((nsucc ? nsucc : 1) * sizeof(*all));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(all);
 	for (unsigned int i = 0; i < n; i++) {
-		memcpy(all + k, ws[i].succ, ws[i].nsucc * sizeof(*all));
+		if (ws[i].nsucc)
+			memcpy(all + k, ws[i].succ, ws[i].nsucc * sizeof(*all));
 		k += ws[i].nsucc;
 		free(ws[i].succ);
 	}
