@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "abort.h"
 #include "ctrlr.h"
 #include "common/endian.h"
 #include "common/log.h"
@@ -338,13 +339,6 @@ static void ok_exec(struct nvmf_req *req)
 	nvmf_req_done(req, ST_OK);
 }
 
-static void abort_exec(struct nvmf_req *req)
-{
-	/* Commands run to completion; the one to abort is never found pending. */
-	put_le32(&req->rsp.dw0, 1);
-	nvmf_req_done(req, ST_OK);
-}
-
 static uint16_t get_features_parse(struct nvmf_req *req)
 {
 	return nvmf_features_parse(req, false);
@@ -364,7 +358,7 @@ const struct nvmf_cmd_desc nvmf_admin_cmds[NVMF_CMD_TABLE_SIZE] = {
 	[NVME_ADMIN_IDENTIFY] = { .name = "Identify", .parse = identify_parse,
 				  .xfer = NVME_XFER_CTRLR_TO_HOST, .on = NVMF_ON_ADMIN,
 				  .needs = NVMF_NEED_ADMIN },
-	[NVME_ADMIN_ABORT] = { .name = "Abort", .execute = abort_exec, .xfer = NVME_XFER_NONE,
+	[NVME_ADMIN_ABORT] = { .name = "Abort", .execute = nvmf_abort_exec, .xfer = NVME_XFER_NONE,
 			       .on = NVMF_ON_NVM | NVMF_ON_LOCAL, .needs = NVMF_NEED_ADMIN },
 	[NVME_ADMIN_SET_FEATURES] = { .name = "Set Features", .parse = set_features_parse,
 				      .xfer = NVME_XFER_HOST_TO_CTRLR, .on = NVMF_ON_ADMIN,

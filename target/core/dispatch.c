@@ -169,6 +169,8 @@ static void req_exec(struct nvmf_req *req)
 	req->execute = NULL;
 	req->scratch = NULL;
 	req->step = 0;
+	req->fused_peer = NULL;
+	req->rl.state = NVMF_RL_NONE;
 	memset(&req->rsp, 0, sizeof(req->rsp));
 
 	if (!req_psdt_ok(req))

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Fused Compare and Write: the first command is parked on its queue pair until the second
- * arrives; then the range is read into a reactor buffer, compared with the first command's
- * data and, if equal, written with the second command's data. Completions: first, second.
+ * arrives; then the pair takes an exclusive LBA range lock (range_lock.h), and the range is
+ * read into a reactor buffer, compared with the first command's data and, if equal,
+ * written with the second command's data. Completions: first, second; the lock goes with
+ * the second.
  */
 #include "fused.h"
 
@@ -84,15 +86,13 @@ static void compare_read_done(struct bdev_io *bio, int rc)
 	bdev_submit(second->ns->bdev, &second->bio);
 }
 
-static void fused_exec(struct nvmf_req *second)
+/* The pair holds its range exclusively: read, compare and write see no other writer. */
+static void fused_locked(struct nvmf_req *second)
 {
-	struct nvmf_req *first = second->qpair->fused_first;
+	struct nvmf_req *first = second->fused_peer;
 	struct nvmf_ns *ns = second->ns;
 	uint64_t len = (uint64_t)nlb(second) << ns->block_shift;
 
-	second->qpair->fused_first = NULL;
-	first->fused_peer = second;
-	second->fused_peer = first;
 	first->scratch = reactor_buf_get(second->qpair->reactor);
 	if (!first->scratch || len > reactor_buf_size()) {
 		pair_done(first, second, ST_INTERRUPTED, ST_FUSED_FAILED);
@@ -110,6 +110,17 @@ static void fused_exec(struct nvmf_req *second)
 	first->bio.cb = compare_read_done;
 	first->bio.cb_arg = first;
 	bdev_submit(ns->bdev, &first->bio);
+}
+
+static void fused_exec(struct nvmf_req *second)
+{
+	struct nvmf_req *first = second->qpair->fused_first;
+
+	second->qpair->fused_first = NULL;
+	first->fused_peer = second;
+	second->fused_peer = first;
+	/* The Write holds the lock (released when it completes, after the Compare). */
+	nvmf_range_lock(second, slba(second), nlb(second), true, fused_locked);
 }
 
 static void park_exec(struct nvmf_req *req)

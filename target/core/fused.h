@@ -13,9 +13,10 @@
  *   nvmf_qpair_disconnected(): nvmf_fused_abort(qp);
  *   Identify Controller: FUSES = NVME_CTRL_FUSES_COMPARE_WRITE.
  *
- * Atomicity: the compare and the write run back to back on the queue's reactor, so no other
- * command of that queue interleaves. Writes from other queues to the same blocks are not
- * held off between the two (no range locks on the I/O path).
+ * Atomicity: the pair holds its blocks with an exclusive LBA range lock (range_lock.h) from
+ * before the read of the compare until the write has completed; every command that
+ * modifies blocks, from any queue on any reactor, holds its range shared, so none lands in
+ * between.
  */
 #ifndef NVMEOF_TARGET_FUSED_H
 #define NVMEOF_TARGET_FUSED_H

@@ -4,8 +4,9 @@
  * Zeroes, Dataset Management, Compare and Verify (reservations in reservation.c, Get LBA
  * Allocation Status in lba_status.c, fused Compare and Write in fused.c). Parse validates
  * (LBA range, MDTS, SGL length) and builds the bdev_io; execute submits it. The dispatcher
- * holds the namespace (req->ns) until completion. Nothing here allocates memory or takes
- * a lock.
+ * holds the namespace (req->ns) until completion. Commands that modify blocks take a shared
+ * LBA range lock first (range_lock.h: a counter bump unless a Compare and Write is active
+ * on the namespace). Nothing here allocates memory.
  */
 #include "config.h"
 
@@ -128,6 +129,14 @@ static void submit_exec(struct nvmf_req *req)
 	bdev_submit(req->ns->bdev, &req->bio);
 }
 
+/* Commands that modify blocks hold their range shared (range_lock.h): they cannot land
+ * between the compare and the write of a Compare and Write. */
+static void write_locked_exec(struct nvmf_req *req)
+{
+	nvmf_range_lock(req, req->bio.offset >> req->ns->block_shift,
+			req->bio.len >> req->ns->block_shift, false, submit_exec);
+}
+
 /* Range, MDTS and SGL checks shared by commands that move data; returns the length. */
 static uint16_t data_cmd_check(struct nvmf_req *req, uint64_t *len)
 {
@@ -156,7 +165,7 @@ static uint16_t rw_parse(struct nvmf_req *req, bool write)
 		  len, rw_done);
 	if (write)
 		req->bio.fua = need_fua(req);
-	req->execute = submit_exec;
+	req->execute = write ? write_locked_exec : submit_exec;
 	return ST_OK;
 }
 
@@ -199,7 +208,7 @@ static uint16_t wz_parse(struct nvmf_req *req)
 	req->bio.iov = NULL;
 	req->bio.iovcnt = 0;
 	req->bio.fua = need_fua(req);
-	req->execute = submit_exec;
+	req->execute = write_locked_exec;
 	return ST_OK;
 }
 
@@ -315,9 +324,16 @@ static void dsm_step(struct nvmf_req *req)
 	bdev_submit(req->ns->bdev, &req->bio);
 }
 
+static void dsm_start(struct nvmf_req *req)
+{
+	req->step = 0;
+	run_steps(req, dsm_step);
+}
+
 static void dsm_exec(struct nvmf_req *req)
 {
 	bool deallocate = get_le32(&req->cmd.cdw11) & NVME_DSM_ATTR_AD;
+	uint64_t lo = UINT64_MAX, hi = 0;
 
 	/* Check every range before touching any. */
 	for (uint32_t i = 0; i < req->total; i++) {
@@ -329,14 +345,22 @@ static void dsm_exec(struct nvmf_req *req)
 			nvmf_req_done(req, ST_LBA_RANGE);
 			return;
 		}
+		if (nlb && slba < lo)
+			lo = slba;
+		if (nlb && slba + nlb > hi)
+			hi = slba + nlb;
 	}
 	if (!deallocate) { /* only access hints: nothing to do */
 		NVMF_STAT_ADD(req->qpair->stats.other_cmds, 1);
 		nvmf_req_done(req, ST_OK);
 		return;
 	}
-	req->step = 0;
-	run_steps(req, dsm_step);
+	if (lo >= hi) { /* no range with blocks */
+		dsm_start(req);
+		return;
+	}
+	/* One shared lock over the span of all ranges: simple, and only ever too wide. */
+	nvmf_range_lock(req, lo, hi - lo, false, dsm_start);
 }
 
 static uint16_t dsm_parse(struct nvmf_req *req)

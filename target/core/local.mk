@@ -25,7 +25,9 @@ libnvmeof_core_la_SOURCES = \
 	target/core/reservation.c target/core/reservation.h \
 	target/core/fused.c target/core/fused.h \
 	target/core/lba_status.c target/core/lba_status.h \
-	target/core/mgmt.c
+	target/core/mgmt.c \
+	target/core/range_lock.c target/core/range_lock.h \
+	target/core/abort.c target/core/abort.h
 libnvmeof_core_la_CFLAGS = $(TARGET_CFLAGS) $(EV_CFLAGS) $(OPENSSL_CFLAGS)
 libnvmeof_core_la_LIBADD = $(OPENSSL_LIBS)
 
@@ -38,7 +40,8 @@ CORE_UTS = tests/unit/target/core/ctrlr_ut tests/unit/target/core/fabrics_ut \
 	tests/unit/target/core/admin_ut tests/unit/target/core/log_page_ut \
 	tests/unit/target/core/features_ut tests/unit/target/core/io_ut \
 	tests/unit/target/core/discovery_ut tests/unit/target/core/subsystem_ut \
-	tests/unit/target/core/reservation_ut tests/unit/target/core/dispatch_ut
+	tests/unit/target/core/reservation_ut tests/unit/target/core/dispatch_ut \
+	tests/unit/target/core/abort_ut
 check_PROGRAMS += $(CORE_UTS)
 TESTS += $(CORE_UTS)
 tests_unit_target_core_ctrlr_ut_SOURCES = tests/unit/target/core/ctrlr_ut.c $(CORE_UT_SOURCES)
@@ -71,3 +74,15 @@ tests_unit_target_core_reservation_ut_LDADD = $(CORE_UT_LIBS)
 tests_unit_target_core_dispatch_ut_SOURCES = tests/unit/target/core/dispatch_ut.c $(CORE_UT_SOURCES)
 tests_unit_target_core_dispatch_ut_CFLAGS = $(CORE_UT_CFLAGS)
 tests_unit_target_core_dispatch_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_core_abort_ut_SOURCES = tests/unit/target/core/abort_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_abort_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_abort_ut_LDADD = $(CORE_UT_LIBS)
+
+# Compare and Write against Writes with the real core, backends and two reactors.
+check_PROGRAMS += tests/unit/target/core/caw_race_ut
+TESTS += tests/unit/target/core/caw_race_ut
+tests_unit_target_core_caw_race_ut_SOURCES = tests/unit/target/core/caw_race_ut.c
+tests_unit_target_core_caw_race_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_target_core_caw_race_ut_LDADD = libnvmeof_core.la libnvmeof_bdev.la \
+	libnvmeof_reactor.la libnvmeof_common.la \
+	$(EV_LIBS) $(URING_LIBS) $(RBD_LIBS) $(OPENSSL_LIBS) $(UT_LIBS)

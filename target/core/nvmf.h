@@ -19,6 +19,7 @@
 
 #include "bdev/bdev.h"
 #include "common/nvme_spec.h"
+#include "range_lock.h"
 #include "transport.h"
 
 struct reactor;
@@ -75,6 +76,7 @@ struct nvmf_req {
 	struct iovec scratch_iov;
 	uint64_t total;		   /* multi-step commands: bytes or items in all */
 	struct nvmf_req *fused_peer; /* the other command of a fused pair (fused.c) */
+	struct nvmf_range_lock rl;   /* LBA range lock it holds or waits for (range_lock.c) */
 };
 
 /* Direction and length a command moves, from its opcode/fctype and SGL. Transports call
@@ -122,6 +124,7 @@ struct nvmf_qpair {
 	struct nvmf_qpair_stats stats;
 	TAILQ_ENTRY(nvmf_qpair) link; /* port->qpairs (core) */
 	struct nvmf_req *fused_first; /* FUSE_FIRST command waiting for its second (fused.c) */
+	struct nvmf_rl_waiters rl_waiters; /* requests waiting for a range lock (abortable) */
 };
 
 /*
@@ -202,6 +205,7 @@ struct nvmf_ns {
 	struct nvmf_ns_inflight inflight[NVMF_NS_REF_SLOTS];
 	TAILQ_ENTRY(nvmf_ns) link; /* subsystem's list of removed namespaces */
 	struct nvmf_resv *resv;	   /* reservations (reservation.c), created on first use */
+	struct nvmf_ns_locks locks; /* LBA range locks (range_lock.c) */
 };
 
 /*

@@ -30,6 +30,7 @@ void nvmf_qpair_init(struct nvmf_qpair *qp, const struct nvmf_transport_ops *ops
 	qp->connected = false;
 	memset(&qp->stats, 0, sizeof(qp->stats));
 	qp->fused_first = NULL;
+	TAILQ_INIT(&qp->rl_waiters);
 	if (tgt)
 		__atomic_add_fetch(&tgt->nconnections, 1, __ATOMIC_RELAXED);
 	if (tgt && port) {

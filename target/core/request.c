@@ -77,6 +77,8 @@ void nvmf_req_complete(struct nvmf_req *req)
 	struct nvmf_qpair *qp = req->qpair;
 	uint16_t status;
 
+	if (req->rl.state != NVMF_RL_NONE)
+		nvmf_range_unlock(req);
 	if (req->ns) {
 		nvmf_ns_put(req->ns, qp->reactor);
 		req->ns = NULL;

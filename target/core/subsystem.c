@@ -303,6 +303,7 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 		return -ENOMEM;
 	}
 	memset(ns, 0, sizeof(*ns));
+	nvmf_ns_locks_init(&ns->locks);
 	ns->subsys = s;
 	ns->bdev = bdev;
 	ns->block_shift = bdev->block_size == 4096 ? 12 : 9;

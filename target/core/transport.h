@@ -8,6 +8,7 @@
 #ifndef NVMEOF_TARGET_TRANSPORT_H
 #define NVMEOF_TARGET_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +43,13 @@ struct nvmf_transport_ops {
 	 * request is outstanding.
 	 */
 	void (*qpair_disconnect)(struct nvmf_qpair *qp);
+
+	/*
+	 * Optional. Abort the command with @cid of @qp if the transport still holds it back
+	 * (waiting for a buffer, or for the host's data): complete it with Command Abort
+	 * Requested through the core and return true. Runs on the queue pair's reactor.
+	 */
+	bool (*req_abort)(struct nvmf_qpair *qp, uint16_t cid);
 
 	/* Fill the transport-specific parts (tsas, treq bits) of a discovery log entry. */
 	void (*disc_entry)(const struct nvmf_port *port, struct nvmf_disc_log_entry *e);

@@ -47,6 +47,7 @@ struct reactor_priv {
 
 	pthread_mutex_t lock;	/* protects msgs only */
 	struct reactor_msg *head, *tail;
+	struct reactor_post *phead, *ptail; /* reactor_post() items (embedded, not freed) */
 	bool stopping;
 
 	struct reactor_exit_hook *exit_hooks;
@@ -213,15 +214,39 @@ int reactor_for_each(reactor_msg_fn fn, void *arg)
 	return rc;
 }
 
+void reactor_post(struct reactor *r, struct reactor_post *m)
+{
+	struct reactor_priv *p = priv_of(r);
+
+	m->next = NULL;
+	pthread_mutex_lock(&p->lock);
+	if (p->ptail)
+		p->ptail->next = m;
+	else
+		p->phead = m;
+	p->ptail = m;
+	pthread_mutex_unlock(&p->lock);
+	ev_async_send(r->loop, &p->wake);
+}
+
 static void wake_cb(struct ev_loop *loop, ev_async *w, int revents)
 {
 	struct reactor_priv *p = w->data;
 	struct reactor_msg *m, *next;
+	struct reactor_post *pm, *pnext;
 
 	pthread_mutex_lock(&p->lock);
 	m = p->head;
 	p->head = p->tail = NULL;
+	pm = p->phead;
+	p->phead = p->ptail = NULL;
 	pthread_mutex_unlock(&p->lock);
+
+	for (; pm; pm = pnext) {
+		pnext = pm->next; /* @pm may be reused by its callback */
+		stat_inc(&p->r->stats.msgs);
+		pm->fn(pm->arg);
+	}
 
 	for (; m; m = next) {
 		next = m->next;

@@ -62,6 +62,16 @@ struct reactor *reactor_next(void);
 /* Run @fn(@arg) on @r's thread soon. Thread-safe; never blocks the caller for long.
  * Returns 0 or -ENOMEM. */
 int reactor_send_msg(struct reactor *r, reactor_msg_fn fn, void *arg);
+/* The allocation-free variant for the I/O path: @m is embedded in the caller's object and
+ * must stay valid (and not be posted again) until @m->fn(@m->arg) has started on @r's
+ * thread. Thread-safe; @r may be the calling reactor (the call then runs later, from the
+ * loop, never inside reactor_post()). */
+struct reactor_post {
+	struct reactor_post *next;
+	reactor_msg_fn fn;
+	void *arg;
+};
+void reactor_post(struct reactor *r, struct reactor_post *m);
 /* reactor_send_msg() to every reactor. Returns 0 or the first error. */
 int reactor_for_each(reactor_msg_fn fn, void *arg);
 

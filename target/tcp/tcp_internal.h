@@ -113,6 +113,10 @@ struct tcp_req {
 	/* C2HData or R2T header; up to 128 bytes with the alignment the host asked for */
 	uint8_t pdu_hdr[NVME_TCP_PSH_MAX];
 	bool r2t_queued;		/* its R2T (in tx) is queued and not yet sent */
+	/* Aborted while the host still owed H2CData for an R2T it had seen: the slot
+	 * (its TTAG) stays off the free list, FREE, until [h2c_next, r2t_end) has arrived
+	 * and been discarded. */
+	bool h2c_drain;
 };
 
 /* Per-reactor transport state: the reactor's connections and their summed counters. */
@@ -248,6 +252,8 @@ int tcp_req_get_buffers(struct tcp_req *tr);
 void tcp_req_wait_buffers(struct tcp_req *tr);
 void tcp_req_buf_ready(void *arg); /* reactor work: pool has buffers again */
 void tcp_req_execute(struct tcp_req *tr);
+bool tcp_req_abort(struct nvmf_qpair *qp, uint16_t cid); /* ops->req_abort */
+void tcp_req_drained(struct tcp_req *tr); /* an aborted request's late data is all in */
 
 /* tcp_recv.c: the PDU receive machine, with the same kind of transition helper. */
 bool tcp_rx_transition_ok(enum tcp_rx_state from, enum tcp_rx_state to);

@@ -325,6 +325,18 @@ static enum rx_rc rx_h2c_data(struct tcp_qpair *tq)
 	uint32_t datal = get_le32(&h->datal);
 	struct tcp_req *tr;
 
+	if (ttag < tq->nreqs && tq->reqs[ttag].h2c_drain) {
+		/* Data for an R2T of an aborted command: checked as usual, then dropped. */
+		tr = &tq->reqs[ttag];
+		if (get_le16(&h->cccid) != tr->cid ||
+		    datal != nvme_tcp_data_len(&h->ch, tq->p.ddgst) || datao != tr->h2c_next ||
+		    datal > tr->r2t_end - datao) {
+			tcp_fatal(tq, NVME_TCP_FES_INVALID_PDU_HDR, 0);
+			return RX_STOP;
+		}
+		rx_expect_payload(tq, tr, true, datao, datal);
+		return RX_NEXT;
+	}
 	if (ttag >= tq->nreqs || tq->reqs[ttag].state != TCP_REQ_TRANSFERRING_H2C ||
 	    tq->reqs[ttag].plan == TCP_PLAN_IN_CAPSULE) {
 		tcp_fatal(tq, NVME_TCP_FES_INVALID_PDU_HDR, offsetof(struct nvme_tcp_data_hdr, ttag));
@@ -409,6 +421,12 @@ static void rx_payload_done(struct tcp_qpair *tq)
 		return;
 	}
 	tr->h2c_next += tq->rx_datal;
+	if (tr->h2c_drain) {
+		/* aborted (tcp_req_abort): its late data only counts toward the window */
+		if (tr->h2c_next >= tr->r2t_end)
+			tcp_req_drained(tr);
+		return;
+	}
 	tcp_h2c_data_done(tr);
 }
 

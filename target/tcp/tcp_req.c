@@ -156,6 +156,7 @@ struct tcp_req *tcp_req_get(struct tcp_qpair *tq)
 	tr->r2t_end = 0;
 	tr->c2h_len = 0;
 	tr->r2t_queued = false;
+	tr->h2c_drain = false;
 	tr->req.xfer = NVME_XFER_NONE;
 	tr->req.length = 0;
 	tr->req.iovcnt = 0;
@@ -184,8 +185,11 @@ void tcp_req_release(struct tcp_req *tr)
 		cid_clear(tq, tr->cid);
 	tr->cid_owned = false;
 	tcp_req_set_state(tr, TCP_REQ_FREE);
-	TAILQ_INSERT_HEAD(&tq->free_reqs, tr, link); /* LIFO: warm slots first */
 	tq->outstanding--;
+	if (tr->h2c_drain && !tq->closing)
+		return; /* parked until the host's late H2CData is in (tcp_req_drained) */
+	tr->h2c_drain = false;
+	TAILQ_INSERT_HEAD(&tq->free_reqs, tr, link); /* LIFO: warm slots first */
 
 	if (tq->closing)
 		tcp_qpair_check_done(tq);
@@ -272,6 +276,96 @@ void tcp_req_execute(struct tcp_req *tr)
 		return;
 	}
 	nvmf_req_exec(&tr->req);
+}
+
+void tcp_req_drained(struct tcp_req *tr)
+{
+	struct tcp_qpair *tq = tr->tq;
+
+	tr->h2c_drain = false;
+	if (tr->state != TCP_REQ_FREE)
+		return; /* its response is still going out: released as usual */
+	TAILQ_INSERT_HEAD(&tq->free_reqs, tr, link);
+	if (tq->rx_paused)
+		reactor_defer(tq->r, &tq->resume_work);
+}
+
+static void buffers_put(struct tcp_req *tr)
+{
+	for (int i = 0; i < tr->nbufs; i++)
+		reactor_buf_put(tr->tq->r, tr->bufs[i]);
+	tr->nbufs = 0;
+	tr->req.iovcnt = 0;
+}
+
+/*
+ * ops->req_abort: a command the transport still holds back is completed with Command
+ * Abort Requested. Waiting for buffers: it leaves the wait list (in-capsule data it
+ * carries is read and dropped). Receiving in-capsule data or H2CData after R2T: its
+ * buffers go back now and the rest of its data is dropped as it arrives; an R2T not
+ * yet on the wire is withdrawn; the slot (TTAG) is reused only once the host has sent
+ * all it was asked for, so late H2CData PDUs are recognised and discarded.
+ */
+bool tcp_req_abort(struct nvmf_qpair *qp, uint16_t cid)
+{
+	struct tcp_qpair *tq = tcp_qpair_of(qp);
+	const uint16_t st = NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_ABORT_REQUESTED);
+	struct tcp_req *tr = NULL;
+	bool rx_here;
+
+	if (tq->closing || tq->rx_state >= TCP_RX_QUIESCING)
+		return false;
+	for (uint32_t i = 0; i < tq->nreqs_ready; i++) {
+		struct tcp_req *t = &tq->reqs[i];
+
+		if (t->state != TCP_REQ_FREE && t->cid_owned && t->cid == cid) {
+			tr = t;
+			break;
+		}
+	}
+	if (!tr)
+		return false;
+	rx_here = tq->rx_state == TCP_RX_AWAIT_PAYLOAD && tq->rx_req == tr;
+	switch (tr->state) {
+	case TCP_REQ_NEED_BUFFER:
+		if (tr->plan == TCP_PLAN_IN_CAPSULE && !rx_here)
+			return false;
+		TAILQ_REMOVE(&tq->buf_waitq, tr, link);
+		tr->err_status = st;
+		if (tr->plan == TCP_PLAN_IN_CAPSULE) {
+			/* the receive machine is parked at its payload: drop it, then complete */
+			tcp_req_set_state(tr, TCP_REQ_TRANSFERRING_H2C);
+			tq->rx_discard = true;
+			reactor_defer(tq->r, &tq->resume_work);
+			return true;
+		}
+		tcp_req_execute(tr);
+		return true;
+	case TCP_REQ_TRANSFERRING_H2C:
+		if (tr->plan == TCP_PLAN_IN_CAPSULE) {
+			if (!rx_here)
+				return false;
+			tr->err_status = st;
+			tq->rx_discard = true; /* completes when the capsule's payload is in */
+			return true;
+		}
+		if (tr->r2t_queued) {
+			if (TAILQ_FIRST(&tq->txq) == &tr->tx && tq->tx_off)
+				return false; /* partly on the wire */
+			TAILQ_REMOVE(&tq->txq, &tr->tx, link);
+			tr->r2t_queued = false;
+			tr->r2t_end = tr->h2c_next; /* the host never saw it */
+		}
+		if (rx_here)
+			tq->rx_discard = true; /* a PDU of its data is arriving right now */
+		tr->h2c_drain = tr->h2c_next < tr->r2t_end;
+		buffers_put(tr);
+		tr->err_status = st;
+		tcp_req_execute(tr);
+		return true;
+	default:
+		return false; /* executing, or completing */
+	}
 }
 
 /* Put slots [nreqs_ready, @upto) on the free list (calloc'd: untouched until now). */

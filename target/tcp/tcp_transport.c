@@ -393,5 +393,6 @@ const struct nvmf_transport_ops nvmf_tcp_transport_ops = {
 	.stop_listen = tcp_stop_listen,
 	.req_complete = tcp_req_complete,
 	.qpair_disconnect = tcp_qpair_disconnect,
+	.req_abort = tcp_req_abort,
 	.disc_entry = tcp_disc_entry,
 };

@@ -336,6 +336,132 @@ static void test_buffer_exhaustion(void)
 	R = reactor_get(0);
 }
 
+/* ---- Abort ---------------------------------------------------------------------------- */
+
+struct abort_call {
+	uint16_t cid;
+	atomic_int done;
+	bool aborted;
+};
+
+static void abort_msg(void *arg)
+{
+	struct abort_call *a = arg;
+
+	a->aborted = last_qp->ops->req_abort(last_qp, a->cid);
+	atomic_store(&a->done, 1);
+}
+
+/* ops->req_abort on the connection's reactor, as the core's Abort does. */
+static bool tcp_abort(uint16_t cid)
+{
+	struct abort_call a = { .cid = cid };
+	struct timespec ts = { 0, 1000 * 1000 };
+
+	CU_ASSERT_EQUAL_FATAL(reactor_send_msg(R, abort_msg, &a), 0);
+	for (int i = 0; i < 5000 && !atomic_load(&a.done); i++)
+		nanosleep(&ts, NULL);
+	CU_ASSERT_FATAL(atomic_load(&a.done));
+	return a.aborted;
+}
+
+static void send_h2c(struct host *h, uint16_t cid, uint16_t ttag, uint32_t off,
+		     const uint8_t *data, uint32_t n, bool last)
+{
+	uint8_t hdr[256], dg[4];
+	size_t hl = nvme_tcp_build_data(hdr, NVME_TCP_PDU_H2C_DATA, cid, ttag, off, n,
+					last ? NVME_TCP_F_DATA_LAST : 0, &h->p);
+
+	host_send(h, hdr, hl);
+	host_send(h, data, n);
+	if (h->p.ddgst) {
+		put_le32(dg, crc32c(data, n));
+		host_send(h, dg, 4);
+	}
+}
+
+/* Send a write for R2T and read its R2T: returns the TTAG. */
+static uint16_t start_r2t_write(struct host *h, uint16_t cid, uint32_t off, uint32_t len,
+				uint32_t *r2tl)
+{
+	struct nvme_cmd c;
+	uint8_t buf[256];
+	const struct nvme_tcp_r2t_hdr *r2t = (const void *)buf;
+
+	make_cmd(&c, 0x01, cid, off, len, false);
+	send_capsule(h, &c, NULL, 0);
+	CU_ASSERT_FATAL(host_recv(h, buf, sizeof(buf)) > 0);
+	CU_ASSERT_EQUAL_FATAL(r2t->ch.pdu_type, NVME_TCP_PDU_R2T);
+	CU_ASSERT_EQUAL(get_le16(&r2t->cccid), cid);
+	*r2tl = get_le32(&r2t->r2tl);
+	return get_le16(&r2t->ttag);
+}
+
+/*
+ * A write whose R2T went out is aborted before (or while) its H2CData arrives: it
+ * completes with Command Abort Requested without executing, the H2CData still sent for
+ * it is dropped (the connection stays up, the disk untouched), and its slot and CID work
+ * again afterwards. A command executing in the core is not aborted; an unknown CID
+ * neither.
+ */
+static void test_abort_r2t(void)
+{
+	static uint8_t wbuf[16384], zero[16384], rbuf[16384];
+	const uint16_t st_abort = NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_ABORT_REQUESTED);
+	struct host h;
+	int before = atomic_load(&n_fini), execs;
+	uint32_t r2tl;
+	uint16_t ttag;
+	struct nvme_cmd c;
+
+	for (int dg = 0; dg < 2; dg++) {
+		host_open(&h);
+		host_ic(&h, dg, dg, 0);
+		host_connect(&h, 1, 128, false);
+		memset(disk + 65536, 0, sizeof(wbuf));
+		fill(wbuf, sizeof(wbuf), 7 + (unsigned int)dg);
+
+		/* aborted before any data: all of it is dropped when it comes */
+		execs = atomic_load(&n_exec);
+		ttag = start_r2t_write(&h, 300, 65536, 8192, &r2tl);
+		CU_ASSERT_EQUAL(r2tl, 8192);
+		CU_ASSERT_TRUE(tcp_abort(300));
+		CU_ASSERT_EQUAL(expect_rsp(&h, 300), st_abort);
+		CU_ASSERT_FALSE(tcp_abort(300)); /* once */
+		send_h2c(&h, 300, ttag, 0, wbuf, 4096, false);
+		send_h2c(&h, 300, ttag, 4096, wbuf + 4096, 4096, true);
+
+		/* aborted half way through its data */
+		ttag = start_r2t_write(&h, 301, 65536, 8192, &r2tl);
+		send_h2c(&h, 301, ttag, 0, wbuf, 4096, false);
+		CU_ASSERT_TRUE(tcp_abort(301));
+		CU_ASSERT_EQUAL(expect_rsp(&h, 301), st_abort);
+		send_h2c(&h, 301, ttag, 4096, wbuf + 4096, 4096, true);
+		CU_ASSERT_EQUAL(atomic_load(&n_exec), execs); /* neither reached the core */
+
+		/* the connection is in step: a write (same CID again) and a read work */
+		write_r2t(&h, 300, 65536, wbuf, sizeof(wbuf), 2);
+		CU_ASSERT_EQUAL(expect_rsp(&h, 300), 0);
+		CU_ASSERT_EQUAL(memcmp(disk + 65536, wbuf, sizeof(wbuf)), 0);
+		CU_ASSERT_EQUAL(read_cmd(&h, 302, 65536, rbuf, sizeof(rbuf), false), 0);
+		CU_ASSERT_EQUAL(memcmp(rbuf, wbuf, sizeof(rbuf)), 0);
+		CU_ASSERT_NOT_EQUAL(memcmp(zero, wbuf, sizeof(wbuf)), 0);
+
+		/* executing in the core: not aborted; unknown: not aborted */
+		make_cmd(&c, OPC_HOLD, 303, 0, 0, false);
+		send_capsule(&h, &c, NULL, 0);
+		for (int i = 0; i < 5000 && atomic_load(&n_exec) < execs + 3; i++)
+			usleep(1000);
+		CU_ASSERT_FALSE(tcp_abort(303));
+		CU_ASSERT_FALSE(tcp_abort(0x4444));
+		release_held();
+		CU_ASSERT_EQUAL(expect_rsp(&h, 303), 0);
+		close(h.fd);
+		CU_ASSERT_EQUAL(wait_fini(before), 0);
+		before = atomic_load(&n_fini);
+	}
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -351,6 +477,7 @@ int main(void)
 	CU_add_test(s, "64 pipelined in-capsule writes", test_pipelined);
 	CU_add_test(s, "partial writes with tiny socket buffers", test_partial_writes);
 	CU_add_test(s, "buffer pool exhausted", test_buffer_exhaustion);
+	CU_add_test(s, "Abort of writes waiting for H2CData", test_abort_r2t);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	fails = CU_get_number_of_failures();

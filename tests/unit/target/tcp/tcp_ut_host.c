@@ -30,10 +30,12 @@ atomic_int n_exec, n_fini, n_disconnected;
 static sem_t fini_sem;
 struct nvmf_req *held[64];
 int nheld;
+struct nvmf_qpair *last_qp;
 
 void nvmf_qpair_init(struct nvmf_qpair *qp, const struct nvmf_transport_ops *ops,
 		     struct nvmf_tgt *t, struct nvmf_port *p, struct reactor *r)
 {
+	last_qp = qp;
 	qp->ops = ops;
 	qp->tgt = t;
 	qp->port = p;

@@ -30,6 +30,7 @@ extern struct reactor *R;
 extern atomic_int n_exec, n_fini, n_disconnected;
 extern struct nvmf_req *held[64];
 extern int nheld;
+extern struct nvmf_qpair *last_qp; /* the connection nvmf_qpair_init() saw last */
 extern int g_small_bufs; /* next host_open(): tiny socket buffers (partial writes) */
 
 struct host {
