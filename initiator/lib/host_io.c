@@ -50,7 +50,7 @@ static int check_ns(struct nvmeof_qpair *qp, struct nvmeof_ns *ns)
 {
 	if (!qp || !ns || ns->ctrlr != qp->ctrlr || qp->qid == 0)
 		return -EINVAL;
-	if (qp->state != QP_READY)
+	if (!qpair_accepts(qp))
 		return -ENOTCONN;
 	return 0;
 }
