@@ -156,6 +156,9 @@ int ctrlr_keepalive_poll(struct nvmeof_ctrlr *ctrlr)
 	if (ctrlr->ka_inflight)
 		qpair_poll(ctrlr->admin, POLLOUT, 0);
 	pthread_mutex_unlock(&ctrlr->admin_lock);
+	/* The admin queue just failed: the caller's queue pair must follow soon. */
+	if (__atomic_load_n(&ctrlr->state, __ATOMIC_ACQUIRE) != NVMEOF_CTRLR_LIVE)
+		return 0;
 	return tmo;
 }
 
