@@ -732,6 +732,17 @@ static int io_qpair_reconnect(struct nvmeof_qpair *qp, uint32_t epoch)
 	if (rc) {
 		ctrlr->ops->qpair_close(qp);
 	} else {
+		struct nvmeof_req *park = NULL, saved;
+
+		/* Every wire slot may hold a requeued command: lend the last one's slot to
+		 * the Connect and put the command back once the Connect is over. */
+		if (TAILQ_EMPTY(&qp->free_reqs) && (park = TAILQ_LAST(&qp->requeue, req_list))) {
+			saved = *park;
+			TAILQ_REMOVE(&qp->requeue, park, link);
+			park->busy = false;
+			park->ureq = NULL;
+			TAILQ_INSERT_HEAD(&qp->free_reqs, park, link);
+		}
 		qpair_set_state(qp, QP_CONNECTING);
 		ctrlr->ops->set_icdata(qp, ctrlr->io_icdata);
 		qp->timeout_ms = ctrlr->opts.connect_timeout_ms;
@@ -739,6 +750,11 @@ static int io_qpair_reconnect(struct nvmeof_qpair *qp, uint32_t epoch)
 		qp->timeout_ms = tmo;
 		if (rc && qpair_usable(qp))
 			qpair_fail(qp, rc, "reconnect failed: %s", nvmeof_last_error());
+		if (park) {
+			TAILQ_REMOVE(&qp->free_reqs, park, link);
+			*park = saved;
+			TAILQ_INSERT_TAIL(&qp->requeue, park, link);
+		}
 	}
 	qp->reconnecting = false;
 	if (rc) {

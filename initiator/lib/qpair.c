@@ -54,7 +54,7 @@ int qpair_init(struct nvmeof_qpair *qp, struct nvmeof_ctrlr *ctrlr, uint16_t qid
 	qp->state = QP_INIT;
 	qp->timeout_ms = timeout_ms;
 	qp->nreqs = nreqs;
-	qp->nureqs = nreqs;
+	qp->nureqs = (uint16_t)(nreqs + 1); /* one kept for Fabrics Connect on a reconnect */
 	qp->slot_bits = 1;
 	while ((1u << qp->slot_bits) < nreqs)
 		qp->slot_bits++;
@@ -153,7 +153,8 @@ struct nvmeof_ureq *ureq_get(struct nvmeof_qpair *qp)
 {
 	struct nvmeof_ureq *u = TAILQ_FIRST(&qp->free_ureqs);
 
-	if (!u)
+	/* The last one is for the Fabrics Connect of a queue pair full of held I/O. */
+	if (!u || (qp->nr_ureqs >= qp->nreqs && qp->state != QP_CONNECTING))
 		return NULL;
 	TAILQ_REMOVE(&qp->free_ureqs, u, link);
 	u->cb = NULL;
