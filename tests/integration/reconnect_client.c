@@ -230,6 +230,13 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.reconnects, (unsigned long long)st.reconnect_attempts,
 	       (unsigned long long)st.requeued, (unsigned long long)st.last_outage_ms,
 	       (unsigned long long)g_max_stall);
+	fflush(stdout);
 	nvmeof_ctrlr_disconnect(c);
+	for (unsigned int i = 0; i < nslots; i++) {
+		free(slots[i].buf);
+		free(slots[i].chk);
+	}
+	free(g_gen);
+	free(rb);
 	return g_errors || g_verify_errors ? 1 : 0;
 }
