@@ -75,6 +75,9 @@ struct bench_opts {
 	int progress;		    /* -1: when stderr is a terminal */
 	const char *target_label;   /* --target-label: what the target is, for the report */
 	int target_pid;		    /* --target-pid: CPU time of any target process */
+	/* --reconnect-delay, --ctrl-loss-tmo, --fast-io-fail-tmo (seconds; -2: the
+	 * library's defaults) */
+	int reconnect_delay, ctrl_loss_tmo, fast_io_fail_tmo;
 };
 
 /* Parse the command line into @o (help and version go to stdout, *exit_now set). 0, or
@@ -104,6 +107,8 @@ struct bench_sample {
 	double secs;
 	uint64_t ios, bytes;
 	uint64_t errors, verify_errors;
+	uint64_t reconnects;	/* controller reconnects during the sample */
+	uint64_t outage_ms;	/* time without a connection during the sample */
 	double lat_avg_ns;
 	uint64_t lat_min_ns, lat_p50_ns, lat_p99_ns, lat_p999_ns, lat_max_ns;
 	double init_cpu_ns;   /* job threads' CPU time, summed */

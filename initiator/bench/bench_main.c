@@ -274,6 +274,10 @@ static void run_one(struct bench_ctx *x, unsigned int ci, unsigned int rep, enum
 	}
 	if (x->tstats_err[0])
 		fprintf(stderr, PROG ": %s\n", x->tstats_err);
+	if (x->cur->reconnects || x->cur->outage_ms)
+		fprintf(stderr, PROG ": %s, %s: %llu reconnect(s), %llu ms without a connection\n",
+			c->label, bench_path_name(p), (unsigned long long)x->cur->reconnects,
+			(unsigned long long)x->cur->outage_ms);
 	/* Another target served this path: the statistics say nothing about it. */
 	if (x->cur->have_target && x->cur->tgt_cmds < x->cur->ios / 2) {
 		x->cur->have_target = false;

@@ -59,6 +59,9 @@ void bench_usage(FILE *f)
 	      "                        nvmeof-bench, then in PATH)\n"
 	      "  --pin S,C             initiator threads on CPU C (and up); tcp-ceiling's server\n"
 	      "                        on S (pin the target's reactor there too)\n"
+	      "  --reconnect-delay S   seconds between reconnect attempts (default 2)\n"
+	      "  --ctrl-loss-tmo S     give up reconnecting after S seconds, -1 never (600)\n"
+	      "  --fast-io-fail-tmo S  fail held I/O after S seconds of outage (default off)\n"
 	      "  --target-pid PID      target CPU per I/O from that process's CPU time (any\n"
 	      "                        target, e.g. tgtd; used where --target-stats does not "
 	      "apply)\n"
@@ -261,6 +264,9 @@ enum {
 	OPT_NO_PROGRESS,
 	OPT_LABEL,
 	OPT_TARGET_PID,
+	OPT_RECONNECT_DELAY,
+	OPT_CTRL_LOSS_TMO,
+	OPT_FAST_IO_FAIL_TMO,
 	OPT_FORMAT,
 	OPT_OUTPUT,
 	OPT_PCT,
@@ -296,6 +302,9 @@ static const struct option long_opts[] = {
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "target-label", required_argument, NULL, OPT_LABEL },
 	{ "target-pid", required_argument, NULL, OPT_TARGET_PID },
+	{ "reconnect-delay", required_argument, NULL, OPT_RECONNECT_DELAY },
+	{ "ctrl-loss-tmo", required_argument, NULL, OPT_CTRL_LOSS_TMO },
+	{ "fast-io-fail-tmo", required_argument, NULL, OPT_FAST_IO_FAIL_TMO },
 	{ "output-format", required_argument, NULL, OPT_FORMAT },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "percentiles", required_argument, NULL, OPT_PCT },
@@ -336,6 +345,7 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 	o->rwmixread = 50;
 	o->target_cpu = o->client_cpu = -1;
 	o->progress = -1;
+	o->reconnect_delay = o->ctrl_loss_tmo = o->fast_io_fail_tmo = -2;
 	memcpy(o->pct, default_pct, sizeof(default_pct));
 	o->npct = sizeof(default_pct) / sizeof(default_pct[0]);
 	*exit_now = false;
@@ -447,6 +457,20 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 		case OPT_LABEL:
 			o->target_label = a;
 			break;
+		case OPT_RECONNECT_DELAY:
+			bad = parse_uint(a, 0, 86400, &pid);
+			o->reconnect_delay = (int)pid;
+			snprintf(why, sizeof(why), "seconds (0-86400)");
+			break;
+		case OPT_CTRL_LOSS_TMO:
+		case OPT_FAST_IO_FAIL_TMO: {
+			int *dst = c == OPT_CTRL_LOSS_TMO ? &o->ctrl_loss_tmo : &o->fast_io_fail_tmo;
+
+			bad = strcmp(a, "-1") != 0 && parse_uint(a, 0, 86400 * 365, &pid);
+			*dst = strcmp(a, "-1") == 0 ? -1 : (int)pid;
+			snprintf(why, sizeof(why), "seconds, or -1");
+			break;
+		}
 		case OPT_TARGET_PID:
 			bad = parse_uint(a, 1, 1u << 30, &pid);
 			o->target_pid = (int)pid;

@@ -394,10 +394,12 @@ static void jsample(FILE *f, const struct bench_sample *s)
 {
 	fprintf(f,
 		"{\"secs\":%.6f,\"ios\":%llu,\"bytes\":%llu,\"errors\":%llu,\"verify_errors\":%llu,"
+		"\"reconnects\":%llu,\"outage_ms\":%llu,"
 		"\"lat_avg_ns\":%.1f,\"lat_min_ns\":%llu,\"lat_p50_ns\":%llu,\"lat_p99_ns\":%llu,"
 		"\"lat_p999_ns\":%llu,\"lat_max_ns\":%llu,\"initiator_cpu_ns\":%.0f",
 		s->secs, (unsigned long long)s->ios, (unsigned long long)s->bytes,
-		(unsigned long long)s->errors, (unsigned long long)s->verify_errors, s->lat_avg_ns,
+		(unsigned long long)s->errors, (unsigned long long)s->verify_errors,
+		(unsigned long long)s->reconnects, (unsigned long long)s->outage_ms, s->lat_avg_ns,
 		(unsigned long long)s->lat_min_ns, (unsigned long long)s->lat_p50_ns,
 		(unsigned long long)s->lat_p99_ns, (unsigned long long)s->lat_p999_ns,
 		(unsigned long long)s->lat_max_ns, s->init_cpu_ns);

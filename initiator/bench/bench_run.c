@@ -120,6 +120,12 @@ int bench_conn_open(struct bench_conn *c, enum bench_path path, const char *uri,
 	opts.queue_depth = depth;
 	opts.hdgst = o->hdgst;
 	opts.ddgst = o->ddgst;
+	if (o->reconnect_delay != -2)
+		opts.reconnect_delay = o->reconnect_delay;
+	if (o->ctrl_loss_tmo != -2)
+		opts.ctrl_loss_tmo = o->ctrl_loss_tmo;
+	if (o->fast_io_fail_tmo != -2)
+		opts.fast_io_fail_tmo = o->fast_io_fail_tmo;
 	rc = nvmeof_ctrlr_connect(uri, &opts, &c->ctrlr);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot connect to %s: %s", uri,
@@ -433,8 +439,17 @@ static void *job_main(void *arg)
 		pfd.fd = nvmeof_qpair_get_fd(j->qp);
 		pfd.events = nvmeof_qpair_which_events(j->qp);
 		if (pfd.fd < 0 || !pfd.events) {
-			job_fail(j, "queue pair failed: %s", nvmeof_qpair_error(j->qp));
-			break;
+			/* No connection: the controller is reconnecting (I/O is held) or the
+			 * queue pair has failed for good (service says which). */
+			t = nvmeof_qpair_timeout_ms(j->qp);
+			if (t < 0 || t > JOB_POLL_MS)
+				t = JOB_POLL_MS;
+			poll(NULL, 0, t);
+			if (nvmeof_qpair_service(j->qp, 0) < 0) {
+				job_fail(j, "queue pair failed: %s", nvmeof_qpair_error(j->qp));
+				break;
+			}
+			continue;
 		}
 		if (pfd.events & POLLOUT) {
 			/* The socket is nearly always writable: send without asking poll(). */
@@ -557,7 +572,10 @@ int bench_run_sample(struct bench_conn *c, const struct bench_workload *w,
 	struct bench_hist *merged;
 	unsigned int n = c->nqp, started = 0;
 	uint64_t t_meas, t_end;
+	struct nvmeof_ctrlr_stats rs0, rs1;
 	bool ok;
+
+	nvmeof_ctrlr_get_stats(c->ctrlr, &rs0);
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -649,6 +667,10 @@ int bench_run_sample(struct bench_conn *c, const struct bench_workload *w,
 		job_free(j);
 	}
 	out->secs = (double)(t_end - t_meas) / 1e9;
+	nvmeof_ctrlr_get_stats(c->ctrlr, &rs1);
+	out->reconnects = rs1.reconnects - rs0.reconnects;
+	out->outage_ms = rs1.total_outage_ms + rs1.current_outage_ms - rs0.total_outage_ms -
+			 rs0.current_outage_ms;
 	for (unsigned int d = 0; d < 2; d++) {
 		struct bench_dir *bd = &out->dir[d];
 		const struct bench_hist *h = &merged[d];

@@ -441,6 +441,9 @@ static const char common_help[] =
 	"  --ddgst             ask for NVMe/TCP data digests\n"
 	"  --timeout MS        connect and command timeout (default 10000 / 30000)\n"
 	"  --kato MS           keep alive timeout (default 30000, 0 = none)\n"
+	"  --reconnect-delay S seconds between reconnect attempts (default 2)\n"
+	"  --ctrl-loss-tmo S   stop reconnecting after S seconds, -1 never (default 600)\n"
+	"  --fast-io-fail-tmo S fail held I/O after S seconds of outage (default off)\n"
 	"  -v, --verbose       more messages (twice: debug)\n"
 	"  -h, --help          this help\n";
 
@@ -487,6 +490,9 @@ enum {
 	OPT_DDGST,
 	OPT_TIMEOUT,
 	OPT_KATO,
+	OPT_RECONNECT_DELAY,
+	OPT_CTRL_LOSS_TMO,
+	OPT_FAST_IO_FAIL_TMO,
 	OPT_JSON,
 	OPT_LBA,
 	OPT_BLOCKS,
@@ -525,6 +531,9 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 		{ "ddgst", no_argument, NULL, OPT_DDGST },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "kato", required_argument, NULL, OPT_KATO },
+		{ "reconnect-delay", required_argument, NULL, OPT_RECONNECT_DELAY },
+		{ "ctrl-loss-tmo", required_argument, NULL, OPT_CTRL_LOSS_TMO },
+		{ "fast-io-fail-tmo", required_argument, NULL, OPT_FAST_IO_FAIL_TMO },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -586,6 +595,22 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 			break;
 		case OPT_KATO:
 			c->opts.kato_ms = (unsigned int)parse_u64(c, "--kato", optarg, 3600000);
+			break;
+		case OPT_RECONNECT_DELAY:
+			c->opts.reconnect_delay =
+				(int)parse_u64(c, "--reconnect-delay", optarg, 86400);
+			break;
+		case OPT_CTRL_LOSS_TMO:
+			c->opts.ctrl_loss_tmo = strcmp(optarg, "-1") == 0
+							? -1
+							: (int)parse_u64(c, "--ctrl-loss-tmo", optarg,
+									 86400 * 365);
+			break;
+		case OPT_FAST_IO_FAIL_TMO:
+			c->opts.fast_io_fail_tmo = strcmp(optarg, "-1") == 0
+							   ? -1
+							   : (int)parse_u64(c, "--fast-io-fail-tmo",
+									    optarg, 86400 * 365);
 			break;
 		case 'v':
 			c->verbose++;

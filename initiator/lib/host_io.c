@@ -50,7 +50,7 @@ static int check_ns(struct nvmeof_qpair *qp, struct nvmeof_ns *ns)
 {
 	if (!qp || !ns || ns->ctrlr != qp->ctrlr || qp->qid == 0)
 		return -EINVAL;
-	if (qp->state != QP_READY)
+	if (!qpair_accepts(qp))
 		return -ENOTCONN;
 	return 0;
 }
@@ -216,7 +216,7 @@ static int sync_make_room(struct nvmeof_qpair *qp)
 
 	if (qpair_poll(qp, POLLIN | POLLOUT, 0) < 0)
 		return qp->err ? qp->err : -ENOTCONN;
-	if (TAILQ_EMPTY(&qp->free_ureqs))
+	if (qp->nr_ureqs >= qp->nreqs)
 		poll(&pfd, 1, 10);
 	return 0;
 }

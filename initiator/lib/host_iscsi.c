@@ -150,6 +150,7 @@ static void iscsi_qpair_close(struct nvmeof_qpair *qp)
 	TAILQ_INIT(&iq->windowq);
 	iq->rx_state = ISCSI_RX_DEAD;
 	iq->rx_task = NULL;
+	iq->rpos = iq->rlen = 0; /* a reconnect starts with an empty staging buffer */
 	for (int i = 0; i < ISCSI_CTL_PDUS; i++)
 		iq->ctl[i].queued = false;
 	if (iq->tasks)

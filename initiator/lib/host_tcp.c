@@ -899,11 +899,18 @@ int host_tcp_qpair_connect_fd(struct nvmeof_qpair *qp, int fd, int timeout_ms)
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
 		return set_error(-errno, "fcntl: %s", strerror(errno));
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	tq->slots = calloc(qp->nreqs, sizeof(*tq->slots));
-	tq->rbuf = malloc(HOST_TCP_RBUF_SIZE);
+	/* A reconnect reuses the slots and the staging buffer of the lost connection. */
+	if (!tq->slots)
+		tq->slots = calloc(qp->nreqs, sizeof(*tq->slots));
+	else
+		memset(tq->slots, 0, qp->nreqs * sizeof(*tq->slots));
+	if (!tq->rbuf)
+		tq->rbuf = malloc(HOST_TCP_RBUF_SIZE);
 	if (!tq->slots || !tq->rbuf)
 		return set_error(-ENOMEM, "out of memory");
 	TAILQ_INIT(&tq->sendq);
+	memset(&tq->rx, 0, sizeof(tq->rx));
+	tq->rpos = tq->rlen = 0;
 	tq->rx.state = HOST_TCP_RX_CH;
 	tq->icdata_max = qp->qid == 0 ? HOST_TCP_ADMIN_ICDATA : 0;
 	return host_tcp_handshake(tq, now_ms() + (uint64_t)timeout_ms);

@@ -120,6 +120,8 @@ enum qpair_state {
 	QP_READY,	/* commands may be submitted */
 	QP_FAILED,	/* transport error, timeout or controller termination: no more I/O */
 	QP_CLOSED,	/* closed on purpose (disconnect) */
+	QP_RECONNECT,	/* connection lost, the controller is recovering: I/O is held
+			   (requeue, pending) until this queue pair connects again */
 };
 
 struct nvmeof_qpair {
@@ -148,6 +150,12 @@ struct nvmeof_qpair {
 	uint32_t timeout_ms;	    /* per command, 0 = none */
 	uint32_t max_xfer;	    /* bytes per command (MDTS), 0 = no limit */
 	bool in_callbacks;
+	/* Reconnect: commands that were on the wire when the connection was lost, in issue
+	 * order, sent again once the queue pair is back; the controller epoch this queue
+	 * pair was connected in; set while a reconnect attempt runs on it. */
+	struct req_list requeue;
+	uint32_t epoch;
+	bool reconnecting;
 	TAILQ_ENTRY(nvmeof_qpair) link; /* ctrlr->io_qpairs */
 	/* Translation timing (qpair_xlate_begin/end): calls, how many were timed, their ticks. */
 	uint64_t xlate_calls, xlate_sampled, xlate_ticks;
@@ -199,6 +207,17 @@ void qpair_fail(struct nvmeof_qpair *qp, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Close on purpose (disconnect/free): commands still outstanding complete -ECANCELED. */
 void qpair_close(struct nvmeof_qpair *qp);
+/* Transport I/O possible (connecting or ready), and submissions accepted (also while
+ * held for a reconnect). */
+bool qpair_usable(const struct nvmeof_qpair *qp);
+bool qpair_accepts(const struct nvmeof_qpair *qp);
+/* Reconnect support (qpair.c): send the requeued commands on the new connection; fail
+ * every held command with the Host Pathing Error status (DNR clear); fail everything
+ * and end in QP_FAILED with @fmt as the reason. */
+int qpair_resend(struct nvmeof_qpair *qp);
+void qpair_fail_held(struct nvmeof_qpair *qp);
+void qpair_give_up(struct nvmeof_qpair *qp, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* A completion as a sync result: -errno, positive status, or 0. */
 int cpl_result(const struct nvmeof_cpl *cpl);
 
@@ -266,7 +285,31 @@ struct nvmeof_ctrlr {
 
 	struct nvmeof_ns *ns;		/* active namespaces, NSID order */
 	unsigned int nr_ns;
+
+	/* Reconnect (host_ctrlr.c). state and epoch are read without a lock by the queue
+	 * pairs' threads; changes go through ctrlr_set_state() under state_lock. */
+	pthread_mutex_t state_lock;	/* recursive: the state callback may read stats */
+	enum nvmeof_ctrlr_state state;
+	uint32_t epoch;			/* bumped at every reset */
+	uint64_t outage_start;		/* now_ms() when the current outage began */
+	uint64_t next_attempt;		/* now_ms() of the next reconnect attempt */
+	bool fast_fail;			/* fast_io_fail_tmo passed in this outage */
+	nvmeof_state_fn state_fn;
+	void *state_arg;
+	struct nvmeof_ctrlr_stats stats;
 };
+
+/* A queue pair of @ctrlr connected in @epoch lost its connection: reset the controller
+ * (LIVE -> RESETTING) unless that already happened for this epoch. */
+void ctrlr_conn_lost(struct nvmeof_ctrlr *ctrlr, uint32_t epoch, const char *why);
+/* From qpair_poll() of an I/O queue pair: follow the controller's resets (tear down a
+ * connection of an older epoch, reconnect once the controller is live again, fail
+ * held I/O when fast_io_fail_tmo or ctrl_loss_tmo passed). */
+void ctrlr_qpair_recover(struct nvmeof_qpair *qp);
+/* Milliseconds until a queue pair held for a reconnect needs service (-1: none). */
+int ctrlr_recover_timeout_ms(struct nvmeof_ctrlr *ctrlr, const struct nvmeof_qpair *qp);
+/* The NVMe status (NVMEOF_STATUS form) held I/O fails with: Host Pathing Error. */
+#define QPAIR_HOST_PATH_ERROR NVMEOF_STATUS(NVMEOF_SCT_PATH, 0x70)
 
 /* Keep the admin queue alive from a blocking wait on another queue (try-lock); returns
  * ms until it should be called again (-1: no keep-alive). */

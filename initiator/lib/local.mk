@@ -117,3 +117,12 @@ tests_unit_initiator_lib_host_iscsi_ctrlr_ut_SOURCES = tests/unit/initiator/lib/
 tests_unit_initiator_lib_host_iscsi_ctrlr_ut_CFLAGS = $(iscsi_ut_cflags)
 tests_unit_initiator_lib_host_iscsi_ctrlr_ut_LDADD = $(initiator_ut_libs)
 
+
+# Reconnect (host_ctrlr.c recovery, qpair.c requeue) against both fakes.
+check_PROGRAMS += tests/unit/initiator/lib/host_reconnect_ut
+TESTS += tests/unit/initiator/lib/host_reconnect_ut
+tests_unit_initiator_lib_host_reconnect_ut_SOURCES = tests/unit/initiator/lib/host_reconnect_ut.c \
+	tests/unit/initiator/lib/fake_ctrlr.c tests/unit/initiator/lib/fake_ctrlr.h \
+	tests/unit/initiator/lib/fake_target.c tests/unit/initiator/lib/fake_target.h $(iscsi_ut_fake)
+tests_unit_initiator_lib_host_reconnect_ut_CFLAGS = $(iscsi_ut_cflags)
+tests_unit_initiator_lib_host_reconnect_ut_LDADD = $(initiator_ut_libs)

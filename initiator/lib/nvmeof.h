@@ -117,6 +117,13 @@ struct nvmeof_opts {
 	unsigned int connect_timeout_ms; /* per connection and handshake (default 10000) */
 	unsigned int admin_timeout_ms;	 /* per admin command (default 10000) */
 	unsigned int io_timeout_ms;	 /* per I/O command, 0 = none (default 30000) */
+	/* Reconnect after a lost connection (see "Reconnect" below), in seconds as
+	 * nvme-cli names them: */
+	int reconnect_delay;	 /* between attempts, >= 0 (default 2; Linux uses 10) */
+	int ctrl_loss_tmo;	 /* give up after this long, -1 never, 0 no reconnect
+				    (default 600) */
+	int fast_io_fail_tmo;	 /* fail held I/O after this long, -1 off: hold it until
+				    ctrl_loss_tmo (default -1) */
 };
 
 /* Fill @opts with the defaults. */
@@ -315,6 +322,62 @@ int nvmeof_deallocate_sync(struct nvmeof_qpair *qp, struct nvmeof_ns *ns, uint64
 int nvmeof_flush_sync(struct nvmeof_qpair *qp, struct nvmeof_ns *ns);
 /* Block until every outstanding command on @qp has completed (callbacks run). */
 int nvmeof_qpair_drain(struct nvmeof_qpair *qp);
+
+/* ---- Reconnect ----------------------------------------------------------------------- */
+/*
+ * When a queue pair's connection fails (the target closed it, a TermReq, a command or
+ * Keep Alive timed out) the controller is reset and reconnected the way the Linux host
+ * does it: every queue pair's connection is torn down, and after opts->reconnect_delay
+ * seconds the admin queue connects again (Fabrics Connect, enable; for iSCSI a new login
+ * with the same ISID and TSIH 0, which reinstates the session at ErrorRecoveryLevel 0),
+ * then each I/O queue pair connects again the next time its owner services it.
+ *
+ * While the controller is not live, I/O is held: commands that were on the wire are
+ * requeued and sent again, with the same data, on the new connection (a write may thus
+ * reach the medium twice; block writes are idempotent, so the result is the same; a
+ * Compare or Write Zeroes is equally safe, a pass-through command may not be), and new
+ * submissions wait. After opts->fast_io_fail_tmo seconds of outage (if set), held and
+ * new I/O completes with status Host Pathing Error (NVMEOF_SCT_PATH, SC 0x70, DNR clear:
+ * another path may succeed). After opts->ctrl_loss_tmo seconds the controller is DELETED:
+ * everything completes with that status and the queue pairs fail (-ENOTCONN for new
+ * submissions). Admin commands are not held: they fail with -ENOTCONN while reconnecting.
+ *
+ * The event loop sees a queue pair without a connection: nvmeof_qpair_get_fd() is -1
+ * and nvmeof_qpair_which_events() 0 until it is back (fetch the fd again after each
+ * service call: it changes), nvmeof_qpair_timeout_ms() says when to call service, and
+ * service returns 0, not an error, while I/O is held. A reconnect attempt blocks the
+ * calling thread for at most opts->connect_timeout_ms per connection.
+ */
+enum nvmeof_ctrlr_state {
+	NVMEOF_CTRLR_NEW,	 /* nvmeof_ctrlr_connect() is bringing it up */
+	NVMEOF_CTRLR_LIVE,	 /* connected; I/O flows */
+	NVMEOF_CTRLR_RESETTING,	 /* a connection failed: queues are being torn down */
+	NVMEOF_CTRLR_CONNECTING, /* waiting for the next attempt, or reconnecting */
+	NVMEOF_CTRLR_DELETED,	 /* gave up (ctrl_loss_tmo) or disconnected: final */
+};
+
+const char *nvmeof_ctrlr_state_name(enum nvmeof_ctrlr_state state);
+enum nvmeof_ctrlr_state nvmeof_ctrlr_get_state(const struct nvmeof_ctrlr *ctrlr);
+
+/* Called at every state change, from whichever thread serviced the queue pair that saw
+ * it. It may read the state and the statistics; it must not call anything else of the
+ * library. */
+typedef void (*nvmeof_state_fn)(struct nvmeof_ctrlr *ctrlr, enum nvmeof_ctrlr_state old_state,
+				enum nvmeof_ctrlr_state new_state, void *arg);
+void nvmeof_ctrlr_set_state_fn(struct nvmeof_ctrlr *ctrlr, nvmeof_state_fn fn, void *arg);
+
+struct nvmeof_ctrlr_stats {
+	uint64_t outages;		/* connection losses (LIVE -> RESETTING) */
+	uint64_t reconnects;		/* successful reconnects (back to LIVE) */
+	uint64_t reconnect_attempts;	/* including the failed ones */
+	uint64_t requeued;		/* commands sent again after a reconnect */
+	uint64_t failed_held;		/* held commands failed (fast_io_fail, ctrl loss) */
+	uint64_t last_outage_ms;	/* duration of the last outage that ended */
+	uint64_t total_outage_ms;	/* of every outage that ended */
+	uint64_t current_outage_ms;	/* 0 while live */
+};
+int nvmeof_ctrlr_get_stats(struct nvmeof_ctrlr *ctrlr, struct nvmeof_ctrlr_stats *st);
+#define NVMEOF_HAVE_RECONNECT 1
 
 /* ---- Statistics and transport settings ----------------------------------------------- */
 /* Counters of a queue pair since it was connected. */

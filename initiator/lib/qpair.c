@@ -15,12 +15,13 @@
 
 static const char *const qp_state_names[] = {
 	[QP_INIT] = "init",	    [QP_CONNECTING] = "connecting", [QP_READY] = "ready",
-	[QP_FAILED] = "failed", [QP_CLOSED] = "closed",
+	[QP_FAILED] = "failed", [QP_CLOSED] = "closed",	    [QP_RECONNECT] = "reconnect",
 };
 
 void qpair_set_state(struct nvmeof_qpair *qp, enum qpair_state state)
 {
-	/* Failed and closed are final; everything else moves forward. */
+	/* Failed and closed are final; everything else moves forward, except that a queue
+	 * pair held for a reconnect connects again (reconnect -> connecting -> ready). */
 	if (qp->state == QP_FAILED || qp->state == QP_CLOSED) {
 		if (state != QP_CLOSED)
 			return;
@@ -35,6 +36,16 @@ static bool qp_usable(const struct nvmeof_qpair *qp)
 	return qp->state == QP_READY || qp->state == QP_CONNECTING;
 }
 
+bool qpair_usable(const struct nvmeof_qpair *qp)
+{
+	return qp_usable(qp);
+}
+
+bool qpair_accepts(const struct nvmeof_qpair *qp)
+{
+	return qp_usable(qp) || qp->state == QP_RECONNECT;
+}
+
 int qpair_init(struct nvmeof_qpair *qp, struct nvmeof_ctrlr *ctrlr, uint16_t qid,
 	       uint16_t nreqs, uint32_t timeout_ms)
 {
@@ -43,7 +54,7 @@ int qpair_init(struct nvmeof_qpair *qp, struct nvmeof_ctrlr *ctrlr, uint16_t qid
 	qp->state = QP_INIT;
 	qp->timeout_ms = timeout_ms;
 	qp->nreqs = nreqs;
-	qp->nureqs = nreqs;
+	qp->nureqs = (uint16_t)(nreqs + 1); /* one kept for Fabrics Connect on a reconnect */
 	qp->slot_bits = 1;
 	while ((1u << qp->slot_bits) < nreqs)
 		qp->slot_bits++;
@@ -51,6 +62,7 @@ int qpair_init(struct nvmeof_qpair *qp, struct nvmeof_ctrlr *ctrlr, uint16_t qid
 		return -EINVAL;
 	TAILQ_INIT(&qp->free_reqs);
 	TAILQ_INIT(&qp->outstanding);
+	TAILQ_INIT(&qp->requeue);
 	TAILQ_INIT(&qp->free_ureqs);
 	TAILQ_INIT(&qp->pending);
 	TAILQ_INIT(&qp->done);
@@ -141,7 +153,8 @@ struct nvmeof_ureq *ureq_get(struct nvmeof_qpair *qp)
 {
 	struct nvmeof_ureq *u = TAILQ_FIRST(&qp->free_ureqs);
 
-	if (!u)
+	/* The last one is for the Fabrics Connect of a queue pair full of held I/O. */
+	if (!u || (qp->nr_ureqs >= qp->nreqs && qp->state != QP_CONNECTING))
 		return NULL;
 	TAILQ_REMOVE(&qp->free_ureqs, u, link);
 	u->cb = NULL;
@@ -212,6 +225,14 @@ static void qpair_issue(struct nvmeof_qpair *qp)
 
 	while (qp_usable(qp) && (u = TAILQ_FIRST(&qp->pending)) &&
 	       (req = TAILQ_FIRST(&qp->free_reqs))) {
+		/* Before Fabrics Connect completes only Fabrics commands may go: I/O held
+		 * across a reconnect waits until the queue pair is ready. */
+		if (qp->state == QP_CONNECTING) {
+			while (u && u->tmpl.opc != NVME_ADMIN_FABRICS)
+				u = TAILQ_NEXT(u, link);
+			if (!u)
+				return;
+		}
 		rc = issue_one(qp, u, req);
 		if (rc) {
 			qpair_fail(qp, rc, "cannot send command: %s", strerror(-rc));
@@ -220,9 +241,23 @@ static void qpair_issue(struct nvmeof_qpair *qp)
 	}
 }
 
+static bool qp_fast_failing(const struct nvmeof_qpair *qp)
+{
+	return qp->state == QP_RECONNECT && qp->ctrlr &&
+	       __atomic_load_n(&qp->ctrlr->fast_fail, __ATOMIC_ACQUIRE);
+}
+
 void ureq_submit(struct nvmeof_qpair *qp, struct nvmeof_ureq *u)
 {
 	qp->nr_ureqs++;
+	if (qp_fast_failing(qp)) {
+		/* fast_io_fail_tmo has passed: new I/O fails instead of waiting. */
+		u->left = 0;
+		u->cpl.status = QPAIR_HOST_PATH_ERROR;
+		u->cpl.dnr = false;
+		TAILQ_INSERT_TAIL(&qp->done, u, link);
+		return;
+	}
 	TAILQ_INSERT_TAIL(&qp->pending, u, link);
 	qpair_issue(qp);
 }
@@ -289,9 +324,22 @@ int qpair_complete_cqe(struct nvmeof_qpair *qp, const struct nvme_cpl *cqe)
 	return 0;
 }
 
-/* Fail everything; @culprit (may be NULL) gets @culprit_err, the rest @err. */
-static void qpair_fail_all(struct nvmeof_qpair *qp, struct nvmeof_req *culprit, int culprit_err,
-			   int err)
+/* Requeued commands back on the outstanding list (to be completed or sent). */
+static void requeue_to_outstanding(struct nvmeof_qpair *qp)
+{
+	struct nvmeof_req *req;
+
+	while ((req = TAILQ_FIRST(&qp->requeue))) {
+		TAILQ_REMOVE(&qp->requeue, req, link);
+		TAILQ_INSERT_TAIL(&qp->outstanding, req, link);
+		qp->nr_outstanding++;
+	}
+}
+
+/* Fail everything; @culprit (may be NULL) gets @culprit_err, the rest @err, or the
+ * status of @cqe when @cqe is set. */
+static void qpair_fail_all_cqe(struct nvmeof_qpair *qp, struct nvmeof_req *culprit,
+			       int culprit_err, int err, const struct nvme_cpl *cqe)
 {
 	struct nvmeof_ureq *u;
 	struct nvmeof_req *req;
@@ -299,24 +347,158 @@ static void qpair_fail_all(struct nvmeof_qpair *qp, struct nvmeof_req *culprit, 
 	while ((u = TAILQ_FIRST(&qp->pending))) {
 		TAILQ_REMOVE(&qp->pending, u, link);
 		u->left = 0;
-		if (!u->cpl.err && !u->cpl.status)
-			u->cpl.err = err;
+		if (!u->cpl.err && !u->cpl.status) {
+			if (cqe) {
+				u->cpl.status = cqe_status(cqe);
+				u->cpl.dnr = false;
+			} else {
+				u->cpl.err = err;
+			}
+		}
 		if (u->inflight == 0)
 			TAILQ_INSERT_TAIL(&qp->done, u, link);
 	}
 	if (culprit)
 		req_complete(culprit, NULL, culprit_err);
+	requeue_to_outstanding(qp);
 	while ((req = TAILQ_FIRST(&qp->outstanding)))
-		req_complete(req, NULL, err);
+		req_complete(req, cqe, cqe ? 0 : err);
+}
+
+static void qpair_fail_all(struct nvmeof_qpair *qp, struct nvmeof_req *culprit, int culprit_err,
+			   int err)
+{
+	qpair_fail_all_cqe(qp, culprit, culprit_err, err, NULL);
+}
+
+static void host_path_cqe(struct nvme_cpl *cqe)
+{
+	memset(cqe, 0, sizeof(*cqe));
+	/* Status field: phase bit 0, SC bits 8:1, SCT bits 11:9, DNR bit 15 clear. */
+	put_le16(&cqe->status, (uint16_t)(NVMEOF_SC(QPAIR_HOST_PATH_ERROR) << 1 |
+					  NVMEOF_SCT(QPAIR_HOST_PATH_ERROR) << 9));
+}
+
+void qpair_fail_held(struct nvmeof_qpair *qp)
+{
+	struct nvme_cpl cqe;
+	unsigned int n = qp->nr_outstanding;
+
+	host_path_cqe(&cqe);
+	for (struct nvmeof_req *r = TAILQ_FIRST(&qp->requeue); r; r = TAILQ_NEXT(r, link))
+		n++;
+	for (struct nvmeof_ureq *u = TAILQ_FIRST(&qp->pending); u; u = TAILQ_NEXT(u, link))
+		n++;
+	if (qp->ctrlr && n) {
+		pthread_mutex_lock(&qp->ctrlr->state_lock);
+		qp->ctrlr->stats.failed_held += n;
+		pthread_mutex_unlock(&qp->ctrlr->state_lock);
+	}
+	qpair_fail_all_cqe(qp, NULL, 0, 0, &cqe);
+}
+
+void qpair_give_up(struct nvmeof_qpair *qp, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (qp->state == QP_FAILED || qp->state == QP_CLOSED)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(qp->errmsg, sizeof(qp->errmsg), fmt, ap);
+	va_end(ap);
+	qp->err = err;
+	if (qp->state != QP_RECONNECT)
+		qp->ops->qpair_close(qp);
+	qpair_fail_held(qp);
+	qpair_set_state(qp, QP_FAILED);
+}
+
+/* The connection is gone but the controller will be reconnected: keep the commands. */
+static void qpair_hold(struct nvmeof_qpair *qp, struct nvmeof_req *culprit, int err)
+{
+	struct nvmeof_req *req;
+	uint32_t epoch = qp->epoch;
+
+	qpair_set_state(qp, QP_RECONNECT);
+	qp->ops->qpair_close(qp);
+	if (qp->qid == 0) {
+		/* Admin commands are not held: the controller they were meant for is gone. */
+		qpair_fail_all(qp, culprit, err, err);
+	} else {
+		(void)culprit; /* a timed-out command is sent again like the others */
+		while ((req = TAILQ_FIRST(&qp->outstanding))) {
+			TAILQ_REMOVE(&qp->outstanding, req, link);
+			qp->nr_outstanding--;
+			req->deadline = 0;
+			TAILQ_INSERT_TAIL(&qp->requeue, req, link);
+		}
+	}
+	ctrlr_conn_lost(qp->ctrlr, epoch, qp->errmsg);
+}
+
+/* Whether a failure of @qp is held for a reconnect rather than final. */
+static bool qp_may_hold(const struct nvmeof_qpair *qp)
+{
+	const struct nvmeof_ctrlr *c = qp->ctrlr;
+	enum nvmeof_ctrlr_state st;
+
+	if (!c || c->opts.ctrl_loss_tmo == 0 || qp->state != QP_READY)
+		return false;
+	st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+	return st != NVMEOF_CTRLR_NEW && st != NVMEOF_CTRLR_DELETED;
+}
+
+int qpair_resend(struct nvmeof_qpair *qp)
+{
+	struct nvmeof_req *req;
+	unsigned int n = 0;
+	int rc;
+
+	while ((req = TAILQ_FIRST(&qp->requeue))) {
+		TAILQ_REMOVE(&qp->requeue, req, link);
+		req->deadline = qp->timeout_ms ? now_ms() + qp->timeout_ms : 0;
+		TAILQ_INSERT_TAIL(&qp->outstanding, req, link);
+		qp->nr_outstanding++;
+		n++;
+		rc = qp->ops->submit(qp, req);
+		if (rc) {
+			qpair_fail(qp, rc, "cannot send command again: %s", strerror(-rc));
+			return rc;
+		}
+	}
+	if (n && qp->ctrlr) {
+		nlog_info("queue %u: %u commands sent again", qp->qid, n);
+		pthread_mutex_lock(&qp->ctrlr->state_lock);
+		qp->ctrlr->stats.requeued += n;
+		pthread_mutex_unlock(&qp->ctrlr->state_lock);
+	}
+	qpair_issue(qp);
+	return 0;
 }
 
 static void qpair_vfail(struct nvmeof_qpair *qp, struct nvmeof_req *culprit, int culprit_err,
 			int err, const char *fmt, va_list ap)
 {
-	if (qp->state == QP_FAILED || qp->state == QP_CLOSED)
+	if (qp->state == QP_FAILED || qp->state == QP_CLOSED || qp->state == QP_RECONNECT)
 		return;
 	vsnprintf(qp->errmsg, sizeof(qp->errmsg), fmt, ap);
 	qp->err = err;
+	if (qp->reconnecting) {
+		/* A reconnect attempt failed: only its own commands (Connect) fail. */
+		nlog_warn("queue %u: %s", qp->qid, qp->errmsg);
+		qpair_set_state(qp, QP_RECONNECT);
+		qp->ops->qpair_close(qp);
+		if (culprit)
+			req_complete(culprit, NULL, culprit_err);
+		while (!TAILQ_EMPTY(&qp->outstanding))
+			req_complete(TAILQ_FIRST(&qp->outstanding), NULL, err);
+		return;
+	}
+	if (qp_may_hold(qp)) {
+		nlog_warn("queue %u: %s; reconnecting", qp->qid, qp->errmsg);
+		qpair_hold(qp, culprit, culprit ? culprit_err : err);
+		return;
+	}
 	qpair_set_state(qp, QP_FAILED);
 	nlog_err("queue %u: %s", qp->qid, qp->errmsg);
 	qp->ops->qpair_close(qp);
@@ -344,7 +526,7 @@ static void qpair_fail_req(struct nvmeof_qpair *qp, struct nvmeof_req *culprit,
 
 void qpair_close(struct nvmeof_qpair *qp)
 {
-	if (qp->state != QP_FAILED && qp->state != QP_CLOSED)
+	if (qp->state != QP_FAILED && qp->state != QP_CLOSED && qp->state != QP_RECONNECT)
 		qp->ops->qpair_close(qp);
 	qpair_set_state(qp, QP_CLOSED);
 	qpair_fail_all(qp, NULL, 0, -ECANCELED);
@@ -391,6 +573,11 @@ int qpair_poll(struct nvmeof_qpair *qp, short revents, unsigned int max)
 {
 	unsigned int n;
 
+	if (qp->ctrlr && qp != qp->ctrlr->admin && qp->qid != 0 &&
+	    (qp->state == QP_RECONNECT ||
+	     (qp->state == QP_READY &&
+	      qp->epoch != __atomic_load_n(&qp->ctrlr->epoch, __ATOMIC_ACQUIRE))))
+		ctrlr_qpair_recover(qp);
 	if (qp_usable(qp)) {
 		if (revents & (POLLERR | POLLHUP))
 			revents |= POLLIN;
@@ -404,9 +591,15 @@ int qpair_poll(struct nvmeof_qpair *qp, short revents, unsigned int max)
 	/* Send what callbacks and the issue above queued, without waiting for POLLOUT. */
 	if (qp_usable(qp) && (qp->ops->which_events(qp) & POLLOUT))
 		qp->ops->progress(qp, POLLOUT);
-	if (!qp_usable(qp) && n == 0)
+	if (!qp_usable(qp) && n == 0 && qp->state != QP_RECONNECT)
 		return qp->err ? qp->err : -ENOTCONN;
 	return (int)n;
+}
+
+/* Sleep while a queue pair has no connection (reconnect pending), at most 100 ms. */
+static void reconnect_sleep(int tmo)
+{
+	poll(NULL, 0, tmo < 0 || tmo > 100 ? 100 : tmo);
 }
 
 static int min_timeout(int a, int b)
@@ -430,13 +623,17 @@ int qpair_wait(struct nvmeof_qpair *qp, const bool *done)
 		qpair_poll(qp, POLLIN | POLLOUT, 0);
 		if (*done)
 			return 0;
-		if (!qp_usable(qp) && qp->nr_ureqs == 0)
+		if (!qpair_accepts(qp) && qp->nr_ureqs == 0)
 			return qp->err ? qp->err : -ENOTCONN;
 		tmo = nvmeof_qpair_timeout_ms(qp);
 		if (ctrlr && admin)
 			tmo = min_timeout(tmo, ctrlr_keepalive_tick(ctrlr));
 		else if (ctrlr)
 			tmo = min_timeout(tmo, ctrlr_keepalive_poll(ctrlr));
+		if (qp->state == QP_RECONNECT) {
+			reconnect_sleep(tmo);
+			continue;
+		}
 		if (!qp_usable(qp))
 			continue;
 		pfd.fd = qp->ops->get_fd(qp);
@@ -455,7 +652,7 @@ int qpair_submit_cmd(struct nvmeof_qpair *qp, const struct nvme_cmd *sqe,
 {
 	struct nvmeof_ureq *u;
 
-	if (!qp_usable(qp))
+	if (!qp_usable(qp) && !(qp->state == QP_RECONNECT && qp->qid != 0))
 		return -ENOTCONN;
 	if (iovcnt < 0 || iovcnt > NVMEOF_IOV_MAX || (len && !iov))
 		return -EINVAL;
@@ -506,6 +703,7 @@ static int submit_waiting(struct nvmeof_qpair *qp, const struct nvme_cmd *sqe,
 
 		if (qpair_poll(qp, POLLIN | POLLOUT, 0) < 0)
 			return qp->err ? qp->err : -ENOTCONN;
+		pfd.fd = qp->ops->get_fd(qp);
 		poll(&pfd, 1, 10);
 	}
 	return rc;
@@ -568,6 +766,8 @@ int nvmeof_qpair_timeout_ms(const struct nvmeof_qpair *qp)
 
 	if (!TAILQ_EMPTY(&qp->done))
 		return 0;
+	if (qp->state == QP_RECONNECT && qp->ctrlr)
+		return ctrlr_recover_timeout_ms(qp->ctrlr, qp);
 	req = TAILQ_FIRST(&qp->outstanding);
 	if (!req || !req->deadline || !qp_usable(qp))
 		return -1;
@@ -601,12 +801,16 @@ int nvmeof_qpair_drain(struct nvmeof_qpair *qp)
 		qpair_poll(qp, POLLIN | POLLOUT, 0);
 		if (!qp->nr_ureqs)
 			break;
-		/* Once failed, every request is on the done list: the next poll calls back. */
-		if (!qp_usable(qp))
-			continue;
 		tmo = nvmeof_qpair_timeout_ms(qp);
 		if (qp->ctrlr && qp != qp->ctrlr->admin)
 			tmo = min_timeout(tmo, ctrlr_keepalive_poll(qp->ctrlr));
+		if (qp->state == QP_RECONNECT) {
+			reconnect_sleep(tmo);
+			continue;
+		}
+		/* Once failed, every request is on the done list: the next poll calls back. */
+		if (!qp_usable(qp))
+			continue;
 		pfd.fd = qp->ops->get_fd(qp);
 		pfd.events = qp->ops->which_events(qp);
 		pfd.revents = 0;
@@ -614,5 +818,5 @@ int nvmeof_qpair_drain(struct nvmeof_qpair *qp)
 		if (rc < 0 && errno != EINTR)
 			return -errno;
 	}
-	return qp_usable(qp) ? 0 : qp->err;
+	return qpair_accepts(qp) ? 0 : qp->err;
 }

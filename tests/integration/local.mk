@@ -58,3 +58,11 @@ EXTRA_DIST += tests/integration/lib.sh
 # libiscsi's compliance suite against the daemon (skipped without iscsi-test-cu).
 TESTS += tests/integration/iscsi-compliance.sh
 dist_check_SCRIPTS += tests/integration/iscsi-compliance.sh
+
+# Reconnect through target restarts (reconnect.sh): pattern writer and checker.
+check_PROGRAMS += tests/integration/reconnect_client
+tests_integration_reconnect_client_SOURCES = tests/integration/reconnect_client.c
+tests_integration_reconnect_client_CFLAGS = $(HOST_CFLAGS)
+tests_integration_reconnect_client_LDADD = libnvmeof.la
+TESTS += tests/integration/reconnect.sh
+dist_check_SCRIPTS += tests/integration/reconnect.sh

@@ -207,7 +207,29 @@ static void handle(struct conn *c, const uint8_t *pdu, const struct nvme_cmd *sq
 	uint16_t cid = get_le16(&sqe->cid), st = 0;
 	uint32_t dw0 = 0, dw1 = 0, len = get_le32(sqe->dptr.sgl1.length);
 	static __thread uint8_t data[PDU_MAX] __attribute__((aligned(8)));
+	bool silent;
 
+	pthread_mutex_lock(&fc->lock);
+	silent = fc->silent;
+	pthread_mutex_unlock(&fc->lock);
+	if (silent) {
+		ev(fc, "silent opcode 0x%x", sqe->opc);
+		return;
+	}
+	if (sqe->opc == NVME_OPC_WRITE && c->qid != 0) {
+		bool drop;
+
+		pthread_mutex_lock(&fc->lock);
+		drop = fc->drop_at_write && fc->writes + 1 == fc->drop_at_write;
+		if (drop)
+			fc->drop_at_write = 0;
+		pthread_mutex_unlock(&fc->lock);
+		if (drop) {
+			ev(fc, "drop at write");
+			fc_drop_all(fc);
+			return;
+		}
+	}
 	if (sqe->opc == NVME_ADMIN_FABRICS) {
 		const struct nvmf_cmd *f = (const void *)sqe;
 
@@ -227,6 +249,16 @@ static void handle(struct conn *c, const uint8_t *pdu, const struct nvme_cmd *sq
 			ev(fc, "connect qid %u sqsize %u kato %u cntlid 0x%x host %s hostid %s sub %s",
 			   c->qid, get_le16(&cc->sqsize), get_le32(&cc->kato), get_le16(&cd->cntlid),
 			   cd->hostnqn, hostid, cd->subnqn);
+			pthread_mutex_lock(&fc->lock);
+			if (c->qid == 0 && fc->refuse_connects > 0) {
+				fc->refuse_connects--;
+				pthread_mutex_unlock(&fc->lock);
+				ev(fc, "connect refused");
+				fk_send_resp(&c->fk, cid, sc(1, NVME_SC_CONNECT_INVALID_PARAMETERS),
+					     1u << 16 | offsetof(struct nvmf_connect_data, hostnqn), 0);
+				return;
+			}
+			pthread_mutex_unlock(&fc->lock);
 			if (strcmp(cd->subnqn, fc->subnqn) != 0) {
 				st = sc(1, NVME_SC_CONNECT_INVALID_PARAMETERS) | NVME_STATUS_DNR;
 				dw0 = 1u << 16 | offsetof(struct nvmf_connect_data, subnqn);
@@ -414,6 +446,14 @@ int fc_start(struct fake_ctrlr *fc)
 	fc->port = ntohs(sa.sin_port);
 	pthread_create(&fc->acceptor, NULL, accept_main, fc);
 	return 0;
+}
+
+void fc_drop_all(struct fake_ctrlr *fc)
+{
+	pthread_mutex_lock(&fc->lock);
+	for (int i = 0; i < fc->nconns; i++)
+		shutdown(fc->conn_fds[i], SHUT_RDWR);
+	pthread_mutex_unlock(&fc->lock);
 }
 
 void fc_stop(struct fake_ctrlr *fc)

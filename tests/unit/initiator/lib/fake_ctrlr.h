@@ -28,6 +28,10 @@ struct fake_ctrlr {
 	bool no_disconnect;	/* OFCS bit 0 clear: Disconnect not supported */
 	int disc_records;	/* discovery log entries */
 	int disc_bump_once;	/* bump GENCTR after this many discovery log reads (0: never) */
+	/* faults for the host's reconnect (may be changed while running, under lock) */
+	int drop_at_write;	/* the Nth write (1-based) drops every connection unanswered */
+	int refuse_connects;	/* admin Connects still to refuse (sct 1 sc 0x82, DNR clear) */
+	bool silent;		/* answer nothing, keep the sockets open (a hung target) */
 
 	/* state */
 	int lfd;
@@ -50,6 +54,8 @@ struct fake_ctrlr {
 
 int fc_start(struct fake_ctrlr *fc);
 void fc_stop(struct fake_ctrlr *fc);
+/* Drop every connection (as a crashed target would). */
+void fc_drop_all(struct fake_ctrlr *fc);
 /* Index of the first event starting with @prefix at or after @from, or -1. */
 int fc_find(struct fake_ctrlr *fc, const char *prefix, int from);
 int fc_count(struct fake_ctrlr *fc, const char *prefix);

@@ -36,6 +36,7 @@ static int do_connect(struct fake_target *ft, unsigned int nq, unsigned int qd, 
 	o.connect_timeout_ms = 3000;
 	o.admin_timeout_ms = 3000;
 	o.io_timeout_ms = 5000;
+	o.ctrl_loss_tmo = 0; /* these cases check how a fault fails the queue pair */
 	snprintf(uri, sizeof(uri), "iscsi://127.0.0.1:%u/%s/0", ft_port(ft), FT_IQN);
 	return nvmeof_ctrlr_connect(uri, &o, ctrlr);
 }
