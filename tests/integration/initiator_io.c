@@ -3,7 +3,7 @@
  * initiator_io: drives a controller through libnvmeof's public API and checks every byte.
  *
  *   initiator_io URI [--queues N] [--qd N] [--seconds S] [--loose] [--digests]
- *                [--hostnqn NQN]
+ *                [--hostnqn NQN] [--ctrl-loss-tmo S]
  *
  * 1. event loop (one thread, poll() over every queue pair and the admin queue): fill a
  *    region per queue pair with a known pattern, then QD random overlapping-free writes
@@ -468,6 +468,7 @@ int main(int argc, char **argv)
 	unsigned int nq = 4, qd = 32;
 	double seconds = 2;
 	const char *uri = NULL, *hostnqn = NULL;
+	int ctrl_loss_tmo = -2; /* -2: the library's default */
 	uint64_t region;
 	bool digests = false;
 	int rc;
@@ -485,6 +486,8 @@ int main(int argc, char **argv)
 			digests = true;
 		else if (!strcmp(argv[i], "--hostnqn") && i + 1 < argc)
 			hostnqn = argv[++i];
+		else if (!strcmp(argv[i], "--ctrl-loss-tmo") && i + 1 < argc)
+			ctrl_loss_tmo = atoi(argv[++i]);
 		else if (!uri)
 			uri = argv[i];
 		else
@@ -492,7 +495,8 @@ int main(int argc, char **argv)
 	}
 	if (!uri || nq < 1 || nq > MAX_QUEUES || qd < 1 || qd > MAX_QD) {
 		fprintf(stderr, "usage: initiator_io URI [--queues 1-16] [--qd 1-256] "
-				"[--seconds S] [--loose] [--digests] [--hostnqn NQN]\n");
+				"[--seconds S] [--loose] [--digests] [--hostnqn NQN] "
+				"[--ctrl-loss-tmo S]\n");
 		return 2;
 	}
 	nvmeof_opts_init(&opts);
@@ -501,6 +505,8 @@ int main(int argc, char **argv)
 	opts.kato_ms = 10000;
 	opts.hdgst = opts.ddgst = digests;
 	opts.hostnqn = hostnqn;
+	if (ctrl_loss_tmo != -2)
+		opts.ctrl_loss_tmo = ctrl_loss_tmo;
 	rc = nvmeof_ctrlr_connect(uri, &opts, &ctrlr);
 	check(rc == 0, "connect %s with %u I/O queues of depth %u%s%s", uri, nq, qd,
 	      rc ? ": " : "", rc ? nvmeof_last_error() : "");

@@ -51,8 +51,10 @@ fi
 it_ok "target started from a configuration file, port $PORT"
 URI="nvme+tcp://127.0.0.1:$PORT/$NQN"
 
-# H1 runs I/O long enough to be revoked in the middle of it; H2 stays allowed.
-"$IO" "$URI" --queues 2 --qd 16 --seconds 30 --hostnqn "$H1" > "$IT_DIR/h1.log" 2>&1 &
+# H1 runs I/O long enough to be revoked in the middle of it (and does not try to
+# reconnect, so that its I/O fails instead of being held); H2 stays allowed.
+"$IO" "$URI" --queues 2 --qd 16 --seconds 30 --hostnqn "$H1" --ctrl-loss-tmo 0 \
+	> "$IT_DIR/h1.log" 2>&1 &
 h1=$!
 for _ in $(seq 100); do
 	grep -q 'connect .*with 2 I/O queues' "$IT_DIR/h1.log" && break
