@@ -25,6 +25,7 @@ libnvmeof_core_la_SOURCES = \
 	target/core/reservation.c target/core/reservation.h \
 	target/core/fused.c target/core/fused.h \
 	target/core/lba_status.c target/core/lba_status.h \
+	target/core/ana.c target/core/ana.h \
 	target/core/mgmt.c
 libnvmeof_core_la_CFLAGS = $(TARGET_CFLAGS) $(EV_CFLAGS) $(OPENSSL_CFLAGS)
 libnvmeof_core_la_LIBADD = $(OPENSSL_LIBS)

@@ -276,7 +276,8 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 	unsigned int n;
 	int rc;
 
-	if (s->type == NVMF_SUBSYS_DISCOVERY || !o->path || nsid > NVMF_MAX_NAMESPACES) {
+	if (s->type == NVMF_SUBSYS_DISCOVERY || !o->path || nsid > NVMF_MAX_NAMESPACES ||
+	    o->anagrpid > NVMF_ANA_MAX_GRPS) {
 		snprintf(err, errlen, "invalid namespace (nsid %u)", nsid);
 		return -EINVAL;
 	}
@@ -315,6 +316,7 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 		return nsid > NVMF_MAX_NAMESPACES ? -ENOSPC : -EEXIST;
 	}
 	ns->nsid = nsid;
+	ns->anagrpid = o->anagrpid ? o->anagrpid : NVMF_ANA_GRPID_DEFAULT;
 	ns_derive_ids(ns, o);
 	__atomic_store_n(&s->ns[nsid], ns, __ATOMIC_RELEASE);
 	n = collect_ctrlrs(s, &v);
