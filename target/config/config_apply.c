@@ -16,6 +16,7 @@
  * Everything runs on the main thread, as nvmf.h requires for these calls.
  */
 #include "config_file.h"
+#include "config_internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -108,11 +109,13 @@ static void ns_opts(const struct config_ns *ns, struct nvmf_ns_opts *o)
 	memcpy(o->uuid, ns->uuid, sizeof(o->uuid));
 	memcpy(o->eui64, ns->eui64, sizeof(o->eui64));
 	o->enabled = ns->enable;
+	o->anagrpid = ns->ana_grpid;
 }
 
 static bool ns_same(const struct config_ns *x, const struct config_ns *y)
 {
 	return x->enable == y->enable && !strcmp(x->path, y->path) &&
+	       x->ana_grpid == y->ana_grpid &&
 	       x->has_nguid == y->has_nguid && x->has_uuid == y->has_uuid &&
 	       x->has_eui64 == y->has_eui64 && !memcmp(x->nguid, y->nguid, sizeof(x->nguid)) &&
 	       !memcmp(x->uuid, y->uuid, sizeof(x->uuid)) &&
@@ -667,6 +670,8 @@ static int move(struct nvmf_tgt *tgt, const struct tgt_config *old, const struct
 	if (err && errlen)
 		err[0] = '\0';
 	rc = check_live(&a);
+	if (!rc && (rc = config_ana_check(tgt, old, cfg, err, errlen)))
+		log_debug("%s", err);
 	if (rc)
 		return rc; /* nothing touched */
 	rc = grow(&a);
@@ -680,6 +685,7 @@ static int move(struct nvmf_tgt *tgt, const struct tgt_config *old, const struct
 	}
 	free(a.undo);
 	shrink(&a);
+	config_ana_apply(tgt, old, cfg);
 	if (config_add_default_discovery_ports(tgt, derr, sizeof(derr)))
 		log_warn("%s", derr);
 	log_notice("%s %s: namespaces +%u -%u, subsystems +%u -%u, ports +%u -%u", verb,
