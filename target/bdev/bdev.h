@@ -102,6 +102,13 @@ struct bdev {
 	bool persistent;	/* data survives a restart (file/block device) */
 	char path[4096];	/* canonical path for file backends, "" otherwise */
 	void *ctx;		/* backend private */
+	/* The backend's own namespace identity (an RBD image's, say), set by open(); used
+	 * for every identifier the configuration does not give. All zero: none. */
+	struct bdev_ident {
+		uint8_t nguid[16];
+		uint8_t uuid[16];
+		uint8_t eui64[8];
+	} ident;
 };
 
 /*

@@ -193,8 +193,10 @@ static int create_subsys(struct apply_ctx *a, const struct config_subsys *cs, un
 		snprintf(s->serial, sizeof(s->serial), "%s", cs->serial);
 	if (cs->model[0])
 		snprintf(s->model, sizeof(s->model), "%s", cs->model);
-	s->cntlid_min = cs->cntlid_min;
-	s->cntlid_max = cs->cntlid_max;
+	if (cs->cntlid_min && cs->cntlid_max) { /* 0/0: models not from a file keep the default */
+		s->cntlid_min = cs->cntlid_min;
+		s->cntlid_max = cs->cntlid_max;
+	}
 	nvmf_subsys_set_allow_any_host(s, cs->allow_any_host);
 	for (i = 0; i < cs->nallowed_hosts; i++) {
 		rc = nvmf_subsys_add_host(s, cs->allowed_hosts[i]);

@@ -26,6 +26,7 @@ libnvmeof_core_la_SOURCES = \
 	target/core/fused.c target/core/fused.h \
 	target/core/lba_status.c target/core/lba_status.h \
 	target/core/ana.c target/core/ana.h \
+	target/core/ns_ident.c target/core/ns_ident.h \
 	target/core/mgmt.c
 libnvmeof_core_la_CFLAGS = $(TARGET_CFLAGS) $(EV_CFLAGS) $(OPENSSL_CFLAGS)
 libnvmeof_core_la_LIBADD = $(OPENSSL_LIBS)
@@ -39,7 +40,8 @@ CORE_UTS = tests/unit/target/core/ctrlr_ut tests/unit/target/core/fabrics_ut \
 	tests/unit/target/core/admin_ut tests/unit/target/core/log_page_ut \
 	tests/unit/target/core/features_ut tests/unit/target/core/io_ut \
 	tests/unit/target/core/discovery_ut tests/unit/target/core/subsystem_ut \
-	tests/unit/target/core/reservation_ut tests/unit/target/core/dispatch_ut
+	tests/unit/target/core/reservation_ut tests/unit/target/core/dispatch_ut \
+	tests/unit/target/core/ana_ut tests/unit/target/core/identity_ut
 check_PROGRAMS += $(CORE_UTS)
 TESTS += $(CORE_UTS)
 tests_unit_target_core_ctrlr_ut_SOURCES = tests/unit/target/core/ctrlr_ut.c $(CORE_UT_SOURCES)
@@ -72,3 +74,9 @@ tests_unit_target_core_reservation_ut_LDADD = $(CORE_UT_LIBS)
 tests_unit_target_core_dispatch_ut_SOURCES = tests/unit/target/core/dispatch_ut.c $(CORE_UT_SOURCES)
 tests_unit_target_core_dispatch_ut_CFLAGS = $(CORE_UT_CFLAGS)
 tests_unit_target_core_dispatch_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_core_ana_ut_SOURCES = tests/unit/target/core/ana_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_ana_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_ana_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_core_identity_ut_SOURCES = tests/unit/target/core/identity_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_identity_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_identity_ut_LDADD = $(CORE_UT_LIBS)

@@ -159,9 +159,11 @@ void nvmf_local_admin_exec(struct nvmf_req *req);
 
 /* ---- Namespaces ---------------------------------------------------------------------------- */
 /*
- * Namespace identifiers: an identifier not given (has_* false, or all-zero bytes) is
- * derived from SHA-256 of the subsystem NQN, the NSID and the backend (canonical path or
- * spec), so it is stable across restarts and unique across subsystems.
+ * Namespace identifiers: an identifier not given (has_* false, or all-zero bytes) comes
+ * from the backend when it has its own (bdev->ident), else from the target's state
+ * directory (opts.state_dir: generated at random once per subsystem NQN and NSID, kept
+ * across restarts, ns_ident.c), else -- no state directory -- it is derived from SHA-256
+ * of the subsystem NQN, the NSID and the backend (canonical path or spec).
  * @enabled is informational: nvmf_subsys_add_ns() always exports the namespace; callers
  * skip disabled namespaces themselves.
  */

@@ -74,7 +74,7 @@ struct stats_reactor {
 
 /* Commands through one port: its live connections (admin and I/O queues), and the I/O
  * commands it refused for the ANA state of their namespace's group. */
-#define STATS_MAX_PORTS 32
+#define STATS_MAX_PORTS 16
 struct stats_port {
 	uint16_t portid;
 	char trsvcid[32];
