@@ -242,15 +242,16 @@ void *nvmf_ana_log_build(struct nvmf_ctrlr *c, bool rgo, size_t *len)
 	/* Descriptors in group order; at[g]: where group g's next NSID goes. */
 	off = sizeof(*hdr);
 	for (uint32_t g = 1; g <= NVMF_ANA_MAX_GRPS; g++) {
-		struct nvme_ana_group_desc *d = (struct nvme_ana_group_desc *)(buf + off);
+		/* Only 4-byte aligned after an odd NSID count: fields written by offset. */
+		uint8_t *d = buf + off;
 
 		if (!count[g])
 			continue;
-		put_le32(&d->grpid, g);
-		put_le32(&d->nnsids, rgo ? 0 : count[g]);
-		put_le64(&d->chgcnt, chgcnt);
-		d->state = nvmf_ana_get_state(c->port, g);
-		off += sizeof(*d);
+		put_le32(d + offsetof(struct nvme_ana_group_desc, grpid), g);
+		put_le32(d + offsetof(struct nvme_ana_group_desc, nnsids), rgo ? 0 : count[g]);
+		put_le64(d + offsetof(struct nvme_ana_group_desc, chgcnt), chgcnt);
+		d[offsetof(struct nvme_ana_group_desc, state)] = nvmf_ana_get_state(c->port, g);
+		off += sizeof(struct nvme_ana_group_desc);
 		at[g] = (uint32_t)off;
 		if (!rgo)
 			off += count[g] * sizeof(uint32_t);
