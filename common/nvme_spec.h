@@ -965,4 +965,53 @@ enum nvme_resv_type {
 	NVME_RESV_EXCLUSIVE_ACCESS_ALL_REGS = 6,
 };
 
+/* ---- Asymmetric Namespace Access (NVMe Base 2.0, 8.1.3 and 5.16.1.13) ---------------- */
+enum nvme_ana_state {
+	NVME_ANA_OPTIMIZED = 0x01,
+	NVME_ANA_NON_OPTIMIZED = 0x02,
+	NVME_ANA_INACCESSIBLE = 0x03,
+	NVME_ANA_PERSISTENT_LOSS = 0x04,
+	NVME_ANA_CHANGE = 0x0f,
+};
+/* Path Related Status (SCT 3h) */
+#define NVME_SC_ANA_PERSISTENT_LOSS 0x01
+#define NVME_SC_ANA_INACCESSIBLE 0x02
+#define NVME_SC_ANA_TRANSITION 0x03
+/* Identify Controller */
+#define NVME_CTRL_CMIC_MULTI_PORT (1u << 0)
+#define NVME_CTRL_CMIC_ANA (1u << 3)
+#define NVME_CTRL_OAES_ANA_CHANGE (1u << 11)
+#define NVME_CTRL_ANACAP_OPTIMIZED (1u << 0)
+#define NVME_CTRL_ANACAP_NON_OPTIMIZED (1u << 1)
+#define NVME_CTRL_ANACAP_INACCESSIBLE (1u << 2)
+#define NVME_CTRL_ANACAP_PERSISTENT_LOSS (1u << 3)
+#define NVME_CTRL_ANACAP_CHANGE (1u << 4)
+#define NVME_CTRL_ANACAP_GRPID_STATIC (1u << 6) /* ANAGRPID does not change while attached */
+/* Asynchronous Event Configuration: ANA Change Notices */
+#define NVME_AEN_CFG_ANA_CHANGE (1u << 11)
+/* Get Log Page 0Ch: LSP bit 0 = Return Groups Only (CDW10 bit 8) */
+#define NVME_LOG_ANA_LSP_RGO (1u << 8)
+
+/* The page: a header, then NGRPS descriptors, each followed by its NNSIDS NSIDs. */
+struct nvme_ana_log_hdr {
+	uint64_t chgcnt;
+	uint16_t ngrps;
+	uint8_t rsvd10[6];
+};
+static_assert(sizeof(struct nvme_ana_log_hdr) == 16, "ana log header");
+static_assert(offsetof(struct nvme_ana_log_hdr, ngrps) == 8, "ana log ngrps");
+
+struct nvme_ana_group_desc {
+	uint32_t grpid;
+	uint32_t nnsids;
+	uint64_t chgcnt;
+	uint8_t state;		/* bits 3:0 */
+	uint8_t rsvd17[15];
+	/* uint32_t nsids[nnsids] follow */
+};
+static_assert(sizeof(struct nvme_ana_group_desc) == 32, "ana group descriptor");
+static_assert(offsetof(struct nvme_ana_group_desc, nnsids) == 4, "ana desc nnsids");
+static_assert(offsetof(struct nvme_ana_group_desc, chgcnt) == 8, "ana desc chgcnt");
+static_assert(offsetof(struct nvme_ana_group_desc, state) == 16, "ana desc state");
+
 #endif

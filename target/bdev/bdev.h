@@ -140,6 +140,13 @@ struct bdev {
 	void (*resize_hook)(struct bdev *bdev, uint64_t old_size, uint64_t new_size, void *arg);
 	void *resize_arg;
 	void *ctx;		/* backend private */
+	/* The backend's own namespace identity (an RBD image's, say), set by open(); used
+	 * for every identifier the configuration does not give. All zero: none. */
+	struct bdev_ident {
+		uint8_t nguid[16];
+		uint8_t uuid[16];
+		uint8_t eui64[8];
+	} ident;
 };
 
 /*

@@ -16,6 +16,7 @@
  * Everything runs on the main thread, as nvmf.h requires for these calls.
  */
 #include "config_file.h"
+#include "config_internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -108,11 +109,13 @@ static void ns_opts(const struct config_ns *ns, struct nvmf_ns_opts *o)
 	memcpy(o->uuid, ns->uuid, sizeof(o->uuid));
 	memcpy(o->eui64, ns->eui64, sizeof(o->eui64));
 	o->enabled = ns->enable;
+	o->anagrpid = ns->ana_grpid;
 }
 
 static bool ns_same(const struct config_ns *x, const struct config_ns *y)
 {
 	return x->enable == y->enable && !strcmp(x->path, y->path) &&
+	       x->ana_grpid == y->ana_grpid &&
 	       x->has_nguid == y->has_nguid && x->has_uuid == y->has_uuid &&
 	       x->has_eui64 == y->has_eui64 && !memcmp(x->nguid, y->nguid, sizeof(x->nguid)) &&
 	       !memcmp(x->uuid, y->uuid, sizeof(x->uuid)) &&
@@ -190,8 +193,10 @@ static int create_subsys(struct apply_ctx *a, const struct config_subsys *cs, un
 		snprintf(s->serial, sizeof(s->serial), "%s", cs->serial);
 	if (cs->model[0])
 		snprintf(s->model, sizeof(s->model), "%s", cs->model);
-	s->cntlid_min = cs->cntlid_min;
-	s->cntlid_max = cs->cntlid_max;
+	if (cs->cntlid_min && cs->cntlid_max) { /* 0/0: models not from a file keep the default */
+		s->cntlid_min = cs->cntlid_min;
+		s->cntlid_max = cs->cntlid_max;
+	}
 	nvmf_subsys_set_allow_any_host(s, cs->allow_any_host);
 	for (i = 0; i < cs->nallowed_hosts; i++) {
 		rc = nvmf_subsys_add_host(s, cs->allowed_hosts[i]);
@@ -670,6 +675,8 @@ static int move(struct nvmf_tgt *tgt, const struct tgt_config *old, const struct
 	if (err && errlen)
 		err[0] = '\0';
 	rc = check_live(&a);
+	if (!rc && (rc = config_ana_check(tgt, old, cfg, err, errlen)))
+		log_debug("%s", err);
 	if (rc)
 		return rc; /* nothing touched */
 	rc = grow(&a);
@@ -683,6 +690,7 @@ static int move(struct nvmf_tgt *tgt, const struct tgt_config *old, const struct
 	}
 	free(a.undo);
 	shrink(&a);
+	config_ana_apply(tgt, old, cfg);
 	if (config_add_default_discovery_ports(tgt, derr, sizeof(derr)))
 		log_warn("%s", derr);
 	log_notice("%s %s: namespaces +%u -%u, subsystems +%u -%u, ports +%u -%u%s", verb,

@@ -49,7 +49,8 @@ struct config_referral {
 
 struct config_ana_group {
 	uint32_t grpid;
-	char state[32];			/* only "optimized" is accepted */
+	char state[32];			/* nvmet names: optimized, non-optimized, inaccessible,
+					 * persistent-loss, change */
 };
 
 struct config_port {

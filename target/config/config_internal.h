@@ -64,6 +64,11 @@ bool cfg_parse_hex_id(const char *s, uint8_t *out, size_t n);
 bool cfg_printable(const char *s);
 
 /* Sections (config_ports.c, config_subsys.c) */
+/* config_ana.c: ANA group states of @cfg on the running ports (@old: what runs now). */
+int config_ana_check(struct nvmf_tgt *tgt, const struct tgt_config *old,
+		     const struct tgt_config *cfg, char *err, size_t errlen);
+void config_ana_apply(struct nvmf_tgt *tgt, const struct tgt_config *old,
+		      const struct tgt_config *cfg);
 int cfg_parse_port(struct pctx *c, json_object *obj, const char *kp, struct config_port *p);
 int cfg_parse_subsys(struct pctx *c, json_object *obj, const char *kp, struct config_subsys *s);
 /* The "iscsi" extension (config_iscsi.c), after "subsystems": its LUNs are checked

@@ -154,11 +154,16 @@ static int parse_referral(struct pctx *c, json_object *obj, const char *kp,
 	return 0;
 }
 
+/* nvmet's names (core/ana.h has the values). */
+static const char *const ana_states[] = {"optimized", "non-optimized", "inaccessible",
+					  "persistent-loss", "change", NULL};
+
 static int parse_ana_group(struct pctx *c, json_object *obj, const char *kp,
 			   struct config_ana_group *g)
 {
 	json_object *ana;
 	char sub[KP_MAX];
+	unsigned int st;
 	int64_t v;
 	int rc;
 
@@ -183,10 +188,12 @@ static int parse_ana_group(struct pctx *c, json_object *obj, const char *kp,
 	if (rc < 0)
 		return rc;
 	cfg_kp_join(sub, sub, "state");
-	if (strcmp(g->state, "optimized"))
-		return cfg_err(c, -ENOTSUP, sub,
-			       "ANA state \"%s\" is not supported: nvmeof-target reports every "
-			       "path as optimized", g->state);
+	for (st = 0; ana_states[st] && strcmp(ana_states[st], g->state); st++)
+		;
+	if (!ana_states[st])
+		return cfg_err(c, -EINVAL, sub,
+			       "ANA state \"%s\": expected optimized, non-optimized, "
+			       "inaccessible, persistent-loss or change", g->state);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "abort.h"
+#include "ana.h"
 #include "ctrlr.h"
 #include "common/endian.h"
 #include "common/log.h"
@@ -133,6 +134,7 @@ static void identify_ctrl(struct nvmf_req *req, struct nvme_id_ctrl *id)
 	put_le16(&id->awun, 0);
 	put_le16(&id->awupf, 0);
 	put_le16(&id->acwu, 0);
+	nvmf_ana_id_ctrl(id);
 }
 
 static void identify_ns(struct nvmf_req *req, struct nvme_id_ns *id)
@@ -150,6 +152,7 @@ static void identify_ns(struct nvmf_req *req, struct nvme_id_ns *id)
 	id->nlbaf = 0;
 	id->flbas = 0;
 	id->nmic = NVME_NS_NMIC_SHARED;
+	nvmf_ana_id_ns(ns, id);
 	id->dlfeat = NVME_NS_DLFEAT_READ_ZEROES | NVME_NS_DLFEAT_WZ_DEAC;
 	id->rescap = NVMF_RESV_RESCAP;
 	put_le64(&id->nvmcap[0], ns->nblocks << ns->block_shift);

@@ -22,6 +22,8 @@ static uint32_t aen_enabled(const struct nvmf_ctrlr *c)
 		en |= NVMF_AEN_NS_CHANGED;
 	if (c->feat.aec & NVME_AEN_CFG_DISC_CHANGE)
 		en |= NVMF_AEN_DISC_CHANGED;
+	if (c->feat.aec & NVME_AEN_CFG_ANA_CHANGE)
+		en |= NVMF_AEN_ANA_CHANGED;
 	return en;
 }
 
@@ -36,6 +38,9 @@ static void aen_deliver(struct nvmf_ctrlr *c)
 		if (bit == NVMF_AEN_NS_CHANGED)
 			dw0 = nvme_aer_dw0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED,
 					   NVME_LOG_CHANGED_NS);
+		else if (bit == NVMF_AEN_ANA_CHANGED)
+			dw0 = nvme_aer_dw0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_ANA_CHANGE,
+					   NVME_LOG_ANA);
 		else
 			dw0 = nvme_aer_dw0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_DISC_CHANGED,
 					   NVME_LOG_DISCOVERY);

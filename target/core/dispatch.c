@@ -11,6 +11,7 @@
 
 #include <string.h>
 
+#include "ana.h"
 #include "ctrlr.h"
 #include "common/endian.h"
 #include "dispatch.h"
@@ -142,6 +143,12 @@ static uint16_t io_dispatch(struct nvmf_req *req)
 	status = cmd_check_queue(req, d);
 	if (status)
 		return status;
+	/* The path's ANA state, for every command of a namespace (fused pairs included). */
+	if (d->needs & NVMF_NEED_NS) {
+		status = nvmf_ana_io_status(qp, get_le32(&req->cmd.nsid));
+		if (status)
+			return status;
+	}
 	/* The second command of a fused pair must follow the first immediately. */
 	if (req->cmd.flags & NVME_CMD_FUSE_MASK)
 		return nvmf_fused_parse(req);

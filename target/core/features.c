@@ -14,7 +14,7 @@
 #define FEAT_CAP_NS_SPECIFIC (1u << 1)
 #define FEAT_CAP_CHANGEABLE (1u << 2)
 
-#define AEC_NVM_MASK (0xffu | NVME_AEN_CFG_NS_ATTR)
+#define AEC_NVM_MASK (0xffu | NVME_AEN_CFG_NS_ATTR | NVME_AEN_CFG_ANA_CHANGE)
 #define AEC_DISC_MASK NVME_AEN_CFG_DISC_CHANGE
 
 struct feat_desc {

@@ -27,7 +27,9 @@ libnvmeof_core_la_SOURCES = \
 	target/core/lba_status.c target/core/lba_status.h \
 	target/core/mgmt.c \
 	target/core/range_lock.c target/core/range_lock.h \
-	target/core/abort.c target/core/abort.h
+	target/core/abort.c target/core/abort.h \
+	target/core/ana.c target/core/ana.h \
+	target/core/ns_ident.c target/core/ns_ident.h
 libnvmeof_core_la_CFLAGS = $(TARGET_CFLAGS) $(EV_CFLAGS) $(OPENSSL_CFLAGS)
 libnvmeof_core_la_LIBADD = $(OPENSSL_LIBS)
 
@@ -41,7 +43,8 @@ CORE_UTS = tests/unit/target/core/ctrlr_ut tests/unit/target/core/fabrics_ut \
 	tests/unit/target/core/features_ut tests/unit/target/core/io_ut \
 	tests/unit/target/core/discovery_ut tests/unit/target/core/subsystem_ut \
 	tests/unit/target/core/reservation_ut tests/unit/target/core/dispatch_ut \
-	tests/unit/target/core/abort_ut
+	tests/unit/target/core/abort_ut \
+	tests/unit/target/core/ana_ut tests/unit/target/core/identity_ut
 check_PROGRAMS += $(CORE_UTS)
 TESTS += $(CORE_UTS)
 tests_unit_target_core_ctrlr_ut_SOURCES = tests/unit/target/core/ctrlr_ut.c $(CORE_UT_SOURCES)
@@ -86,3 +89,9 @@ tests_unit_target_core_caw_race_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_core_caw_race_ut_LDADD = libnvmeof_core.la libnvmeof_bdev.la \
 	libnvmeof_reactor.la libnvmeof_common.la \
 	$(EV_LIBS) $(URING_LIBS) $(RBD_LIBS) $(OPENSSL_LIBS) $(UT_LIBS)
+tests_unit_target_core_ana_ut_SOURCES = tests/unit/target/core/ana_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_ana_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_ana_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_core_identity_ut_SOURCES = tests/unit/target/core/identity_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_identity_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_identity_ut_LDADD = $(CORE_UT_LIBS)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ana.h"
 #include "ctrlr.h"
 #include "common/endian.h"
 #include "common/log.h"
@@ -183,6 +184,8 @@ static void log_page_exec(struct nvmf_req *req)
 		break;
 	case NVME_LOG_LBA_STATUS:
 		page = log_lba_status(&size);
+	case NVME_LOG_ANA:
+		page = nvmf_ana_log_build(c, cdw10 & NVME_LOG_ANA_LSP_RGO, &size);
 		break;
 	case NVME_LOG_DISCOVERY:
 		page = nvmf_disc_log_build(c->tgt, c->hostnqn, req->qpair, &size);
@@ -203,6 +206,8 @@ static void log_page_exec(struct nvmf_req *req)
 		if (lid == NVME_LOG_CHANGED_NS && !rae) {
 			c->nr_changed_ns = 0;
 			nvmf_ctrlr_aen_clear(c, NVMF_AEN_NS_CHANGED);
+		} else if (lid == NVME_LOG_ANA && !rae) {
+			nvmf_ctrlr_aen_clear(c, NVMF_AEN_ANA_CHANGED);
 		} else if (lid == NVME_LOG_DISCOVERY && !rae) {
 			nvmf_ctrlr_aen_clear(c, NVMF_AEN_DISC_CHANGED);
 		}
@@ -233,6 +238,7 @@ uint16_t nvmf_log_page_parse(struct nvmf_req *req)
 		case NVME_LOG_CHANGED_NS:
 		case NVME_LOG_CMD_EFFECTS:
 		case NVME_LOG_LBA_STATUS:
+		case NVME_LOG_ANA:
 			break;
 		default:
 			return st_invalid_log_page();

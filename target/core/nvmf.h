@@ -33,6 +33,8 @@ struct nvmf_ctrlr;
 #define NVMF_DEFAULT_NQN "nqn.2026-11.io.nvmeof:default"
 #define NVMF_NS_REF_SLOTS 16	     /* per-reactor in-flight counters of a namespace */
 #define NVMF_MODEL_DEFAULT "nvmeof"
+#define NVMF_ANA_MAX_GRPS 1024	     /* ANAGRPMAX = NANAGRPID; group IDs 1..this */
+#define NVMF_ANA_GRPID_DEFAULT 1
 
 /* Target-wide tunables (quick flags or config). */
 struct nvmf_tgt_opts {
@@ -48,6 +50,8 @@ struct nvmf_tgt_opts {
 	uint32_t connect_timeout_ms; /* ICReq and Connect must be done within this (default
 				      * 5000; 0: no deadline) */
 	uint32_t kato_default_ms;    /* when a host asks for KATO 0 on an I/O ctrlr: none */
+	const char *state_dir;	     /* namespace identities kept here (ns_ident.c); NULL:
+				      * none kept, identities derived as without a state dir */
 };
 
 /* ---- Requests --------------------------------------------------------------------------- */
@@ -167,9 +171,11 @@ void nvmf_local_admin_exec(struct nvmf_req *req);
 
 /* ---- Namespaces ---------------------------------------------------------------------------- */
 /*
- * Namespace identifiers: an identifier not given (has_* false, or all-zero bytes) is
- * derived from SHA-256 of the subsystem NQN, the NSID and the backend (canonical path or
- * spec), so it is stable across restarts and unique across subsystems.
+ * Namespace identifiers: an identifier not given (has_* false, or all-zero bytes) comes
+ * from the backend when it has its own (bdev->ident), else from the target's state
+ * directory (opts.state_dir: generated at random once per subsystem NQN and NSID, kept
+ * across restarts, ns_ident.c), else -- no state directory -- it is derived from SHA-256
+ * of the subsystem NQN, the NSID and the backend (canonical path or spec).
  * @enabled is informational: nvmf_subsys_add_ns() always exports the namespace; callers
  * skip disabled namespaces themselves.
  */
@@ -182,6 +188,7 @@ struct nvmf_ns_opts {
 	uint8_t uuid[16];
 	uint8_t eui64[8];
 	bool enabled;
+	uint32_t anagrpid;	   /* ANA group, 1..NVMF_ANA_MAX_GRPS; 0 = group 1 */
 };
 
 /* In-flight I/O counter of one reactor slot (own cache line). */
@@ -199,6 +206,7 @@ struct nvmf_ns {
 	uint8_t nguid[16];
 	uint8_t uuid[16];
 	uint8_t eui64[8];
+	uint32_t anagrpid;	   /* ANA group (ana.c); fixed while the namespace exists */
 	bool removed;		   /* atomic; set before the table slot is cleared */
 	/* Held across in-flight I/O: one counter per reactor slot (reactor id % slots), so
 	 * queues on different reactors do not share a cache line. See nvmf_ns_get(). */
@@ -268,6 +276,13 @@ struct nvmf_port {
 	TAILQ_ENTRY(nvmf_port) link;
 	bool listening;
 	TAILQ_HEAD(, nvmf_qpair) qpairs; /* connections through this port (under tgt->lock) */
+	/* ANA (ana.c): the state of each group on this port, read per I/O command with a
+	 * relaxed atomic load, written on the main thread; the log page change count. */
+	uint8_t ana_state[NVMF_ANA_MAX_GRPS + 1];
+	uint8_t ana_next[NVMF_ANA_MAX_GRPS + 1];  /* state a CHANGE group moves to */
+	uint64_t ana_chgcnt;	   /* atomic */
+	uint64_t ana_change_deadline_ns; /* earliest pending CHANGE -> next (0: none) */
+	uint64_t ana_refused;	   /* atomic: I/O commands answered with an ANA status */
 };
 
 struct nvmf_referral {

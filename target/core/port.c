@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "ana.h"
 #include "ctrlr.h"
 #include "common/log.h"
 #include "reactor/reactor.h"
@@ -97,6 +98,7 @@ struct nvmf_port *nvmf_port_create(struct nvmf_tgt *tgt, const struct nvmf_port_
 	port->in_capsule_size = o->in_capsule_size;
 	port->discovery_only = o->discovery_only;
 	TAILQ_INIT(&port->qpairs);
+	nvmf_ana_port_init(port);
 
 	pthread_mutex_lock(&tgt->lock);
 	if (!portid) {

@@ -18,6 +18,7 @@
 #include "common/endian.h"
 #include "common/log.h"
 #include "reactor/reactor.h"
+#include "ns_ident.h"
 #include "reservation.h"
 
 #define WAIT_CTRLRS_MS 10000
@@ -200,11 +201,12 @@ static bool all_zero(const uint8_t *b, size_t n)
 }
 
 /*
- * NGUID, UUID and EUI-64 from SHA-256(subsystem NQN, NSID, backend path/spec). A backend
- * with a location-independent identity (an RBD image) gives SHA-256(identity) alone, so
- * every gateway exporting the same data reports the same IDs whatever its spec says.
+ * NGUID, UUID and EUI-64 hashed from SHA-256(subsystem NQN, NSID, backend path or spec):
+ * only when the target has no state directory (or it cannot be used). A backend with a
+ * location-independent identity (an RBD image) gives SHA-256(identity) alone, so every
+ * gateway exporting the same data reports the same IDs whatever its spec says.
  */
-static void ns_derive_ids(struct nvmf_ns *ns, const struct nvmf_ns_opts *o)
+static void ns_hash_ids(struct nvmf_ns *ns, const struct nvmf_ns_opts *o)
 {
 	const struct bdev *b = ns->bdev;
 	const char *ident = bdev_identity(b);
@@ -242,6 +244,47 @@ static void ns_derive_ids(struct nvmf_ns *ns, const struct nvmf_ns_opts *o)
 		sha256(buf, off + 5, md);
 		memcpy(ns->eui64, md, 8);
 		ns->eui64[0] = (uint8_t)((ns->eui64[0] | 0x02) & ~0x01); /* local, unicast */
+	}
+}
+
+/* Each identifier from the configuration, else the backend's own (bdev ident, or the
+ * hash of its location-independent identity), else the one kept in the state directory
+ * (generated once), else hashed as above. */
+static void ns_derive_ids(struct nvmf_ns *ns, const struct nvmf_ns_opts *o)
+{
+	const struct bdev_ident *bi = &ns->bdev->ident;
+	const char *dir = ns->subsys->tgt->opts.state_dir;
+	struct nvmf_ns_ident kept;
+	bool have_kept = false;
+	int rc;
+
+	ns_hash_ids(ns, o);
+	/* an RBD image's identity is the same on every gateway: no per-target state */
+	if (dir && dir[0] && !bdev_identity(ns->bdev)) {
+		rc = nvmf_ns_ident_get(dir, ns->subsys->nqn, ns->nsid, &kept);
+		if (rc)
+			log_warn("%s: namespace %u: state directory %s: %s; identifiers hashed "
+				 "from the backend path instead", ns->subsys->nqn, ns->nsid, dir,
+				 strerror(-rc));
+		have_kept = rc == 0;
+	}
+	if (!(o->has_nguid && !all_zero(o->nguid, 16))) {
+		if (!all_zero(bi->nguid, 16))
+			memcpy(ns->nguid, bi->nguid, 16);
+		else if (have_kept)
+			memcpy(ns->nguid, kept.nguid, 16);
+	}
+	if (!(o->has_uuid && !all_zero(o->uuid, 16))) {
+		if (!all_zero(bi->uuid, 16))
+			memcpy(ns->uuid, bi->uuid, 16);
+		else if (have_kept)
+			memcpy(ns->uuid, kept.uuid, 16);
+	}
+	if (!(o->has_eui64 && !all_zero(o->eui64, 8))) {
+		if (!all_zero(bi->eui64, 8))
+			memcpy(ns->eui64, bi->eui64, 8);
+		else if (have_kept)
+			memcpy(ns->eui64, kept.eui64, 8);
 	}
 }
 
@@ -283,7 +326,8 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 	unsigned int n;
 	int rc;
 
-	if (s->type == NVMF_SUBSYS_DISCOVERY || !o->path || nsid > NVMF_MAX_NAMESPACES) {
+	if (s->type == NVMF_SUBSYS_DISCOVERY || !o->path || nsid > NVMF_MAX_NAMESPACES ||
+	    o->anagrpid > NVMF_ANA_MAX_GRPS) {
 		snprintf(err, errlen, "invalid namespace (nsid %u)", nsid);
 		return -EINVAL;
 	}
@@ -323,6 +367,7 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 		return nsid > NVMF_MAX_NAMESPACES ? -ENOSPC : -EEXIST;
 	}
 	ns->nsid = nsid;
+	ns->anagrpid = o->anagrpid ? o->anagrpid : NVMF_ANA_GRPID_DEFAULT;
 	ns_derive_ids(ns, o);
 	__atomic_store_n(&s->ns[nsid], ns, __ATOMIC_RELEASE);
 	n = collect_ctrlrs(s, &v);

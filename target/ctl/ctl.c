@@ -48,6 +48,9 @@ static void usage(FILE *f)
 	      "  listener remove NQN URI\n"
 	      "  controller list [NQN]\n"
 	      "  controller disconnect CNTLID [--nqn NQN]\n"
+	      "  ana set NQN PORTID GRPID STATE  STATE: optimized, non-optimized,\n"
+	      "                    inaccessible, persistent-loss, change (per port, as nvmet)\n"
+	      "  ana list [NQN]\n"
 	      "  log-level [err|warn|notice|info|debug]\n"
 	      "  save [FILE]       FILE: written here (mode 0600 when it holds keys);\n"
 	      "                    no FILE: the daemon rewrites its own -c file\n"
@@ -252,6 +255,23 @@ static void print_controllers(json_object *arr)
 	}
 }
 
+static void print_ana(json_object *arr)
+{
+	printf("%-6s %-8s %-6s %-16s %-8s %s\n", "PORTID", "TRSVCID", "GRPID", "STATE", "REFUSED",
+	       "SUBSYSTEMS");
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *g = json_object_array_get_idx(arr, i), *nqns;
+
+		printf("%-6lld %-8s %-6lld %-16s %-8lld", (long long)jint(g, "portid"),
+		       jget(g, "trsvcid"), (long long)jint(g, "grpid"), jget(g, "ana_state"),
+		       (long long)jint(g, "refused"));
+		if (json_object_object_get_ex(g, "nqns", &nqns))
+			for (size_t j = 0; j < json_object_array_length(nqns); j++)
+				printf(" %s", json_object_get_string(json_object_array_get_idx(nqns, j)));
+		printf("\n");
+	}
+}
+
 /* Write @text to @path through a temporary file: 0600 when it holds secrets, else 0644. */
 static int write_file(const char *path, const char *text, bool secret)
 {
@@ -440,6 +460,18 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 		add_str(p, "cntlid", argv[0]);
 		add_str(p, "nqn", nqn);
 		method = "nvmf_disconnect_controller";
+	} else if (!strcmp(obj, "ana") && !strcmp(verb, "set")) {
+		NEED(4);
+		add_str(p, "nqn", argv[0]);
+		add_str(p, "portid", argv[1]);
+		add_str(p, "grpid", argv[2]);
+		add_str(p, "ana_state", argv[3]);
+		method = "nvmf_subsystem_set_ana_state";
+	} else if (!strcmp(obj, "ana") && !strcmp(verb, "list")) {
+		if (argc > 1)
+			NEED(1);
+		add_str(p, "nqn", argc ? argv[0] : NULL);
+		method = "nvmf_get_ana_states";
 	} else if (!strcmp(obj, "rpc")) {
 		json_object *raw = NULL;
 
@@ -473,6 +505,8 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 		print_subsystems(r);
 	else if (!strcmp(method, "nvmf_get_controllers"))
 		print_controllers(r);
+	else if (!strcmp(method, "nvmf_get_ana_states"))
+		print_ana(r);
 	else if (!strcmp(method, "nvmf_subsystem_add_ns"))
 		printf("namespace %lld\n", (long long)json_object_get_int64(r));
 	else if (!strcmp(method, "nvmf_subsystem_add_listener"))

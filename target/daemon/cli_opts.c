@@ -29,6 +29,7 @@ enum {
 	OPT_PIDFILE,
 	OPT_SYSLOG,
 	OPT_STATS_SOCKET,
+	OPT_STATE_DIR,
 	OPT_MAX_CONN,
 	OPT_MAX_CONNECTING,
 	OPT_CONNECT_TIMEOUT,
@@ -64,6 +65,7 @@ static const struct option long_opts[] = {
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "syslog", no_argument, NULL, OPT_SYSLOG },
 	{ "stats-socket", required_argument, NULL, OPT_STATS_SOCKET },
+	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "control-socket", required_argument, NULL, OPT_CONTROL_SOCKET },
 	{ "no-control-socket", no_argument, NULL, OPT_NO_CONTROL_SOCKET },
 	{ "control-group", required_argument, NULL, OPT_CONTROL_GROUP },
@@ -122,6 +124,8 @@ void cli_usage(FILE *f)
 	      "  --log-file PATH       append the log to PATH (reopened on SIGHUP); the default\n"
 	      "                        with -d and no --syslog is " CLI_DEFAULT_LOG_FILE "\n"
 	      "  --stats-socket PATH   serve counters (JSON lines) on a UNIX socket\n"
+	      "  --state-dir DIR       namespace identities generated once are kept here\n"
+	      "                        (created 0700; default " CLI_DEFAULT_STATE_DIR ")\n"
 	      "  --control-socket PATH JSON-RPC control socket for nvmeof-ctl (default\n"
 	      "                        /run/nvmeof/nvmeof-target.sock)\n"
 	      "  --no-control-socket   no control socket\n"
@@ -350,6 +354,11 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 		return 0;
 	case OPT_SYSLOG:
 		o->syslog = true;
+		return 0;
+	case OPT_STATE_DIR:
+		if (!*arg)
+			return fail(err, errlen, "--state-dir: empty path");
+		o->state_dir = arg;
 		return 0;
 	case OPT_STATS_SOCKET:
 		if (!*arg)

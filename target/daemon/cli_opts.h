@@ -42,6 +42,7 @@ struct cli_opts {
 	const char *pidfile;
 	bool syslog;
 	bool help, version;
+	const char *state_dir;		/* --state-dir DIR (default CLI_DEFAULT_STATE_DIR) */
 	const char *stats_socket;	/* --stats-socket PATH: statistics server (stats.h) */
 	uint32_t max_connections;	/* --max-connections; 0 = default (4096) */
 	uint32_t max_connecting;	/* --max-connecting; 0 = default (1024) */
@@ -55,6 +56,7 @@ struct cli_opts {
 };
 
 #define CLI_DEFAULT_LOG_FILE "/var/log/nvmeof-target.log"
+#define CLI_DEFAULT_STATE_DIR "/var/lib/nvmeof"
 
 
 /*

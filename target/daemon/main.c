@@ -15,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli_opts.h"
 #include "control.h"
 #include "config/config_file.h"
 #include "iscsi/iscsi.h"
 #include "common/log.h"
+#include "core/ana.h"
 #include "core/nvmf.h"
 #include "reactor/reactor.h"
 #include "service.h"
@@ -48,6 +50,7 @@ struct daemon_ctx {
 	struct nvmf_tgt *tgt;
 	struct tgt_config *cfg;
 	ev_signal sigint, sigterm, sighup;
+	ev_timer ana_tick;	     /* ANA groups leaving Change (core/ana.h) */
 	int stop_signal;
 	struct stats_server *stats; /* --stats-socket */
 	struct control_ctx control;  /* --control-socket: acts on cfg */
@@ -326,6 +329,17 @@ static int open_log_file(struct daemon_ctx *d, char *err, size_t errlen)
 }
 
 static void apply_tgt_opts(const struct cli_opts *o, struct nvmf_tgt_opts *t);
+
+static void ana_tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct daemon_ctx *d = w->data;
+	struct timespec ts;
+
+	(void)loop;
+	(void)revents;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	nvmf_ana_tick(d->tgt, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+}
 static void apply_limits(const struct cli_opts *o, const struct tgt_config *cfg,
 			 struct nvmf_tgt_opts *t);
 
@@ -391,6 +405,7 @@ static void hup_cb(struct ev_loop *loop, ev_signal *w, int revents)
 static void apply_tgt_opts(const struct cli_opts *o, struct nvmf_tgt_opts *t)
 {
 	nvmf_tgt_opts_default(t);
+	t->state_dir = o->state_dir ? o->state_dir : CLI_DEFAULT_STATE_DIR;
 	if (o->in_capsule_set)
 		t->in_capsule_size = o->in_capsule;
 	if (o->max_queue_depth)
@@ -574,6 +589,9 @@ int main(int argc, char **argv)
 	ev_signal_start(loop, &d.sigint);
 	ev_signal_start(loop, &d.sigterm);
 	ev_signal_start(loop, &d.sighup);
+	ev_timer_init(&d.ana_tick, ana_tick_cb, 1.0, 1.0);
+	d.ana_tick.data = &d;
+	ev_timer_start(loop, &d.ana_tick);
 
 	if (o.stats_socket) {
 		d.stats = stats_server_start(loop, d.tgt, o.stats_socket, err, sizeof(err));

@@ -216,6 +216,32 @@ static void collect_paths(struct nvmf_tgt *tgt, struct stats_snapshot *snap)
 	pthread_mutex_unlock(&tgt->lock);
 }
 
+static void collect_ports(struct nvmf_tgt *tgt, struct stats_snapshot *snap)
+{
+	struct nvmf_port *port;
+	struct nvmf_qpair *qp;
+
+	pthread_mutex_lock(&tgt->lock);
+	TAILQ_FOREACH (port, &tgt->ports, link) {
+		struct stats_port *sp;
+
+		if (port->discovery_only || snap->nports >= STATS_MAX_PORTS)
+			continue;
+		sp = &snap->port[snap->nports++];
+		sp->portid = port->portid;
+		snprintf(sp->trsvcid, sizeof(sp->trsvcid), "%s", port->trsvcid);
+		sp->ana_refused = __atomic_load_n(&port->ana_refused, __ATOMIC_RELAXED);
+		TAILQ_FOREACH (qp, &port->qpairs, link) {
+			struct nvmf_qpair_stats qs;
+
+			nvmf_stats_read(&qp->stats, &qs);
+			nvmf_stats_add(&sp->io, &qs);
+			sp->qpairs++;
+		}
+	}
+	pthread_mutex_unlock(&tgt->lock);
+}
+
 void stats_collect(struct nvmf_tgt *tgt, struct stats_snapshot *snap)
 {
 	struct timespec ts;
@@ -233,6 +259,7 @@ void stats_collect(struct nvmf_tgt *tgt, struct stats_snapshot *snap)
 	collect_reactors(snap, g_tick.hz0);
 	if (tgt) {
 		collect_paths(tgt, snap);
+		collect_ports(tgt, snap);
 		snap->connections = __atomic_load_n(&tgt->nconnections, __ATOMIC_RELAXED);
 	}
 	nvmf_tcp_get_stats(&snap->tcp);
@@ -323,7 +350,20 @@ int stats_format_json(const struct stats_snapshot *snap, char *buf, size_t len)
 	jpath(&b, "nvme", &snap->nvme);
 	jput(&b, ",");
 	jpath(&b, "scsi", &snap->scsi);
-	jput(&b, "},\"connections\":%u,", snap->connections);
+	jput(&b, "},\"ports\":[");
+	for (unsigned int i = 0; i < snap->nports; i++) {
+		const struct stats_port *p = &snap->port[i];
+
+		jput(&b,
+		     "%s{\"portid\":%u,\"trsvcid\":\"%s\",\"qpairs\":%u,\"read_cmds\":%llu,"
+		     "\"write_cmds\":%llu,\"other_cmds\":%llu,\"read_bytes\":%llu,"
+		     "\"write_bytes\":%llu,\"ana_refused\":%llu}",
+		     i ? "," : "", p->portid, p->trsvcid, p->qpairs,
+		     (unsigned long long)p->io.read_cmds, (unsigned long long)p->io.write_cmds,
+		     (unsigned long long)p->io.other_cmds, (unsigned long long)p->io.read_bytes,
+		     (unsigned long long)p->io.write_bytes, (unsigned long long)p->ana_refused);
+	}
+	jput(&b, "],\"connections\":%u,", snap->connections);
 	jput(&b,
 	     "\"tcp\":{\"accepted\":%llu,\"rejected\":%llu,\"closed\":%llu,\"fatal\":%llu,"
 	     "\"live\":%u,\"connecting\":%u,\"connect_timeouts\":%llu,"

@@ -26,6 +26,7 @@
 
 #include "reactor/reactor.h"
 #include "reactor/xlate_timer.h"
+#include "core/nvmf.h"
 #include "tcp/tcp_transport.h"
 
 struct nvmf_tgt;
@@ -71,6 +72,17 @@ struct stats_reactor {
 	uint64_t xlate_sampled;	/* of which timed in full */
 };
 
+/* Commands through one port: its live connections (admin and I/O queues), and the I/O
+ * commands it refused for the ANA state of their namespace's group. */
+#define STATS_MAX_PORTS 16
+struct stats_port {
+	uint16_t portid;
+	char trsvcid[32];
+	unsigned int qpairs;
+	struct nvmf_qpair_stats io;
+	uint64_t ana_refused;
+};
+
 struct stats_snapshot {
 	uint64_t time_ns;	 /* CLOCK_MONOTONIC when taken */
 	uint64_t uptime_ns;	 /* since the target was created */
@@ -85,6 +97,8 @@ struct stats_snapshot {
 	struct stats_path scsi;	  /* controllers of in-process front ends (iSCSI sessions) */
 	unsigned int connections; /* queue pairs bound to the target, all transports */
 	struct nvmf_tcp_stats tcp;
+	unsigned int nports;	  /* ports listed in port[] (discovery-only ones left out) */
+	struct stats_port port[STATS_MAX_PORTS];
 };
 
 /* Take a snapshot of @tgt (main thread or any thread; takes the core's list locks briefly). */

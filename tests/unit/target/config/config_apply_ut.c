@@ -16,6 +16,7 @@
 
 #include "common/log.h"
 #include "config/config_file.h"
+#include "core/ana.h"
 #include "core/nvmf.h"
 
 /* ---- Fake core ------------------------------------------------------------------------------- */
@@ -177,6 +178,50 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 	s->ns[o->nsid] = ns;
 	fake.ns_adds++;
 	return (int)o->nsid;
+}
+
+/* ANA (core/ana.h): the state machine's rule, states kept in the port as the core does. */
+int nvmf_ana_state_parse(const char *name, uint8_t *state)
+{
+	static const char *const names[] = {"optimized", "non-optimized", "inaccessible",
+					    "persistent-loss"};
+
+	for (unsigned int i = 0; i < 4; i++)
+		if (!strcmp(name, names[i])) {
+			*state = (uint8_t)(i + 1);
+			return 0;
+		}
+	if (!strcmp(name, "change")) {
+		*state = NVME_ANA_CHANGE;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+const char *nvmf_ana_state_name(uint8_t state)
+{
+	return state == NVME_ANA_PERSISTENT_LOSS ? "persistent-loss" : "other";
+}
+
+uint8_t nvmf_ana_get_state(const struct nvmf_port *port, uint32_t grpid)
+{
+	return port->ana_state[grpid] ? port->ana_state[grpid] : NVME_ANA_OPTIMIZED;
+}
+
+int nvmf_ana_transition_check(uint8_t from, uint8_t to)
+{
+	return from == NVME_ANA_PERSISTENT_LOSS && to != from && to != NVME_ANA_CHANGE ? -EPERM
+										       : 0;
+}
+
+int nvmf_ana_set_state(struct nvmf_port *port, uint32_t grpid, uint8_t state, uint64_t now_ns)
+{
+	int rc = nvmf_ana_transition_check(nvmf_ana_get_state(port, grpid), state);
+
+	(void)now_ns;
+	if (!rc)
+		port->ana_state[grpid] = state;
+	return rc;
 }
 
 struct nvmf_port *nvmf_port_find(struct nvmf_tgt *tgt, uint16_t portid)
@@ -901,6 +946,46 @@ static void test_reload_file(void)
 	fake_tgt_free(tgt);
 }
 
+/* ports[].ana_groups: applied at start, changed and dropped on reload; leaving
+ * persistent-loss other than through change is refused before anything is touched. */
+static void test_ana_groups(void)
+{
+
+	struct nvmf_tgt *tgt = fake_tgt_new();
+	char *t1 = replace(base_cfg, "'subsystems': ['" A "'], 'referrals'",
+			   "'subsystems': ['" A "'], 'ana_groups': [{'grpid': 2, 'ana': {'state': "
+			   "'persistent-loss'}}], 'referrals'");
+	char *t2 = replace(base_cfg, "'subsystems': ['" A "'], 'referrals'",
+			   "'subsystems': ['" A "'], 'referrals'");
+	char *t3 = replace(base_cfg, "'subsystems': ['" A "'], 'referrals'",
+			   "'subsystems': ['" A "'], 'ana_groups': [{'grpid': 2, 'ana': {'state': "
+			   "'change'}}], 'referrals'");
+	struct tgt_config *c1 = load(t1), *c2 = load(t2), *c3 = load(t3);
+	struct nvmf_port *p;
+
+	CU_ASSERT_EQUAL_FATAL(config_apply(tgt, c1, g_err, sizeof(g_err)), 0);
+	p = nvmf_port_find(tgt, 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_EQUAL(nvmf_ana_get_state(p, 2), NVME_ANA_PERSISTENT_LOSS);
+	CU_ASSERT_EQUAL(nvmf_ana_get_state(p, 1), NVME_ANA_OPTIMIZED);
+	/* Dropping the group would make it optimized: refused, nothing changes. */
+	CU_ASSERT_EQUAL(config_reload(tgt, c1, c2, g_err, sizeof(g_err)), -EPERM);
+	CU_ASSERT_PTR_NOT_NULL(strstr(g_err, "ports[0].ana_groups: group 2"));
+	CU_ASSERT_EQUAL(nvmf_ana_get_state(p, 2), NVME_ANA_PERSISTENT_LOSS);
+	/* Through change, then dropped: optimized again. */
+	CU_ASSERT_EQUAL(config_reload(tgt, c1, c3, g_err, sizeof(g_err)), 0);
+	CU_ASSERT_EQUAL(nvmf_ana_get_state(p, 2), NVME_ANA_CHANGE);
+	CU_ASSERT_EQUAL(config_reload(tgt, c3, c2, g_err, sizeof(g_err)), 0);
+	CU_ASSERT_EQUAL(nvmf_ana_get_state(p, 2), NVME_ANA_OPTIMIZED);
+	config_free(c1);
+	config_free(c2);
+	config_free(c3);
+	free(t1);
+	free(t2);
+	free(t3);
+	fake_tgt_free(tgt);
+}
+
 int main(void)
 {
 	static const struct {
@@ -917,6 +1002,7 @@ int main(void)
 		{"reload moves and displaces ports", test_reload_ports},
 		{"reload from the file", test_reload_file},
 		{"reload replaces a changed referral", test_reload_referral_changed},
+		{"ANA groups of ports", test_ana_groups},
 	};
 	CU_pSuite suite;
 	unsigned int failures;

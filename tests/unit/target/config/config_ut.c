@@ -581,11 +581,11 @@ static const struct bad_case bad_cases[] = {
 	 -ENOTSUP, "ports[0].addr.tsas: \"tls1.3\": only \"none\" is supported"},
 	{"advertise hostname", DOC(PORT(", 'advertise': 'nat.example'"), SUBSYS("")), -EINVAL,
 	 "ports[0].advertise: \"nat.example\" is not an IPv4 address"},
-	{"ana inaccessible",
+	{"ana unknown state",
 	 DOC(PORT(", 'ana_groups': [{'grpid': 1, 'ana': {'state': 'optimized'}}, {'grpid': 2, "
-		  "'ana': {'state': 'inaccessible'}}]"),
+		  "'ana': {'state': 'standby'}}]"),
 	     SUBSYS("")),
-	 -ENOTSUP, "ports[0].ana_groups[1].ana.state: ANA state \"inaccessible\" is not supported"},
+	 -EINVAL, "ports[0].ana_groups[1].ana.state: ANA state \"standby\": expected optimized"},
 	{"ana dup", DOC(PORT(", 'ana_groups': [{'grpid': 1}, {'grpid': '1'}]"), SUBSYS("")),
 	 -EINVAL, "ports[0].ana_groups[1].grpid: duplicate ANA group 1"},
 	{"resv type", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [{'nsid': 1, "

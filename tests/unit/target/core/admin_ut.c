@@ -48,11 +48,12 @@ static void test_identify_ctrl(void)
 	CU_ASSERT(space_padded(id->mn, 40, "nvmeof"));
 	CU_ASSERT(space_padded(id->fr, 8, PACKAGE_VERSION));
 	CU_ASSERT_EQUAL(get_le16(&id->vid), 0);
-	CU_ASSERT_EQUAL(id->cmic, NVME_CTRL_CMIC_MULTI_CTRL);
+	CU_ASSERT_EQUAL(id->cmic, NVME_CTRL_CMIC_MULTI_PORT | NVME_CTRL_CMIC_MULTI_CTRL |
+					  NVME_CTRL_CMIC_ANA);
 	CU_ASSERT_EQUAL(id->mdts, 5); /* 128 KiB in 4 KiB pages */
 	CU_ASSERT_EQUAL(get_le16(&id->cntlid), env.cntlid);
 	CU_ASSERT_EQUAL(get_le32(&id->ver), 0x10300);
-	CU_ASSERT_EQUAL(get_le32(&id->oaes), NVME_CTRL_OAES_NS_ATTR);
+	CU_ASSERT_EQUAL(get_le32(&id->oaes), NVME_CTRL_OAES_NS_ATTR | NVME_CTRL_OAES_ANA_CHANGE);
 	CU_ASSERT_EQUAL(get_le32(&id->ctratt), NVME_CTRL_CTRATT_HOSTID_128);
 	CU_ASSERT_EQUAL(id->cntrltype, NVME_CTRL_CNTRLTYPE_IO);
 	CU_ASSERT_EQUAL(get_le16(&id->oacs), NVME_CTRL_OACS_GET_LBA_STATUS);
