@@ -184,6 +184,7 @@ static void log_page_exec(struct nvmf_req *req)
 		break;
 	case NVME_LOG_LBA_STATUS:
 		page = log_lba_status(&size);
+		break;
 	case NVME_LOG_ANA:
 		page = nvmf_ana_log_build(c, cdw10 & NVME_LOG_ANA_LSP_RGO, &size);
 		break;
