@@ -219,6 +219,7 @@ struct nvmf_subsys {
 	TAILQ_HEAD(, nvmf_ctrlr) ctrlrs;
 	TAILQ_ENTRY(nvmf_subsys) link;
 	struct nvmf_qpair_stats retired; /* I/O queues gone (under lock) */
+	struct nvmf_qpair_stats retired_local; /* the part of it from local (iSCSI) controllers */
 	TAILQ_HEAD(, nvmf_ns) removed_ns; /* freed with the subsystem */
 	bool dying;		   /* being destroyed: no new controllers */
 };

@@ -96,6 +96,8 @@ void nvmf_ctrlr_detach_io_qpair(struct nvmf_ctrlr *c, struct nvmf_qpair *qp)
 		nvmf_stats_read(&qp->stats, &st);
 		nvmf_stats_add(&c->retired, &st);
 		nvmf_stats_add(&s->retired, &st);
+		if (c->local)
+			nvmf_stats_add(&s->retired_local, &st);
 		memset(&qp->stats, 0, sizeof(qp->stats));
 		found = true;
 	}
