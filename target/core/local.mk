@@ -24,7 +24,9 @@ libnvmeof_core_la_SOURCES = \
 	target/core/port.c \
 	target/core/reservation.c target/core/reservation.h \
 	target/core/fused.c target/core/fused.h \
-	target/core/lba_status.c target/core/lba_status.h
+	target/core/lba_status.c target/core/lba_status.h \
+	target/core/ns_stats.c \
+	target/core/qos.c target/core/qos.h
 libnvmeof_core_la_CFLAGS = $(TARGET_CFLAGS) $(EV_CFLAGS) $(OPENSSL_CFLAGS)
 libnvmeof_core_la_LIBADD = $(OPENSSL_LIBS)
 
