@@ -29,6 +29,8 @@ enum {
 	OPT_PIDFILE,
 	OPT_SYSLOG,
 	OPT_STATS_SOCKET,
+	OPT_METRICS,
+	OPT_STATE_DIR,
 	OPT_MAX_CONN,
 	OPT_UNSAFE_IGNORE_FLUSH,
 	OPT_FOREGROUND,
@@ -56,6 +58,8 @@ static const struct option long_opts[] = {
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "syslog", no_argument, NULL, OPT_SYSLOG },
 	{ "stats-socket", required_argument, NULL, OPT_STATS_SOCKET },
+	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	/* not in --help: for testing durability checks only */
 	{ "unsafe-ignore-flush", no_argument, NULL, OPT_UNSAFE_IGNORE_FLUSH },
 	{ "help", no_argument, NULL, 'h' },
@@ -102,6 +106,10 @@ void cli_usage(FILE *f)
 	      "  --pidfile FILE        write the daemon's PID to FILE\n"
 	      "  --syslog              log to syslog instead of stderr\n"
 	      "  --stats-socket PATH   serve counters (JSON lines) on a UNIX socket\n"
+	      "  --metrics URI         Prometheus metrics over HTTP at tcp://ADDR:PORT/metrics\n"
+	      "                        (port 0: a free one, logged)\n"
+	      "  --state-dir DIR       persistent state: reservations with PTPL\n"
+	      "                        (default " CLI_STATE_DIR ")\n"
 	      "  -h, --help            this text\n"
 	      "  -V, --version         print the version\n"
 	      "\n"
@@ -316,6 +324,16 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 		if (!*arg)
 			return fail(err, errlen, "--stats-socket: empty path");
 		o->stats_socket = arg;
+		return 0;
+	case OPT_METRICS:
+		if (!*arg)
+			return fail(err, errlen, "--metrics: empty URI");
+		o->metrics = arg;
+		return 0;
+	case OPT_STATE_DIR:
+		if (!*arg)
+			return fail(err, errlen, "--state-dir: empty path");
+		o->state_dir = arg;
 		return 0;
 	case OPT_UNSAFE_IGNORE_FLUSH:
 		o->unsafe_ignore_flush = true;

@@ -17,6 +17,7 @@
 #define CLI_DEFAULT_LISTEN "tcp://127.0.0.1:4420"
 #define CLI_DEFAULT_ISCSI_LISTEN "iscsi://127.0.0.1:3260"
 #define CLI_DEFAULT_NS "ram:1G"
+#define CLI_STATE_DIR "/var/lib/nvmeof"
 
 struct cli_opts {
 	const char *config;		/* -c FILE; excludes the quick-setup flags below */
@@ -43,6 +44,8 @@ struct cli_opts {
 	bool syslog;
 	bool help, version;
 	const char *stats_socket;	/* --stats-socket PATH: statistics server (stats.h) */
+	const char *metrics;		/* --metrics tcp://ADDR:PORT: Prometheus endpoint (metrics.h) */
+	const char *state_dir;		/* --state-dir DIR: persistent state (default CLI_STATE_DIR) */
 	uint32_t max_connections;	/* --max-connections; 0 = default (4096) */
 	bool unsafe_ignore_flush;	/* --unsafe-ignore-flush (hidden): bdev_file_unsafe_ignore_flush */
 };

@@ -4,8 +4,10 @@ noinst_LTLIBRARIES += libnvmeof_daemon.la
 libnvmeof_daemon_la_SOURCES = \
 	target/daemon/cli_opts.c target/daemon/cli_opts.h \
 	target/daemon/service.c target/daemon/service.h \
-	target/daemon/stats.c target/daemon/stats.h
-libnvmeof_daemon_la_CFLAGS = $(TARGET_CFLAGS)
+	target/daemon/stats.c target/daemon/stats.h \
+	target/daemon/metrics.c target/daemon/metrics.h
+libnvmeof_daemon_la_CFLAGS = $(TARGET_CFLAGS) $(MHD_CFLAGS)
+libnvmeof_daemon_la_LIBADD = $(MHD_LIBS)
 
 sbin_PROGRAMS += target/nvmeof-target
 target_nvmeof_target_SOURCES = target/daemon/main.c
@@ -44,3 +46,12 @@ tests_unit_target_daemon_service_ut_SOURCES = tests/unit/target/daemon/service_u
 	target/daemon/service.c
 tests_unit_target_daemon_service_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_daemon_service_ut_LDADD = libnvmeof_common.la $(UT_LIBS)
+
+# Unit tests: the Prometheus exposition writer and a scrape of a real target.
+check_PROGRAMS += tests/unit/target/daemon/metrics_ut
+TESTS += tests/unit/target/daemon/metrics_ut
+tests_unit_target_daemon_metrics_ut_SOURCES = tests/unit/target/daemon/metrics_ut.c
+tests_unit_target_daemon_metrics_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_target_daemon_metrics_ut_LDADD = libnvmeof_daemon.la libnvmeof_tcp.la \
+	libnvmeof_core.la libnvmeof_bdev.la libnvmeof_reactor.la libnvmeof_common.la \
+	$(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) $(ISAL_LIBS) $(MHD_LIBS) $(UT_LIBS) -lm

@@ -21,6 +21,7 @@
 #include "core/nvmf.h"
 #include "reactor/reactor.h"
 #include "service.h"
+#include "metrics.h"
 #include "stats.h"
 #include "tcp/tcp_transport.h"
 #ifdef HAVE_RDMA
@@ -47,6 +48,7 @@ struct daemon_ctx {
 	ev_signal sigint, sigterm, sighup;
 	int stop_signal;
 	struct stats_server *stats; /* --stats-socket */
+	struct metrics_server *metrics; /* --metrics or the config's "metrics" */
 };
 
 static const char *adrfam_name(const struct uri_listen *u)
@@ -334,6 +336,8 @@ static void shutdown_target(struct daemon_ctx *d)
 	service_stopping();
 	stats_server_stop(d->stats);
 	d->stats = NULL;
+	metrics_server_stop(d->metrics);
+	d->metrics = NULL;
 	if (d->tgt) {
 		/* No new connections, then end the open ones (in-flight I/O finishes first). */
 		TAILQ_FOREACH (p, &d->tgt->ports, link)
@@ -458,6 +462,12 @@ int main(int argc, char **argv)
 	if (o.stats_socket) {
 		d.stats = stats_server_start(loop, d.tgt, o.stats_socket, err, sizeof(err));
 		if (!d.stats)
+			return fail_start(&d, err);
+	}
+	if (o.metrics || (d.cfg && d.cfg->metrics[0])) {
+		d.metrics = metrics_server_start(d.tgt, o.metrics ? o.metrics : d.cfg->metrics, err,
+						 sizeof(err));
+		if (!d.metrics)
 			return fail_start(&d, err);
 	}
 	announce(&d);
