@@ -196,6 +196,7 @@ static int cmd_rw(struct cli *c, bool write)
 	uint64_t done = 0;
 	uint8_t *buf = NULL;
 	char tmp[4096] = "";
+	struct stat ost;
 	int fd, rc, ret = 0;
 
 	if (!write && c->file && c->json)
@@ -208,6 +209,10 @@ static int cmd_rw(struct cli *c, bool write)
 		fd = STDOUT_FILENO;
 	} else if (write) {
 		fd = open(c->file, O_RDONLY | O_CLOEXEC);
+	} else if (stat(c->file, &ost) == 0 && !S_ISREG(ost.st_mode)) {
+		/* a device, FIFO or socket (/dev/null, a block device): written in place;
+		 * renaming a temporary over it would replace the device with a file */
+		fd = open(c->file, O_WRONLY | O_CLOEXEC);
 	} else {
 		/* a temporary beside the file, renamed over it once every block is read: a
 		 * failed read leaves no file (and an existing one untouched) */

@@ -127,5 +127,18 @@ json_has flush-json-status "d['status'] == 'ok'"
 it_cli bad-format 2 id-ctrl "$U" -o xml
 it_grep bad-format-msg "$IT_ERR" "-o: bad value 'xml'"
 
+# ---- a read into a device or FIFO writes into it, and leaves it one (a temporary file
+# renamed over it would replace the device: /dev/null with a regular file)
+mkfifo "$IT_DIR/fifo"
+cat "$IT_DIR/fifo" > "$IT_DIR/from-fifo" &
+cat_pid=$!
+it_cli read-into-fifo 0 read "$U" --lba 2048 --blocks 8 -d "$IT_DIR/fifo"
+wait "$cat_pid"
+if [ -p "$IT_DIR/fifo" ] && [ "$(wc -c < "$IT_DIR/from-fifo")" = 4096 ]; then
+	it_ok read-into-fifo-kept
+else
+	it_not_ok read-into-fifo-kept "the FIFO was replaced or got $(wc -c < "$IT_DIR/from-fifo") bytes"
+fi
+
 it_stop_target
 it_finish
