@@ -34,7 +34,8 @@ integration_tests = \
 	tests/integration/bench-quick.sh \
 	tests/integration/tcp-ceiling.sh \
 	tests/integration/cli-commands.sh \
-	tests/integration/metrics.sh
+	tests/integration/metrics.sh \
+	tests/integration/qos.sh
 TESTS += $(integration_tests)
 dist_check_SCRIPTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh
