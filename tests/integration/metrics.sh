@@ -52,7 +52,7 @@ for i in $(seq $WRITES); do
 		it_not_ok "write-$i" "nvmeof write failed"
 done
 for i in $(seq $READS); do
-	"$IT_CLI" read "$url" --lba $((i * 8)) --blocks 8 -d /dev/null ||
+	"$IT_CLI" read "$url" --lba $((i * 8)) --blocks 8 -d "$IT_DIR/read.out" ||
 		it_not_ok "read-$i" "nvmeof read failed"
 done
 
