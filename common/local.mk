@@ -7,6 +7,7 @@ libnvmeof_common_la_SOURCES = \
 	common/crc32c.c common/crc32c.h \
 	common/iov.c common/iov.h \
 	common/log.c common/log.h \
+	common/hist.c common/hist.h \
 	common/nvme_tcp_pdu.c common/nvme_tcp_pdu.h \
 	common/uri.c common/uri.h
 libnvmeof_common_la_CFLAGS = $(AM_CFLAGS) $(ISAL_CFLAGS)

@@ -122,6 +122,33 @@ static bool ns_same(const struct config_ns *x, const struct config_ns *y)
 	       !memcmp(x->eui64, y->eui64, sizeof(x->eui64));
 }
 
+static void qos_limits(const struct config_qos *q, struct nvmf_qos_limits *l)
+{
+	l->rw_ios_per_sec = q->rw_ios_per_sec;
+	l->r_ios_per_sec = q->r_ios_per_sec;
+	l->w_ios_per_sec = q->w_ios_per_sec;
+	l->rw_mbytes_per_sec = q->rw_mbytes_per_sec;
+	l->r_mbytes_per_sec = q->r_mbytes_per_sec;
+	l->w_mbytes_per_sec = q->w_mbytes_per_sec;
+}
+
+/* The namespace's QoS limits, when they differ from @was's (NULL: a new namespace). */
+static int apply_qos(struct apply_ctx *a, struct nvmf_subsys *s, const struct config_ns *ns,
+		     const struct config_ns *was, unsigned int si, unsigned int ni)
+{
+	static const struct config_qos none;
+	struct nvmf_qos_limits l;
+	int rc;
+
+	if (!memcmp(&ns->qos, was ? &was->qos : &none, sizeof(ns->qos)))
+		return 0;
+	qos_limits(&ns->qos, &l);
+	rc = nvmf_ns_set_qos(s, ns->nsid, &l);
+	if (rc)
+		return aerr(a, rc, "subsystems[%u].namespaces[%u].qos: %s", si, ni, strerror(-rc));
+	return 0;
+}
+
 static int add_ns(struct apply_ctx *a, struct nvmf_subsys *s, const struct config_ns *ns,
 		  unsigned int si, unsigned int ni)
 {
@@ -135,7 +162,7 @@ static int add_ns(struct apply_ctx *a, struct nvmf_subsys *s, const struct confi
 		return aerr(a, rc, "subsystems[%u].namespaces[%u] (NSID %u, %s): %s", si, ni,
 			    ns->nsid, ns->path, msg[0] ? msg : strerror(-rc));
 	a->ns_added++;
-	return 0;
+	return apply_qos(a, s, ns, NULL, si, ni);
 }
 
 static bool host_listed(const struct config_subsys *cs, const char *nqn)
@@ -242,8 +269,15 @@ static int grow_subsys(struct apply_ctx *a, struct nvmf_subsys *s,
 		const struct config_ns *was = config_find_ns(old, ns->nsid);
 		struct undo u = {.subsys = s, .nsid = ns->nsid};
 
-		if (was && ns_same(was, ns))
+		if (was && ns_same(was, ns)) {
+			/* limits change in place; not undone if a later step fails */
+			if (ns->enable) {
+				rc = apply_qos(a, s, ns, was, si, i);
+				if (rc)
+					return rc;
+			}
 			continue;
+		}
 		if (was && was->enable) {
 			/* Replaced: the old one goes first, and comes back on failure. */
 			u.kind = UNDO_NS_READD;

@@ -26,7 +26,8 @@
 /* ---- Hosts and the whole document ------------------------------------------------------------ */
 
 static const char *const host_keys[] = {"nqn", "dhchap", NULL};
-static const char *const top_keys[] = {"hosts", "ports", "subsystems", "iscsi", "limits", NULL};
+static const char *const top_keys[] = {"hosts", "ports", "subsystems", "iscsi", "limits",
+				       "metrics", NULL};
 static const char *const limit_keys[] = {"max_connections", "max_connecting", "connect_timeout",
 					 "max_queue_depth", "in_capsule_size", "max_io_size", NULL};
 
@@ -311,6 +312,9 @@ static int parse_root(struct pctx *c, json_object *root)
 		if (!cfg->iscsi_json)
 			return cfg_err(c, -ENOMEM, NULL, "out of memory");
 	}
+	rc = cfg_get_str(c, root, "", "metrics", cfg->metrics, sizeof(cfg->metrics), OPT, false);
+	if (rc < 0)
+		return rc;
 	rc = cfg_get_typed(c, root, "", "limits", json_type_object, OPT, &lim);
 	if (rc < 0)
 		return rc;

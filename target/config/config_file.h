@@ -76,6 +76,12 @@ struct config_ns {
 	uint8_t uuid[16];
 	uint8_t eui64[8];
 	uint32_t ana_grpid;		/* 0 = not given (group 1) */
+	/* Our extension "qos": {"rw_ios_per_sec": N, "r_mbytes_per_sec": M, ...}; 0 = none.
+	 * Changed by a reload without re-creating the namespace. */
+	struct config_qos {
+		uint64_t rw_ios_per_sec, r_ios_per_sec, w_ios_per_sec;
+		uint64_t rw_mbytes_per_sec, r_mbytes_per_sec, w_mbytes_per_sec;
+	} qos;
 };
 
 struct config_subsys {
@@ -129,6 +135,9 @@ struct tgt_config {
 		bool in_capsule_set;
 		uint32_t max_io_size;		/* MDTS bytes, power of 2, 4 KiB..4 MiB */
 	} limits;
+	/* Our extension: "metrics": "tcp://ADDR:PORT", the Prometheus endpoint ("" = none;
+	 * --metrics overrides; read at start). */
+	char metrics[300];
 };
 
 /*

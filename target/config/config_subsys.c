@@ -22,7 +22,32 @@ static const char *const attr_keys[] = {"allow_any_host", "serial",    "model",
 					"pi_enable",	  "qid_max",   "firmware",
 					"ieee_oui",	  NULL};
 static const char *const ns_keys[] = {"nsid", "enable", "device", "ana_grpid", "ana", "resv",
-				      NULL};
+				      "qos", NULL};
+static const char *const qos_keys[] = {"rw_ios_per_sec",    "r_ios_per_sec",
+				       "w_ios_per_sec",	    "rw_mbytes_per_sec",
+				       "r_mbytes_per_sec",  "w_mbytes_per_sec", NULL};
+
+/* The "qos" extension of a namespace (struct config_qos); every key optional. */
+static int parse_qos(struct pctx *c, json_object *q, const char *kp, struct config_qos *out)
+{
+	uint64_t *field[] = { &out->rw_ios_per_sec,    &out->r_ios_per_sec,
+			      &out->w_ios_per_sec,     &out->rw_mbytes_per_sec,
+			      &out->r_mbytes_per_sec,  &out->w_mbytes_per_sec };
+	int64_t v;
+	int rc;
+
+	rc = cfg_check_keys(c, q, kp, qos_keys);
+	if (rc)
+		return rc;
+	for (unsigned int i = 0; qos_keys[i]; i++) {
+		rc = cfg_get_int(c, q, kp, qos_keys[i], 0, 100000000, &v, OPT);
+		if (rc < 0)
+			return rc;
+		if (rc)
+			*field[i] = (uint64_t)v;
+	}
+	return 0;
+}
 static const char *const device_keys[] = {"path", "nguid", "uuid", "eui64", NULL};
 
 static int parse_ns_id(struct pctx *c, json_object *dev, const char *kp, const char *key,
@@ -100,6 +125,16 @@ static int parse_ns(struct pctx *c, json_object *obj, const char *kp, struct con
 			return rc;
 		rc = cfg_get_bool(c, grp, sub, "enable", &resv);
 		if (rc < 0)
+			return rc;
+	}
+
+	rc = cfg_get_typed(c, obj, kp, "qos", json_type_object, OPT, &grp);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		cfg_kp_join(sub, kp, "qos");
+		rc = parse_qos(c, grp, sub, &ns->qos);
+		if (rc)
 			return rc;
 	}
 

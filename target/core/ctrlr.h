@@ -224,6 +224,10 @@ void nvmf_subsys_kill_ctrlrs(struct nvmf_subsys *subsys);
 /* Every reactor has run a message posted after the call (main thread; no-op on a reactor). */
 void nvmf_reactors_quiesce(void);
 
+/* ---- ns_stats.c: per-namespace metrics slots (one per reactor), with the namespace ---- */
+int nvmf_ns_iostat_init(struct nvmf_ns *ns);
+void nvmf_ns_iostat_free(struct nvmf_ns *ns);
+
 /* ---- port.c ------------------------------------------------------------------------------ */
 /* Ask every connection of @port to close (through its reactor). */
 void nvmf_port_disconnect_all(struct nvmf_port *port);

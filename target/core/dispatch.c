@@ -15,6 +15,7 @@
 #include "ctrlr.h"
 #include "common/endian.h"
 #include "dispatch.h"
+#include "qos.h"
 #include "fused.h"
 #include "reservation.h"
 
@@ -172,6 +173,7 @@ static void req_exec(struct nvmf_req *req)
 	struct nvmf_qpair *qp = req->qpair;
 	uint16_t status;
 
+	req->start_ns = nvmf_now_ns();
 	req->ns = NULL;
 	req->execute = NULL;
 	req->scratch = NULL;
@@ -196,6 +198,8 @@ static void req_exec(struct nvmf_req *req)
 		nvmf_req_done(req, status);
 		return;
 	}
+	if (req->ns && nvmf_qos_submit(req))
+		return; /* waits for tokens (qos.c) */
 	req->execute(req);
 }
 

@@ -29,7 +29,9 @@ libnvmeof_core_la_SOURCES = \
 	target/core/range_lock.c target/core/range_lock.h \
 	target/core/abort.c target/core/abort.h \
 	target/core/ana.c target/core/ana.h \
-	target/core/ns_ident.c target/core/ns_ident.h
+	target/core/ns_ident.c target/core/ns_ident.h \
+	target/core/ns_stats.c \
+	target/core/qos.c target/core/qos.h
 libnvmeof_core_la_CFLAGS = $(TARGET_CFLAGS) $(EV_CFLAGS) $(OPENSSL_CFLAGS)
 libnvmeof_core_la_LIBADD = $(OPENSSL_LIBS)
 

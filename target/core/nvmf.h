@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 
 #include "bdev/bdev.h"
+#include "common/hist.h"
 #include "common/nvme_spec.h"
 #include "range_lock.h"
 #include "transport.h"
@@ -81,6 +82,9 @@ struct nvmf_req {
 	uint64_t total;		   /* multi-step commands: bytes or items in all */
 	struct nvmf_req *fused_peer; /* the other command of a fused pair (fused.c) */
 	struct nvmf_range_lock rl;   /* LBA range lock it holds or waits for (range_lock.c) */
+	uint64_t start_ns;	   /* CLOCK_MONOTONIC when the core got it (latency metrics) */
+	TAILQ_ENTRY(nvmf_req) qos_link; /* waiting for QoS tokens (qos.c) */
+	bool qos_queued;	   /* on qos_link */
 };
 
 /* Direction and length a command moves, from its opcode/fctype and SGL. Transports call
@@ -169,6 +173,43 @@ int nvmf_local_connect(struct nvmf_qpair *qp, struct nvmf_subsys *subsys, const 
 		       const uint8_t hostid[16]);
 void nvmf_local_admin_exec(struct nvmf_req *req);
 
+/* ---- Namespace I/O metrics (ns_stats.c) --------------------------------------------------- */
+/* The path a command came by, for per-path metrics. */
+enum nvmf_path { NVMF_PATH_TCP, NVMF_PATH_RDMA, NVMF_PATH_ISCSI, NVMF_NPATHS };
+const char *nvmf_path_name(enum nvmf_path p); /* "nvme_tcp", "nvme_rdma", "iscsi" */
+
+enum nvmf_io_class { NVMF_IO_READ, NVMF_IO_WRITE, NVMF_IO_OTHER, NVMF_NIO_CLASSES };
+#define NVMF_IOSTAT_STATUS_SLOTS 8 /* distinct error statuses counted one by one */
+
+/* Counters of one namespace on one reactor for one path: one writer (that reactor),
+ * relaxed loads elsewhere; summed on read (nvmf_ns_iostat_sum()). */
+struct nvmf_ns_iostat {
+	uint64_t cmds[NVMF_NIO_CLASSES];    /* completed, any status */
+	uint64_t bytes[NVMF_NIO_CLASSES];   /* of successful reads and writes */
+	uint64_t err_n[NVMF_IOSTAT_STATUS_SLOTS]; /* completions with status err_status[i] */
+	uint16_t err_status[NVMF_IOSTAT_STATUS_SLOTS]; /* SCT << 8 | SC; 0 = slot unused */
+	uint64_t err_other;		    /* errors of statuses beyond the slots */
+	struct hist lat;		    /* from receipt to completion, QoS wait included */
+} __attribute__((aligned(64)));
+
+/* The sums over reactors of one namespace and path. */
+struct nvmf_ns_iostat_sum {
+	uint64_t cmds[NVMF_NIO_CLASSES];
+	uint64_t bytes[NVMF_NIO_CLASSES];
+	uint16_t err_status[NVMF_IOSTAT_STATUS_SLOTS * 4];
+	uint64_t err_n[NVMF_IOSTAT_STATUS_SLOTS * 4];
+	unsigned int nerr;
+	uint64_t err_other;
+	struct hist lat;
+};
+
+/* Any thread: @out[NVMF_NPATHS] for @ns. */
+void nvmf_ns_iostat_sum(const struct nvmf_ns *ns, struct nvmf_ns_iostat_sum *out);
+/* Commands holding @ns right now (received, not yet completed; QoS-queued included). */
+uint64_t nvmf_ns_outstanding(const struct nvmf_ns *ns);
+/* Reactor of @req: count its completion (request.c calls it). */
+void nvmf_ns_iostat_record(struct nvmf_req *req, uint16_t status);
+
 /* ---- Namespaces ---------------------------------------------------------------------------- */
 /*
  * Namespace identifiers: an identifier not given (has_* false, or all-zero bytes) comes
@@ -214,6 +255,9 @@ struct nvmf_ns {
 	TAILQ_ENTRY(nvmf_ns) link; /* subsystem's list of removed namespaces */
 	struct nvmf_resv *resv;	   /* reservations (reservation.c), created on first use */
 	struct nvmf_ns_locks locks; /* LBA range locks (range_lock.c) */
+	struct nvmf_ns_iostat *iostat; /* [iostat_slots][NVMF_NPATHS], by reactor id */
+	unsigned int iostat_slots;
+	struct nvmf_qos *qos;	   /* QoS limits and buckets (qos.c); NULL = none set */
 };
 
 /*
@@ -222,6 +266,31 @@ struct nvmf_ns {
  */
 struct nvmf_ns *nvmf_ns_get(struct nvmf_subsys *subsys, uint32_t nsid, struct reactor *r);
 void nvmf_ns_put(struct nvmf_ns *ns, struct reactor *r);
+
+/*
+ * Quality of service per namespace (qos.c): limits in commands and MiB per second for
+ * reads, writes and both (0 = no limit), as SPDK's bdev QoS and Ceph's NVMe-oF gateway
+ * name them. Reads are Read commands; writes are Write commands; other commands are
+ * neither limited nor counted.
+ *
+ * Enforcement: a token bucket per (namespace, reactor), refilled from the clock, with
+ * the limit split evenly among the reactors that submitted I/O to the namespace in the
+ * last 200 ms (re-counted every 50 ms): a namespace used through one reactor gets the
+ * whole limit there. A command over the limit waits, in order, on its reactor and is
+ * released by a 1 ms timer as tokens arrive; it is never failed. A bucket may go into
+ * debt by one command's cost, so large transfers under a low MiB/s limit still go.
+ */
+struct nvmf_qos_limits {
+	uint64_t rw_ios_per_sec, r_ios_per_sec, w_ios_per_sec;
+	uint64_t rw_mbytes_per_sec, r_mbytes_per_sec, w_mbytes_per_sec;
+};
+/* Set (all zero: remove) the limits of namespace @nsid, from any thread; in force on
+ * every reactor within a timer tick. 0, -ENOENT (no such namespace) or -ENOMEM. */
+int nvmf_ns_set_qos(struct nvmf_subsys *subsys, uint32_t nsid, const struct nvmf_qos_limits *lim);
+/* The limits in force (all zero when none). 0 or -ENOENT. */
+int nvmf_ns_get_qos(struct nvmf_subsys *subsys, uint32_t nsid, struct nvmf_qos_limits *out);
+/* Any thread: commands of @ns waiting for tokens now, and delayed since start. */
+void nvmf_ns_qos_counts(const struct nvmf_ns *ns, uint64_t *queued, uint64_t *delayed);
 
 /* ---- Subsystems, hosts, ports ------------------------------------------------------------ */
 enum nvmf_subsys_type { NVMF_SUBSYS_NVME, NVMF_SUBSYS_DISCOVERY };
@@ -245,6 +314,7 @@ struct nvmf_subsys {
 	TAILQ_HEAD(, nvmf_ctrlr) ctrlrs;
 	TAILQ_ENTRY(nvmf_subsys) link;
 	struct nvmf_qpair_stats retired; /* I/O queues gone (under lock) */
+	struct nvmf_qpair_stats retired_local; /* the part of it from local (iSCSI) controllers */
 	TAILQ_HEAD(, nvmf_ns) removed_ns; /* freed with the subsystem */
 	bool dying;		   /* being destroyed: no new controllers */
 };

@@ -13,6 +13,7 @@
 #include "ctrlr.h"
 #include "common/log.h"
 #include "fused.h"
+#include "qos.h"
 #include "reactor/reactor.h"
 
 void nvmf_qpair_init(struct nvmf_qpair *qp, const struct nvmf_transport_ops *ops,
@@ -45,6 +46,7 @@ void nvmf_qpair_disconnected(struct nvmf_qpair *qp)
 	struct nvmf_ctrlr *c = qp->ctrlr;
 
 	nvmf_fused_abort(qp);
+	nvmf_qos_qpair_gone(qp); /* commands waiting for QoS tokens drain too */
 
 	if (c && !c->local && qp->qid == 0 && c->admin_qp == qp)
 		nvmf_ctrlr_teardown(c, true, "admin queue disconnected");
@@ -97,6 +99,8 @@ void nvmf_ctrlr_detach_io_qpair(struct nvmf_ctrlr *c, struct nvmf_qpair *qp)
 		nvmf_stats_read(&qp->stats, &st);
 		nvmf_stats_add(&c->retired, &st);
 		nvmf_stats_add(&s->retired, &st);
+		if (c->local)
+			nvmf_stats_add(&s->retired_local, &st);
 		memset(&qp->stats, 0, sizeof(qp->stats));
 		found = true;
 	}

@@ -80,6 +80,7 @@ void nvmf_req_complete(struct nvmf_req *req)
 	if (req->rl.state != NVMF_RL_NONE)
 		nvmf_range_unlock(req);
 	if (req->ns) {
+		nvmf_ns_iostat_record(req, get_le16(&req->rsp.status) & 0xfffe);
 		nvmf_ns_put(req->ns, qp->reactor);
 		req->ns = NULL;
 	}

@@ -15,6 +15,7 @@
 #include <openssl/evp.h>
 
 #include "ctrlr.h"
+#include "qos.h"
 #include "common/endian.h"
 #include "common/log.h"
 #include "reactor/reactor.h"
@@ -348,6 +349,12 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 	}
 	memset(ns, 0, sizeof(*ns));
 	nvmf_ns_locks_init(&ns->locks);
+	if (nvmf_ns_iostat_init(ns)) {
+		bdev_close(bdev);
+		free(ns);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	ns->subsys = s;
 	ns->bdev = bdev;
 	ns->block_shift = bdev->block_size == 4096 ? 12 : 9;
@@ -363,6 +370,7 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 								  : "namespace %u exists",
 			 nsid);
 		bdev_close(bdev);
+		nvmf_ns_iostat_free(ns);
 		free(ns);
 		return nsid > NVMF_MAX_NAMESPACES ? -ENOSPC : -EEXIST;
 	}
@@ -633,6 +641,8 @@ static void subsys_free(struct nvmf_subsys *s)
 		if (ns->bdev) /* still busy when retired: cannot be freed safely */
 			continue;
 		nvmf_resv_free(ns);
+		nvmf_qos_free(ns);
+		nvmf_ns_iostat_free(ns);
 		free(ns);
 	}
 	while ((h = TAILQ_FIRST(&s->hosts))) {

@@ -29,6 +29,7 @@ enum {
 	OPT_PIDFILE,
 	OPT_SYSLOG,
 	OPT_STATS_SOCKET,
+	OPT_METRICS,
 	OPT_STATE_DIR,
 	OPT_MAX_CONN,
 	OPT_MAX_CONNECTING,
@@ -70,6 +71,7 @@ static const struct option long_opts[] = {
 	{ "no-control-socket", no_argument, NULL, OPT_NO_CONTROL_SOCKET },
 	{ "control-group", required_argument, NULL, OPT_CONTROL_GROUP },
 	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
+	{ "metrics", required_argument, NULL, OPT_METRICS },
 	/* not in --help: for testing durability checks only */
 	{ "unsafe-ignore-flush", no_argument, NULL, OPT_UNSAFE_IGNORE_FLUSH },
 	{ "help", no_argument, NULL, 'h' },
@@ -124,6 +126,8 @@ void cli_usage(FILE *f)
 	      "  --log-file PATH       append the log to PATH (reopened on SIGHUP); the default\n"
 	      "                        with -d and no --syslog is " CLI_DEFAULT_LOG_FILE "\n"
 	      "  --stats-socket PATH   serve counters (JSON lines) on a UNIX socket\n"
+	      "  --metrics URI         Prometheus metrics over HTTP at tcp://ADDR:PORT/metrics\n"
+	      "                        (port 0: a free one, logged)\n"
 	      "  --state-dir DIR       namespace identities generated once are kept here\n"
 	      "                        (created 0700; default " CLI_DEFAULT_STATE_DIR ")\n"
 	      "  --control-socket PATH JSON-RPC control socket for nvmeof-ctl (default\n"
@@ -384,6 +388,11 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 			return fail(err, errlen, "--log-file: expected an absolute path, got '%s'",
 				    arg);
 		o->log_file = arg;
+		return 0;
+	case OPT_METRICS:
+		if (!*arg)
+			return fail(err, errlen, "--metrics: empty URI");
+		o->metrics = arg;
 		return 0;
 	case OPT_UNSAFE_IGNORE_FLUSH:
 		o->unsafe_ignore_flush = true;

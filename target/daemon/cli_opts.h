@@ -17,6 +17,7 @@
 #define CLI_DEFAULT_LISTEN "tcp://127.0.0.1:4420"
 #define CLI_DEFAULT_ISCSI_LISTEN "iscsi://127.0.0.1:3260"
 #define CLI_DEFAULT_NS "ram:1G"
+#define CLI_STATE_DIR "/var/lib/nvmeof"
 
 struct cli_opts {
 	const char *config;		/* -c FILE; excludes the quick-setup flags below */
@@ -44,6 +45,7 @@ struct cli_opts {
 	bool help, version;
 	const char *state_dir;		/* --state-dir DIR (default CLI_DEFAULT_STATE_DIR) */
 	const char *stats_socket;	/* --stats-socket PATH: statistics server (stats.h) */
+	const char *metrics;		/* --metrics tcp://ADDR:PORT: Prometheus endpoint (metrics.h) */
 	uint32_t max_connections;	/* --max-connections; 0 = default (4096) */
 	uint32_t max_connecting;	/* --max-connecting; 0 = default (1024) */
 	uint32_t connect_timeout_ms;	/* --connect-timeout, when connect_timeout_set */

@@ -5,8 +5,10 @@ libnvmeof_daemon_la_SOURCES = \
 	target/daemon/cli_opts.c target/daemon/cli_opts.h \
 	target/daemon/service.c target/daemon/service.h \
 	target/daemon/stats.c target/daemon/stats.h \
-	target/daemon/control.c target/daemon/control.h
-libnvmeof_daemon_la_CFLAGS = $(TARGET_CFLAGS) $(JSONC_CFLAGS)
+	target/daemon/control.c target/daemon/control.h \
+	target/daemon/metrics.c target/daemon/metrics.h
+libnvmeof_daemon_la_CFLAGS = $(TARGET_CFLAGS) $(JSONC_CFLAGS) $(MHD_CFLAGS)
+libnvmeof_daemon_la_LIBADD = $(MHD_LIBS)
 
 sbin_PROGRAMS += target/nvmeof-target
 target_nvmeof_target_SOURCES = target/daemon/main.c
@@ -66,3 +68,12 @@ CLEANFILES += conf/nvmeof-target.service
 conf/nvmeof-target.service: $(top_srcdir)/conf/nvmeof-target.service.in Makefile
 	$(AM_V_GEN)mkdir -p conf && sed -e 's|@sbindir[@]|$(sbindir)|g' \
 		$(top_srcdir)/conf/nvmeof-target.service.in > $@
+
+# Unit tests: the Prometheus exposition writer and a scrape of a real target.
+check_PROGRAMS += tests/unit/target/daemon/metrics_ut
+TESTS += tests/unit/target/daemon/metrics_ut
+tests_unit_target_daemon_metrics_ut_SOURCES = tests/unit/target/daemon/metrics_ut.c
+tests_unit_target_daemon_metrics_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_target_daemon_metrics_ut_LDADD = libnvmeof_daemon.la libnvmeof_tcp.la \
+	libnvmeof_core.la libnvmeof_bdev.la libnvmeof_reactor.la libnvmeof_common.la \
+	$(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) $(ISAL_LIBS) $(MHD_LIBS) $(UT_LIBS) -lm

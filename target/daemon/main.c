@@ -26,6 +26,7 @@
 #include "core/nvmf.h"
 #include "reactor/reactor.h"
 #include "service.h"
+#include "metrics.h"
 #include "stats.h"
 #include "tcp/tcp_transport.h"
 #ifdef HAVE_RDMA
@@ -58,6 +59,7 @@ struct daemon_ctx {
 	const char *log_file;	     /* --log-file, or the default with -d */
 	uint32_t control_started_io_size; /* MDTS the reactors' buffers were sized for */
 	char config_path[CONFIG_PATH_MAX];
+	struct metrics_server *metrics; /* --metrics or the config's "metrics" */
 };
 
 static const char *adrfam_name(const struct uri_listen *u)
@@ -449,6 +451,8 @@ static void shutdown_target(struct daemon_ctx *d)
 	d->stats = NULL;
 	control_server_stop(d->ctl);
 	d->ctl = NULL;
+	metrics_server_stop(d->metrics);
+	d->metrics = NULL;
 	if (d->tgt) {
 		/* No new connections, then end the open ones (in-flight I/O finishes first). */
 		TAILQ_FOREACH (p, &d->tgt->ports, link)
@@ -612,6 +616,12 @@ int main(int argc, char **argv)
 			return fail_start(&d, err);
 		if (!d.ctl)
 			log_warn("no control socket: %s", err);
+	}
+	if (o.metrics || (d.cfg && d.cfg->metrics[0])) {
+		d.metrics = metrics_server_start(d.tgt, o.metrics ? o.metrics : d.cfg->metrics, err,
+						 sizeof(err));
+		if (!d.metrics)
+			return fail_start(&d, err);
 	}
 	announce(&d);
 	service_ready();

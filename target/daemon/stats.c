@@ -190,7 +190,33 @@ static void collect_reactors(struct stats_snapshot *snap, double hz)
 	}
 }
 
-/* Controllers of every subsystem, by path. Lock order: tgt, subsys, ctrlr. */
+void stats_path_add_retired(struct stats_path *p, const struct nvmf_qpair_stats *qs)
+{
+	p->read_cmds += qs->read_cmds;
+	p->write_cmds += qs->write_cmds;
+	p->other_cmds += qs->other_cmds;
+	p->read_bytes += qs->read_bytes;
+	p->write_bytes += qs->write_bytes;
+}
+
+/* The counters of a subsystem's controllers that are gone, by path. Caller holds s->lock. */
+static void collect_retired(const struct nvmf_subsys *s, struct stats_snapshot *snap)
+{
+	struct nvmf_qpair_stats fab = s->retired;
+	const struct nvmf_qpair_stats *loc = &s->retired_local;
+
+	fab.read_cmds -= loc->read_cmds;
+	fab.write_cmds -= loc->write_cmds;
+	fab.other_cmds -= loc->other_cmds;
+	fab.read_bytes -= loc->read_bytes;
+	fab.write_bytes -= loc->write_bytes;
+	stats_path_add_retired(&snap->nvme, &fab);
+	stats_path_add_retired(&snap->scsi, loc);
+}
+
+/* Controllers of every subsystem, by path, live and gone: a host that connects, reads
+ * and disconnects (as the CLI does) must still show its commands. Lock order: tgt,
+ * subsys, ctrlr. */
 static void collect_paths(struct nvmf_tgt *tgt, struct stats_snapshot *snap)
 {
 	struct nvmf_subsys *s;
@@ -201,6 +227,7 @@ static void collect_paths(struct nvmf_tgt *tgt, struct stats_snapshot *snap)
 		if (s->type == NVMF_SUBSYS_DISCOVERY)
 			continue;
 		pthread_mutex_lock(&s->lock);
+		collect_retired(s, snap);
 		TAILQ_FOREACH (c, &s->ctrlrs, link) {
 			struct nvmf_qpair_stats qs;
 			unsigned int nq;

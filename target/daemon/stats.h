@@ -6,8 +6,9 @@
  *   - per reactor: CPU time of its thread, loop iterations, messages, and the time spent on
  *     the SCSI side of the iSCSI path (one command in 16 timed in full, at random:
  *     reactor/xlate_timer.h);
- *   - per path (native NVMe over Fabrics, and SCSI through iSCSI): controllers, I/O queues,
- *     commands and bytes of the live controllers (from the core's queue pair counters);
+ *   - per path (native NVMe over Fabrics, and SCSI through iSCSI): controllers and I/O
+ *     queues of the live controllers; commands and bytes since start, of the live
+ *     controllers and those gone (from the core's queue pair counters);
  *   - the NVMe/TCP transport's connection counters and the process CPU time.
  *
  * The stats server answers on a UNIX stream socket (nvmeof-target --stats-socket PATH):
@@ -107,6 +108,8 @@ void stats_collect(struct nvmf_tgt *tgt, struct stats_snapshot *snap);
  * exposed for the unit tests). */
 void stats_path_add(struct stats_path *p, const struct nvmf_qpair_stats *qs,
 		    unsigned int io_queues);
+/* Add the counters of controllers already gone (no controller or queue counted). */
+void stats_path_add_retired(struct stats_path *p, const struct nvmf_qpair_stats *qs);
 /* One line of JSON (with the trailing newline) into @buf; returns its length, or -ENOSPC. */
 int stats_format_json(const struct stats_snapshot *snap, char *buf, size_t len);
 

@@ -50,7 +50,9 @@ integration_tests = \
 	tests/integration/ctl-live.sh \
 	tests/integration/revoke.sh \
 	tests/integration/spdk-host.sh \
-	tests/integration/first-contact.sh
+	tests/integration/first-contact.sh \
+	tests/integration/metrics.sh \
+	tests/integration/qos.sh
 TESTS += $(integration_tests)
 dist_check_SCRIPTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh

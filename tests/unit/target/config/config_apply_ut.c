@@ -34,6 +34,9 @@ static struct {
 	unsigned int ns_adds, ns_removes; /* each one is a Namespace Attribute Changed */
 	struct fake_referral refs[16];
 	unsigned int nrefs;
+	unsigned int qos_sets;	       /* nvmf_ns_set_qos() calls */
+	uint32_t qos_nsid;	       /* and the last one's arguments */
+	struct nvmf_qos_limits qos;
 } fake;
 
 static struct nvmf_tgt *fake_tgt_new(void)
@@ -222,6 +225,16 @@ int nvmf_ana_set_state(struct nvmf_port *port, uint32_t grpid, uint8_t state, ui
 	if (!rc)
 		port->ana_state[grpid] = state;
 	return rc;
+}
+
+int nvmf_ns_set_qos(struct nvmf_subsys *s, uint32_t nsid, const struct nvmf_qos_limits *lim)
+{
+	if (nsid == 0 || nsid > NVMF_MAX_NAMESPACES || !s->ns[nsid])
+		return -ENOENT;
+	fake.qos_sets++;
+	fake.qos_nsid = nsid;
+	fake.qos = *lim;
+	return 0;
 }
 
 struct nvmf_port *nvmf_port_find(struct nvmf_tgt *tgt, uint16_t portid)
@@ -984,6 +997,59 @@ static void test_ana_groups(void)
 	free(t2);
 	free(t3);
 	fake_tgt_free(tgt);
+/* Namespace QoS: set with the namespace, changed in place by a reload, left alone when
+ * unchanged. */
+static void test_qos(void)
+{
+#define QOS_CFG(q) "{'hosts': [], 'ports': [], 'subsystems': [{'nqn': '" A "', 'attr': " \
+		   "{'allow_any_host': '1'}, 'namespaces': [{'nsid': 1, 'device': {'path': " \
+		   "'ram:4M'}" q "}, {'nsid': 2, 'device': {'path': 'ram:4M'}}]}]}"
+	struct nvmf_tgt *tgt = fake_tgt_new();
+	struct tgt_config *old = load(QOS_CFG(", 'qos': {'rw_ios_per_sec': 1000, 'r_mbytes_per_sec': 5}"));
+	struct tgt_config *cfg;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(old);
+	CU_ASSERT_EQUAL_FATAL(config_apply(tgt, old, g_err, sizeof(g_err)), 0);
+	CU_ASSERT_EQUAL(fake.qos_sets, 1);
+	CU_ASSERT_EQUAL(fake.qos_nsid, 1);
+	CU_ASSERT_EQUAL(fake.qos.rw_ios_per_sec, 1000);
+	CU_ASSERT_EQUAL(fake.qos.r_mbytes_per_sec, 5);
+	CU_ASSERT_EQUAL(fake.qos.w_ios_per_sec, 0);
+	fake.ns_adds = fake.ns_removes = 0;
+	cfg = load(QOS_CFG(", 'qos': {'w_ios_per_sec': 300}"));
+	CU_ASSERT_EQUAL_FATAL(config_reload(tgt, old, cfg, g_err, sizeof(g_err)), 0);
+	CU_ASSERT_EQUAL(fake.qos_sets, 2);
+	CU_ASSERT_EQUAL(fake.qos.rw_ios_per_sec, 0);
+	CU_ASSERT_EQUAL(fake.qos.w_ios_per_sec, 300);
+	CU_ASSERT_EQUAL(fake.ns_adds + fake.ns_removes, 0); /* not re-created */
+	config_free(old);
+	old = cfg;
+	cfg = load(QOS_CFG(", 'qos': {'w_ios_per_sec': 300}"));
+	CU_ASSERT_EQUAL_FATAL(config_reload(tgt, old, cfg, g_err, sizeof(g_err)), 0);
+	CU_ASSERT_EQUAL(fake.qos_sets, 2); /* unchanged: not set again */
+	config_free(old);
+	config_free(cfg);
+	/* bad keys and values are refused with the key path */
+	{
+		/* an unknown key is a warning (as everywhere in the file), a bad value an error */
+		char *json = q(QOS_CFG(", 'qos': {'iops': 5}"));
+		bool warned = false;
+
+		cfg = NULL;
+		CU_ASSERT_EQUAL(config_load_string(json, "t.json", &cfg, g_err, sizeof(g_err)), 0);
+		for (unsigned int i = 0; cfg && i < cfg->nwarnings; i++)
+			warned |= strstr(cfg->warnings[i], "namespaces[0].qos.iops") != NULL;
+		CU_ASSERT_TRUE(warned);
+		config_free(cfg);
+		free(json);
+		json = q(QOS_CFG(", 'qos': {'rw_ios_per_sec': -1}"));
+		cfg = NULL;
+		CU_ASSERT_NOT_EQUAL(config_load_string(json, "t.json", &cfg, g_err, sizeof(g_err)), 0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(g_err, "namespaces[0].qos.rw_ios_per_sec"));
+		free(json);
+	}
+	fake_tgt_free(tgt);
+#undef QOS_CFG
 }
 
 int main(void)
@@ -1003,6 +1069,7 @@ int main(void)
 		{"reload from the file", test_reload_file},
 		{"reload replaces a changed referral", test_reload_referral_changed},
 		{"ANA groups of ports", test_ana_groups},
+		{"namespace QoS in the config", test_qos},
 	};
 	CU_pSuite suite;
 	unsigned int failures;

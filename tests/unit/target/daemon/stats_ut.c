@@ -315,6 +315,59 @@ static void test_collect_paths(void)
 	free(s);
 }
 
+/* Regression: the counters of a controller whose queues are gone stayed out of the path
+ * totals, so a host that read and disconnected showed "read_cmds": 0. */
+static void test_collect_paths_gone(void)
+{
+	struct nvmf_tgt_opts to;
+	struct nvmf_tgt *tgt;
+	struct nvmf_subsys *sub;
+	struct nvmf_ctrlr *c[2];
+	struct nvmf_qpair qp[2];
+	struct stats_snapshot *s = calloc(1, sizeof(*s));
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	nvmf_tgt_opts_default(&to);
+	tgt = nvmf_tgt_create(&to);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
+	sub = nvmf_subsys_create(tgt, NQN);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sub);
+	memset(qp, 0, sizeof(qp));
+	for (int i = 0; i < 2; i++) {
+		c[i] = calloc(1, sizeof(*c[i]));
+		CU_ASSERT_PTR_NOT_NULL_FATAL(c[i]);
+		pthread_mutex_init(&c[i]->lock, NULL);
+		c[i]->subsys = sub;
+		c[i]->local = i == 1;
+		snprintf(c[i]->label, sizeof(c[i]->label), "ctrlr %d", i + 1);
+		qp[i].qid = 1;
+		qp[i].stats.read_cmds = 24 + i;
+		qp[i].stats.write_cmds = 3;
+		qp[i].stats.read_bytes = 24 * 4096;
+		c[i]->io_qp[1] = &qp[i];
+		c[i]->num_io_qpairs = 1;
+		TAILQ_INSERT_TAIL(&sub->ctrlrs, c[i], link);
+	}
+	/* the queues close, then the controllers are freed */
+	for (int i = 0; i < 2; i++) {
+		nvmf_ctrlr_detach_io_qpair(c[i], &qp[i]);
+		TAILQ_REMOVE(&sub->ctrlrs, c[i], link);
+		pthread_mutex_destroy(&c[i]->lock);
+		free(c[i]);
+	}
+	stats_collect(tgt, s);
+	CU_ASSERT_EQUAL(s->nvme.ctrlrs, 0);
+	CU_ASSERT_EQUAL(s->nvme.io_queues, 0);
+	CU_ASSERT_EQUAL(s->nvme.read_cmds, 24);
+	CU_ASSERT_EQUAL(s->nvme.write_cmds, 3);
+	CU_ASSERT_EQUAL(s->nvme.read_bytes, 24 * 4096);
+	CU_ASSERT_EQUAL(s->scsi.ctrlrs, 0);
+	CU_ASSERT_EQUAL(s->scsi.read_cmds, 25);
+	CU_ASSERT_EQUAL(s->scsi.write_cmds, 3);
+	nvmf_tgt_destroy(tgt);
+	free(s);
+}
+
 /* ---- the server ------------------------------------------------------------------------- */
 static char g_dir[64];
 
@@ -484,6 +537,7 @@ int main(void)
 	CU_add_test(s, "JSON line", test_json);
 	CU_add_test(s, "snapshot of reactors", test_collect_reactors);
 	CU_add_test(s, "snapshot of controllers by path", test_collect_paths);
+	CU_add_test(s, "controllers gone still count", test_collect_paths_gone);
 	CU_add_test(s, "statistics socket", test_server);
 	CU_add_test(s, "socket paths", test_server_paths);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

@@ -1,0 +1,628 @@
+/* SPDX-License-Identifier: MIT */
+/* Prometheus metrics: exposition writer, collection, and the HTTP endpoint (metrics.h). */
+#include "config.h"
+
+#include "metrics.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#ifdef HAVE_MHD
+#include <microhttpd.h>
+#endif
+
+#include "common/log.h"
+#include "common/uri.h"
+#include "core/nvmf.h"
+#include "stats.h"
+
+#define LABELS_MAX 1024
+
+/* ---- writer ---------------------------------------------------------------------------------- */
+static void mput(struct metrics_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void mput(struct metrics_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = true;
+			return;
+		}
+		if (b->p && (size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t cap = b->cap ? b->cap * 2 : 65536;
+		char *p;
+
+		while (cap < b->len + (size_t)n + 1)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+}
+
+void metrics_buf_free(struct metrics_buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+void metrics_family(struct metrics_buf *b, const char *name, const char *type, const char *help)
+{
+	mput(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+void metrics_label(char *labels, size_t len, const char *key, const char *value)
+{
+	size_t off = strlen(labels);
+
+	if (off + strlen(key) + 4 >= len)
+		return;
+	off += (size_t)snprintf(labels + off, len - off, ",%s=\"", key);
+	for (const char *s = value; *s && off + 3 < len; s++) {
+		/* the format's three escapes: backslash, double quote, line feed */
+		if (*s == '\\' || *s == '"') {
+			labels[off++] = '\\';
+			labels[off++] = *s;
+		} else if (*s == '\n') {
+			labels[off++] = '\\';
+			labels[off++] = 'n';
+		} else {
+			labels[off++] = *s;
+		}
+	}
+	if (off + 2 <= len) {
+		labels[off++] = '"';
+		labels[off] = '\0';
+	} else {
+		labels[len - 1] = '\0';
+	}
+}
+
+static void put_name(struct metrics_buf *b, const char *name, const char *labels,
+		     const char *extra)
+{
+	const char *l = labels && *labels == ',' ? labels + 1 : labels ? labels : "";
+	bool any = *l || (extra && *extra);
+
+	mput(b, "%s%s%s%s%s%s", name, any ? "{" : "", l, *l && extra && *extra ? "," : "",
+	     extra ? extra : "", any ? "}" : "");
+}
+
+void metrics_sample(struct metrics_buf *b, const char *name, const char *labels, double v)
+{
+	put_name(b, name, labels, NULL);
+	mput(b, " %.17g\n", v);
+}
+
+void metrics_sample_u64(struct metrics_buf *b, const char *name, const char *labels, uint64_t v)
+{
+	put_name(b, name, labels, NULL);
+	mput(b, " %llu\n", (unsigned long long)v);
+}
+
+void metrics_histogram(struct metrics_buf *b, const char *name, const char *labels,
+		       const struct hist *h)
+{
+	char n[160], le[48];
+	uint64_t cum = 0;
+
+	snprintf(n, sizeof(n), "%s_bucket", name);
+	for (unsigned int i = 0; i < HIST_NBUCKETS - 1; i++) {
+		cum += h->bucket[i];
+		/* bucket 0, then the end of each octave: every bound a power of two (ns) */
+		if (i != 0 && (i - 1) % HIST_SUB != HIST_SUB - 1)
+			continue;
+		snprintf(le, sizeof(le), "le=\"%.9g\"", (double)hist_bucket_limit(i) / 1e9);
+		put_name(b, n, labels, le);
+		mput(b, " %llu\n", (unsigned long long)cum);
+	}
+	cum += h->bucket[HIST_NBUCKETS - 1];
+	put_name(b, n, labels, "le=\"+Inf\"");
+	mput(b, " %llu\n", (unsigned long long)cum);
+	snprintf(n, sizeof(n), "%s_sum", name);
+	metrics_sample(b, n, labels, (double)h->sum_ns / 1e9);
+	snprintf(n, sizeof(n), "%s_count", name);
+	metrics_sample_u64(b, n, labels, cum);
+}
+
+/* ---- collection ------------------------------------------------------------------------------ */
+struct ns_snap {
+	char nqn[NVME_NQN_FIELD];
+	uint32_t nsid;
+	uint64_t outstanding, qos_waiting, qos_delayed;
+	struct nvmf_ns_iostat_sum io[NVMF_NPATHS];
+};
+
+struct port_snap {
+	uint16_t portid;
+	char trtype[16], traddr[256], trsvcid[32];
+	unsigned int conns;
+};
+
+static const char *const io_op[NVMF_NIO_CLASSES] = { "read", "write", "other" };
+
+static int collect_ns(struct nvmf_tgt *tgt, struct ns_snap **out, unsigned int *count)
+{
+	struct ns_snap *v = NULL;
+	unsigned int n = 0, cap = 0;
+	struct nvmf_subsys *s;
+	int rc = 0;
+
+	pthread_mutex_lock(&tgt->lock);
+	TAILQ_FOREACH (s, &tgt->subsystems, link) {
+		if (s->type == NVMF_SUBSYS_DISCOVERY)
+			continue;
+		pthread_mutex_lock(&s->lock);
+		for (uint32_t nsid = 1; nsid <= NVMF_MAX_NAMESPACES && !rc; nsid++) {
+			struct nvmf_ns *ns = s->ns[nsid];
+
+			if (!ns)
+				continue;
+			if (n == cap) {
+				struct ns_snap *nv = realloc(v, (cap ? cap * 2 : 8) * sizeof(*v));
+
+				if (!nv) {
+					rc = -ENOMEM;
+					break;
+				}
+				v = nv;
+				cap = cap ? cap * 2 : 8;
+			}
+			snprintf(v[n].nqn, sizeof(v[n].nqn), "%s", s->nqn);
+			v[n].nsid = nsid;
+			v[n].outstanding = nvmf_ns_outstanding(ns);
+			nvmf_ns_qos_counts(ns, &v[n].qos_waiting, &v[n].qos_delayed);
+			nvmf_ns_iostat_sum(ns, v[n].io);
+			n++;
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (rc)
+			break;
+	}
+	pthread_mutex_unlock(&tgt->lock);
+	if (rc) {
+		free(v);
+		return rc;
+	}
+	*out = v;
+	*count = n;
+	return 0;
+}
+
+static int collect_ports(struct nvmf_tgt *tgt, struct port_snap **out, unsigned int *count)
+{
+	struct nvmf_port *p;
+	struct nvmf_qpair *qp;
+	unsigned int n = 0, i = 0;
+	struct port_snap *v;
+
+	pthread_mutex_lock(&tgt->lock);
+	TAILQ_FOREACH (p, &tgt->ports, link)
+		n++;
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v) {
+		pthread_mutex_unlock(&tgt->lock);
+		return -ENOMEM;
+	}
+	TAILQ_FOREACH (p, &tgt->ports, link) {
+		v[i].portid = p->portid;
+		snprintf(v[i].trtype, sizeof(v[i].trtype), "%s", p->ops ? p->ops->name : "");
+		snprintf(v[i].traddr, sizeof(v[i].traddr), "%s", p->traddr);
+		snprintf(v[i].trsvcid, sizeof(v[i].trsvcid), "%s", p->trsvcid);
+		TAILQ_FOREACH (qp, &p->qpairs, link)
+			v[i].conns++;
+		i++;
+	}
+	pthread_mutex_unlock(&tgt->lock);
+	*out = v;
+	*count = n;
+	return 0;
+}
+
+static void ns_labels(char *l, size_t len, const struct ns_snap *ns, int path)
+{
+	char id[16];
+
+	l[0] = '\0';
+	snprintf(id, sizeof(id), "%u", ns->nsid);
+	metrics_label(l, len, "subsystem", ns->nqn);
+	metrics_label(l, len, "nsid", id);
+	if (path >= 0)
+		metrics_label(l, len, "path", nvmf_path_name((enum nvmf_path)path));
+}
+
+static bool path_used(const struct nvmf_ns_iostat_sum *io)
+{
+	return io->cmds[0] || io->cmds[1] || io->cmds[2];
+}
+
+static void format_ns(struct metrics_buf *b, const struct ns_snap *v, unsigned int n)
+{
+	char l[LABELS_MAX], l2[LABELS_MAX], x[16];
+
+	metrics_family(b, "nvmeof_namespace_commands_total", "counter",
+		       "Commands completed on the namespace, by path and operation.");
+	for (unsigned int i = 0; i < n; i++)
+		for (int p = 0; p < NVMF_NPATHS; p++) {
+			/* the native TCP path always, so that a namespace shows up unused */
+			if (p != NVMF_PATH_TCP && !path_used(&v[i].io[p]))
+				continue;
+			for (int c = 0; c < NVMF_NIO_CLASSES; c++) {
+				ns_labels(l, sizeof(l), &v[i], p);
+				metrics_label(l, sizeof(l), "op", io_op[c]);
+				metrics_sample_u64(b, "nvmeof_namespace_commands_total", l,
+						   v[i].io[p].cmds[c]);
+			}
+		}
+	metrics_family(b, "nvmeof_namespace_bytes_total", "counter",
+		       "Bytes moved by successful reads and writes, by path.");
+	for (unsigned int i = 0; i < n; i++)
+		for (int p = 0; p < NVMF_NPATHS; p++) {
+			if (p != NVMF_PATH_TCP && !path_used(&v[i].io[p]))
+				continue;
+			for (int c = 0; c < NVMF_IO_OTHER; c++) {
+				ns_labels(l, sizeof(l), &v[i], p);
+				metrics_label(l, sizeof(l), "op", io_op[c]);
+				metrics_sample_u64(b, "nvmeof_namespace_bytes_total", l,
+						   v[i].io[p].bytes[c]);
+			}
+		}
+	metrics_family(b, "nvmeof_namespace_errors_total", "counter",
+		       "Commands completed with an error status (NVMe SCT and SC), by path.");
+	for (unsigned int i = 0; i < n; i++)
+		for (int p = 0; p < NVMF_NPATHS; p++) {
+			const struct nvmf_ns_iostat_sum *io = &v[i].io[p];
+
+			for (unsigned int e = 0; e < io->nerr; e++) {
+				ns_labels(l, sizeof(l), &v[i], p);
+				snprintf(x, sizeof(x), "0x%x", io->err_status[e] >> 8);
+				metrics_label(l, sizeof(l), "sct", x);
+				snprintf(x, sizeof(x), "0x%02x", io->err_status[e] & 0xff);
+				metrics_label(l, sizeof(l), "sc", x);
+				metrics_sample_u64(b, "nvmeof_namespace_errors_total", l,
+						   io->err_n[e]);
+			}
+			if (io->err_other) {
+				ns_labels(l, sizeof(l), &v[i], p);
+				metrics_label(l, sizeof(l), "sct", "other");
+				metrics_label(l, sizeof(l), "sc", "other");
+				metrics_sample_u64(b, "nvmeof_namespace_errors_total", l,
+						   io->err_other);
+			}
+		}
+	metrics_family(b, "nvmeof_namespace_latency_seconds", "histogram",
+		       "Command latency in the target, receipt to completion (QoS wait "
+		       "included), by path.");
+	for (unsigned int i = 0; i < n; i++)
+		for (int p = 0; p < NVMF_NPATHS; p++) {
+			if (p != NVMF_PATH_TCP && !path_used(&v[i].io[p]))
+				continue;
+			ns_labels(l, sizeof(l), &v[i], p);
+			metrics_histogram(b, "nvmeof_namespace_latency_seconds", l, &v[i].io[p].lat);
+		}
+	metrics_family(b, "nvmeof_namespace_outstanding_commands", "gauge",
+		       "Commands received and not yet completed (queue depth).");
+	for (unsigned int i = 0; i < n; i++) {
+		ns_labels(l2, sizeof(l2), &v[i], -1);
+		metrics_sample_u64(b, "nvmeof_namespace_outstanding_commands", l2,
+				   v[i].outstanding);
+	}
+	metrics_family(b, "nvmeof_namespace_qos_waiting_commands", "gauge",
+		       "Commands held back by the namespace's QoS limits now.");
+	for (unsigned int i = 0; i < n; i++) {
+		ns_labels(l2, sizeof(l2), &v[i], -1);
+		metrics_sample_u64(b, "nvmeof_namespace_qos_waiting_commands", l2,
+				   v[i].qos_waiting);
+	}
+	metrics_family(b, "nvmeof_namespace_qos_delayed_commands_total", "counter",
+		       "Commands that waited for QoS tokens.");
+	for (unsigned int i = 0; i < n; i++) {
+		ns_labels(l2, sizeof(l2), &v[i], -1);
+		metrics_sample_u64(b, "nvmeof_namespace_qos_delayed_commands_total", l2,
+				   v[i].qos_delayed);
+	}
+}
+
+static void format_paths(struct metrics_buf *b, const struct stats_snapshot *s)
+{
+	const struct stats_path *p[2] = { &s->nvme, &s->scsi };
+	static const char *const pname[2] = { "nvme", "scsi" };
+	char l[128];
+
+	metrics_family(b, "nvmeof_path_controllers", "gauge",
+		       "Live controllers: native NVMe-oF (nvme) and iSCSI sessions (scsi).");
+	for (int i = 0; i < 2; i++) {
+		l[0] = '\0';
+		metrics_label(l, sizeof(l), "path", pname[i]);
+		metrics_sample_u64(b, "nvmeof_path_controllers", l, p[i]->ctrlrs);
+	}
+	metrics_family(b, "nvmeof_path_io_queues", "gauge", "Connected I/O queues.");
+	for (int i = 0; i < 2; i++) {
+		l[0] = '\0';
+		metrics_label(l, sizeof(l), "path", pname[i]);
+		metrics_sample_u64(b, "nvmeof_path_io_queues", l, p[i]->io_queues);
+	}
+	metrics_family(b, "nvmeof_path_commands_total", "counter",
+		       "Successful I/O commands since start, by path and operation.");
+	for (int i = 0; i < 2; i++) {
+		const uint64_t c[3] = { p[i]->read_cmds, p[i]->write_cmds, p[i]->other_cmds };
+
+		for (int k = 0; k < 3; k++) {
+			l[0] = '\0';
+			metrics_label(l, sizeof(l), "path", pname[i]);
+			metrics_label(l, sizeof(l), "op", io_op[k]);
+			metrics_sample_u64(b, "nvmeof_path_commands_total", l, c[k]);
+		}
+	}
+	metrics_family(b, "nvmeof_path_bytes_total", "counter",
+		       "Bytes read and written since start, by path.");
+	for (int i = 0; i < 2; i++) {
+		const uint64_t c[2] = { p[i]->read_bytes, p[i]->write_bytes };
+
+		for (int k = 0; k < 2; k++) {
+			l[0] = '\0';
+			metrics_label(l, sizeof(l), "path", pname[i]);
+			metrics_label(l, sizeof(l), "op", io_op[k]);
+			metrics_sample_u64(b, "nvmeof_path_bytes_total", l, c[k]);
+		}
+	}
+}
+
+static void reactor_family(struct metrics_buf *b, const struct stats_snapshot *s,
+			   const char *name, const char *help, int which)
+{
+	unsigned int n = s->nreactors < STATS_MAX_REACTORS ? s->nreactors : STATS_MAX_REACTORS;
+	char l[64], id[16];
+
+	metrics_family(b, name, "counter", help);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct stats_reactor *r = &s->reactor[i];
+
+		l[0] = '\0';
+		snprintf(id, sizeof(id), "%u", i);
+		metrics_label(l, sizeof(l), "reactor", id);
+		switch (which) {
+		case 0:
+			metrics_sample(b, name, l, (double)r->cpu_ns / 1e9);
+			break;
+		case 1:
+			metrics_sample(b, name, l,
+				       s->uptime_ns > r->cpu_ns
+					       ? (double)(s->uptime_ns - r->cpu_ns) / 1e9 : 0);
+			break;
+		case 2:
+			metrics_sample_u64(b, name, l, r->loops);
+			break;
+		case 3:
+			metrics_sample_u64(b, name, l, r->msgs);
+			break;
+		case 4:
+			metrics_sample(b, name, l, (double)r->xlate_ns / 1e9);
+			break;
+		default:
+			metrics_sample_u64(b, name, l, r->xlate_calls);
+			break;
+		}
+	}
+}
+
+static void format_reactors(struct metrics_buf *b, const struct stats_snapshot *s)
+{
+	reactor_family(b, s, "nvmeof_reactor_busy_seconds_total",
+		       "CPU time of the reactor thread.", 0);
+	reactor_family(b, s, "nvmeof_reactor_idle_seconds_total",
+		       "Time since start the reactor thread was not on a CPU (waiting for "
+		       "events).", 1);
+	reactor_family(b, s, "nvmeof_reactor_loops_total", "Event loop iterations.", 2);
+	reactor_family(b, s, "nvmeof_reactor_messages_total", "Cross-thread messages run.", 3);
+	reactor_family(b, s, "nvmeof_scsi_translation_seconds_total",
+		       "Time spent on the SCSI side of iSCSI commands (estimated from a "
+		       "sample of one command in 16).", 4);
+	reactor_family(b, s, "nvmeof_scsi_commands_total", "SCSI commands started.", 5);
+}
+
+int metrics_format(struct nvmf_tgt *tgt, struct metrics_buf *b)
+{
+	struct stats_snapshot *s = malloc(sizeof(*s));
+	struct ns_snap *ns = NULL;
+	struct port_snap *ports = NULL;
+	unsigned int nns = 0, nports = 0;
+	char l[512], id[16];
+
+	if (!s || collect_ns(tgt, &ns, &nns) || collect_ports(tgt, &ports, &nports)) {
+		free(s);
+		free(ns);
+		return -ENOMEM;
+	}
+	stats_collect(tgt, s);
+	metrics_family(b, "nvmeof_uptime_seconds", "gauge", "Time since the target started.");
+	metrics_sample(b, "nvmeof_uptime_seconds", NULL, (double)s->uptime_ns / 1e9);
+	metrics_family(b, "nvmeof_process_cpu_seconds_total", "counter",
+		       "CPU time of every thread of the daemon.");
+	metrics_sample(b, "nvmeof_process_cpu_seconds_total", NULL,
+		       (double)s->process_cpu_ns / 1e9);
+	metrics_family(b, "nvmeof_connections", "gauge",
+		       "Queue pairs (connections) bound to the target, all transports.");
+	metrics_sample_u64(b, "nvmeof_connections", NULL, s->connections);
+	metrics_family(b, "nvmeof_port_connections", "gauge", "Connections through the port.");
+	for (unsigned int i = 0; i < nports; i++) {
+		l[0] = '\0';
+		snprintf(id, sizeof(id), "%u", ports[i].portid);
+		metrics_label(l, sizeof(l), "port", id);
+		metrics_label(l, sizeof(l), "trtype", ports[i].trtype);
+		metrics_label(l, sizeof(l), "traddr", ports[i].traddr);
+		metrics_label(l, sizeof(l), "trsvcid", ports[i].trsvcid);
+		metrics_sample_u64(b, "nvmeof_port_connections", l, ports[i].conns);
+	}
+	metrics_family(b, "nvmeof_tcp_connections_accepted_total", "counter",
+		       "NVMe/TCP connections accepted.");
+	metrics_sample_u64(b, "nvmeof_tcp_connections_accepted_total", NULL, s->tcp.accepted);
+	metrics_family(b, "nvmeof_tcp_connections_rejected_total", "counter",
+		       "NVMe/TCP connections refused (connection limit).");
+	metrics_sample_u64(b, "nvmeof_tcp_connections_rejected_total", NULL, s->tcp.rejected);
+	metrics_family(b, "nvmeof_tcp_connections_closed_total", "counter",
+		       "NVMe/TCP connections closed.");
+	metrics_sample_u64(b, "nvmeof_tcp_connections_closed_total", NULL, s->tcp.closed);
+	format_paths(b, s);
+	format_reactors(b, s);
+	format_ns(b, ns, nns);
+	free(s);
+	free(ns);
+	free(ports);
+	return b->oom ? -ENOMEM : 0;
+}
+
+/* ---- HTTP server ----------------------------------------------------------------------------- */
+#ifdef HAVE_MHD
+struct metrics_server {
+	struct MHD_Daemon *d;
+	struct nvmf_tgt *tgt;
+	uint16_t port;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int code, const char *type,
+			     char *body, size_t len, enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	enum MHD_Result rc;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	rc = MHD_queue_response(conn, code, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_size, void **con_cls)
+{
+	struct metrics_server *srv = cls;
+	struct metrics_buf b = { 0 };
+	static char not_found[] = "only /metrics here\n";
+	static char bad_method[] = "GET only\n";
+	static char oom[] = "out of memory\n";
+
+	(void)version;
+	(void)upload;
+	(void)upload_size;
+	(void)con_cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", bad_method,
+			     strlen(bad_method), MHD_RESPMEM_PERSISTENT);
+	if (strcmp(url, "/metrics") != 0)
+		return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain", not_found, strlen(not_found),
+			     MHD_RESPMEM_PERSISTENT);
+	if (metrics_format(srv->tgt, &b) != 0) {
+		metrics_buf_free(&b);
+		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", oom, strlen(oom),
+			     MHD_RESPMEM_PERSISTENT);
+	}
+	return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len,
+		     MHD_RESPMEM_MUST_FREE);
+}
+
+struct metrics_server *metrics_server_start(struct nvmf_tgt *tgt, const char *uri, char *err,
+					    size_t errlen)
+{
+	struct uri_listen u;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE },
+			*ai = NULL;
+	struct metrics_server *srv;
+	const union MHD_DaemonInfo *info;
+	char port[8], e[256];
+	int rc;
+
+	if (uri_parse_listen(uri, &u, e, sizeof(e)) != 0) {
+		snprintf(err, errlen, "--metrics %s: %s", uri, e);
+		return NULL;
+	}
+	if (u.transport != URI_TRANSPORT_TCP) {
+		snprintf(err, errlen, "--metrics %s: expected tcp://ADDR:PORT", uri);
+		return NULL;
+	}
+	snprintf(port, sizeof(port), "%u", u.port);
+	rc = getaddrinfo(u.addr, port, &hints, &ai);
+	if (rc != 0 || !ai) {
+		snprintf(err, errlen, "--metrics %s: %s", uri, gai_strerror(rc));
+		return NULL;
+	}
+	srv = calloc(1, sizeof(*srv));
+	if (!srv) {
+		freeaddrinfo(ai);
+		snprintf(err, errlen, "--metrics: out of memory");
+		return NULL;
+	}
+	srv->tgt = tgt;
+	srv->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+					  (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+				  0, NULL, NULL, handle, srv, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+				  MHD_OPTION_CONNECTION_LIMIT, 32u, MHD_OPTION_CONNECTION_TIMEOUT,
+				  10u, MHD_OPTION_END);
+	freeaddrinfo(ai);
+	if (!srv->d) {
+		snprintf(err, errlen, "--metrics %s: cannot listen (address in use?)", uri);
+		free(srv);
+		return NULL;
+	}
+	info = MHD_get_daemon_info(srv->d, MHD_DAEMON_INFO_BIND_PORT);
+	srv->port = info ? info->port : u.port;
+	log_notice("metrics on http://%s%s%s:%u/metrics", u.ipv6 ? "[" : "", u.addr,
+		   u.ipv6 ? "]" : "", srv->port);
+	return srv;
+}
+
+uint16_t metrics_server_port(const struct metrics_server *srv)
+{
+	return srv->port;
+}
+
+void metrics_server_stop(struct metrics_server *srv)
+{
+	if (!srv)
+		return;
+	MHD_stop_daemon(srv->d);
+	free(srv);
+}
+#else
+struct metrics_server *metrics_server_start(struct nvmf_tgt *tgt, const char *uri, char *err,
+					    size_t errlen)
+{
+	(void)tgt;
+	snprintf(err, errlen, "--metrics %s: built without metrics support (configure found no "
+			      "libmicrohttpd: apt-get install libmicrohttpd-dev)", uri);
+	return NULL;
+}
+
+uint16_t metrics_server_port(const struct metrics_server *srv)
+{
+	(void)srv;
+	return 0;
+}
+
+void metrics_server_stop(struct metrics_server *srv)
+{
+	(void)srv;
+}
+#endif
