@@ -997,6 +997,8 @@ static void test_ana_groups(void)
 	free(t2);
 	free(t3);
 	fake_tgt_free(tgt);
+}
+
 /* Namespace QoS: set with the namespace, changed in place by a reload, left alone when
  * unchanged. */
 static void test_qos(void)
