@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-static const char b64_alphabet[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char b64_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+"
+				   "/";
 
 int base64_encode(const void *src, size_t len, char *dst, size_t dstlen)
 {
@@ -68,7 +68,7 @@ int base64_decode(const char *src, size_t n, void *dst, size_t dstlen)
 				pad++;
 				continue;
 			}
-			if (pad)	/* data after padding */
+			if (pad) /* data after padding */
 				return -EILSEQ;
 			v[k] = b64_value(c);
 			if (v[k] < 0)

@@ -150,9 +150,8 @@ int nvme_auth_hkdf(uint8_t hash_id, const void *salt, size_t saltlen, const void
 	return rc;
 }
 
-int nvme_auth_hkdf_expand_label(uint8_t hash_id, const void *ikm, size_t ikmlen,
-				const char *label, const void *context, size_t ctxlen,
-				uint8_t *out, size_t outlen)
+int nvme_auth_hkdf_expand_label(uint8_t hash_id, const void *ikm, size_t ikmlen, const char *label,
+				const void *context, size_t ctxlen, uint8_t *out, size_t outlen)
 {
 	static const char prefix[] = "tls13 ";
 	uint8_t info[2 + 1 + 255 + 1 + 255];
@@ -199,8 +198,8 @@ int nvme_dhchap_augmented_challenge(uint8_t hash_id, const struct nvme_secret *d
  * HMAC(key, C' || le32(seq) || le16(t_id) || sc_c || @role || @nqn1 || 00h || @nqn2),
  * the common shape of R1 and R2.
  */
-static int dhchap_response(const struct nvme_dhchap_resp_in *in, const char *role,
-			   const char *nqn1, const char *nqn2, uint8_t *out)
+static int dhchap_response(const struct nvme_dhchap_resp_in *in, const char *role, const char *nqn1,
+			   const char *nqn2, uint8_t *out)
 {
 	uint8_t aug[NVME_AUTH_HASH_MAX_LEN], seq[4], tid[2], scc = in->sc_c, zero = 0;
 	size_t hl = nvme_auth_hash_len(in->hash_id);
@@ -392,8 +391,8 @@ int nvme_dh_from_private(uint8_t dhgid, const uint8_t *priv, size_t len, struct 
 	if (BN_is_zero(x) || BN_cmp(x, p) >= 0 || !BN_mod_exp(y, g, x, p, bnctx))
 		goto out;
 	rc = -EIO;
-	if (!OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME,
-					     dh_table[dhgid].name, 0) ||
+	if (!OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, dh_table[dhgid].name,
+					     0) ||
 	    !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_PRIV_KEY, x) ||
 	    !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_PUB_KEY, y))
 		goto out;
@@ -443,8 +442,7 @@ int nvme_dh_public(const struct nvme_dh *dh, uint8_t *out, size_t len)
 }
 
 /* The peer's public value as a key of our group. */
-static int dh_peer_key(const struct nvme_dh *dh, const uint8_t *peer, size_t len,
-		       EVP_PKEY **out)
+static int dh_peer_key(const struct nvme_dh *dh, const uint8_t *peer, size_t len, EVP_PKEY **out)
 {
 	OSSL_PARAM_BLD *bld = NULL;
 	OSSL_PARAM *params = NULL;
@@ -456,8 +454,9 @@ static int dh_peer_key(const struct nvme_dh *dh, const uint8_t *peer, size_t len
 	if (!pub)
 		return -ENOMEM;
 	bld = OSSL_PARAM_BLD_new();
-	if (!bld || !OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME,
-						    dh_table[dh->dhgid].name, 0) ||
+	if (!bld ||
+	    !OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME,
+					     dh_table[dh->dhgid].name, 0) ||
 	    !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_PUB_KEY, pub))
 		goto out;
 	params = OSSL_PARAM_BLD_to_param(bld);

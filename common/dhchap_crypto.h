@@ -55,23 +55,22 @@ int nvme_auth_hkdf(uint8_t hash_id, const void *salt, size_t saltlen, const void
  * 7.1 defines it: the HkdfLabel info is be16(outlen) || u8(6 + len(label)) || "tls13 " ||
  * label || u8(ctxlen) || context. @label at most 249 characters, @ctxlen at most 255.
  */
-int nvme_auth_hkdf_expand_label(uint8_t hash_id, const void *ikm, size_t ikmlen,
-				const char *label, const void *context, size_t ctxlen,
-				uint8_t *out, size_t outlen);
+int nvme_auth_hkdf_expand_label(uint8_t hash_id, const void *ikm, size_t ikmlen, const char *label,
+				const void *context, size_t ctxlen, uint8_t *out, size_t outlen);
 
 /* ---- DH-HMAC-CHAP responses --------------------------------------------------------- */
 
 /* Inputs of one response computation. */
 struct nvme_dhchap_resp_in {
-	uint8_t hash_id;			/* from the Challenge */
-	const struct nvme_secret *key;		/* transformed: nvme_dhchap_key_transform() */
-	const uint8_t *challenge;		/* C1 (host response) or C2 (controller response) */
-	uint32_t seqnum;			/* S1 or S2 */
-	uint16_t t_id;				/* transaction identifier */
-	uint8_t sc_c;				/* SC_C of the AUTH_Negotiate */
+	uint8_t hash_id;               /* from the Challenge */
+	const struct nvme_secret *key; /* transformed: nvme_dhchap_key_transform() */
+	const uint8_t *challenge;      /* C1 (host response) or C2 (controller response) */
+	uint32_t seqnum;               /* S1 or S2 */
+	uint16_t t_id;                 /* transaction identifier */
+	uint8_t sc_c;                  /* SC_C of the AUTH_Negotiate */
 	const char *hostnqn;
 	const char *subsysnqn;
-	const struct nvme_secret *dh_secret;	/* g^xy mod p; NULL for the NULL DH group */
+	const struct nvme_secret *dh_secret; /* g^xy mod p; NULL for the NULL DH group */
 };
 
 /*

@@ -33,8 +33,7 @@ static size_t hash_key_len(uint8_t hash)
 	return hash ? nvme_auth_hash_len(hash) : 0;
 }
 
-int nvme_dhchap_key_parse(const char *text, struct nvme_dhchap_key *out, char *err,
-			  size_t errlen)
+int nvme_dhchap_key_parse(const char *text, struct nvme_dhchap_key *out, char *err, size_t errlen)
 {
 	const size_t plen = sizeof(NVME_DHCHAP_KEY_PREFIX) - 1;
 	struct nvme_secret *s;
@@ -122,8 +121,7 @@ void nvme_dhchap_key_clear(struct nvme_dhchap_key *key)
 }
 
 /* @out (hash length bytes) = HMAC_hash(@key, @nqn || "NVMe-over-Fabrics"). */
-static int transform(uint8_t hash, const uint8_t *key, size_t klen, const char *nqn,
-		     uint8_t *out)
+static int transform(uint8_t hash, const uint8_t *key, size_t klen, const char *nqn, uint8_t *out)
 {
 	struct iovec iov[2] = {
 		{ (void *)nqn, strlen(nqn) },

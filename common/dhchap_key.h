@@ -31,8 +31,8 @@
 #define NVME_DHCHAP_KEY_TEXT_MAX (10 + NVME_KEY_B64_LEN(64) + 2)
 
 struct nvme_dhchap_key {
-	uint8_t hash;			/* NN: 0, or the nvme_auth_hash_id used to transform */
-	struct nvme_secret *secret;	/* 32, 48 or 64 bytes */
+	uint8_t hash;               /* NN: 0, or the nvme_auth_hash_id used to transform */
+	struct nvme_secret *secret; /* 32, 48 or 64 bytes */
 };
 
 /*
@@ -45,8 +45,7 @@ struct nvme_dhchap_key {
  *   -ENOMEM
  * with a one-line message in @err (when not NULL).
  */
-int nvme_dhchap_key_parse(const char *text, struct nvme_dhchap_key *out, char *err,
-			  size_t errlen);
+int nvme_dhchap_key_parse(const char *text, struct nvme_dhchap_key *out, char *err, size_t errlen);
 
 /* Writes the text form NUL-terminated; returns its length, -EINVAL or -ENOSPC. */
 int nvme_dhchap_key_format(const struct nvme_dhchap_key *key, char *buf, size_t len);

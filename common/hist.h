@@ -13,11 +13,11 @@
 
 #include <stdint.h>
 
-#define HIST_MIN_SHIFT 10		/* 1024 ns */
-#define HIST_MAX_SHIFT 37		/* last octave starts at 2^37 ns */
-#define HIST_SUB_BITS 2
-#define HIST_SUB (1u << HIST_SUB_BITS)
-#define HIST_NBUCKETS (1 + (HIST_MAX_SHIFT - HIST_MIN_SHIFT + 1) * HIST_SUB)
+#define HIST_MIN_SHIFT 10 /* 1024 ns */
+#define HIST_MAX_SHIFT 37 /* last octave starts at 2^37 ns */
+#define HIST_SUB_BITS  2
+#define HIST_SUB       (1u << HIST_SUB_BITS)
+#define HIST_NBUCKETS  (1 + (HIST_MAX_SHIFT - HIST_MIN_SHIFT + 1) * HIST_SUB)
 
 struct hist {
 	uint64_t count;

@@ -19,7 +19,7 @@
 
 /* ---- Connect response: DW0 of the completion ---------------------------------------- */
 /* Bits 15:0 carry CNTLID, bits 31:16 AUTHREQ. */
-#define NVMF_CONNECT_AUTHREQ_ATR (1u << 17)  /* authentication transaction required */
+#define NVMF_CONNECT_AUTHREQ_ATR  (1u << 17) /* authentication transaction required */
 #define NVMF_CONNECT_AUTHREQ_ASCR (1u << 18) /* secure channel concatenation required */
 
 /* Command-specific status of a Fabrics command: the host did not authenticate first. */
@@ -27,22 +27,22 @@
 
 /* ---- Authentication Send (FCTYPE 05h) / Receive (FCTYPE 06h) commands --------------- */
 /* Security Protocol for NVMe in-band authentication, and its SP Specific fields. */
-#define NVMF_AUTH_SECP 0xe9
+#define NVMF_AUTH_SECP  0xe9
 #define NVMF_AUTH_SPSP0 0x01
 #define NVMF_AUTH_SPSP1 0x01
 
 struct nvmf_auth_cmd {
-	uint8_t opc;	   /* 7Fh */
+	uint8_t opc; /* 7Fh */
 	uint8_t rsvd1;
 	uint8_t cid[2];
-	uint8_t fctype;	   /* NVMF_FCTYPE_AUTH_SEND / NVMF_FCTYPE_AUTH_RECV */
+	uint8_t fctype; /* NVMF_FCTYPE_AUTH_SEND / NVMF_FCTYPE_AUTH_RECV */
 	uint8_t rsvd5[19];
 	uint8_t sgl1[16];
 	uint8_t rsvd40;
 	uint8_t spsp0;
 	uint8_t spsp1;
 	uint8_t secp;
-	uint8_t len[4];	   /* Send: Transfer Length (TL); Receive: Allocation Length (AL) */
+	uint8_t len[4]; /* Send: Transfer Length (TL); Receive: Allocation Length (AL) */
 	uint8_t rsvd48[16];
 };
 static_assert(sizeof(struct nvmf_auth_cmd) == 64, "auth command");
@@ -62,13 +62,13 @@ enum nvme_auth_type {
 
 /* AUTH-Id: byte 1 of every message. */
 enum nvme_auth_id {
-	NVME_AUTH_ID_NEGOTIATE = 0x00,	/* host -> controller, AUTH-Type 00h */
-	NVME_AUTH_ID_CHALLENGE = 0x01,	/* controller -> host */
-	NVME_AUTH_ID_REPLY = 0x02,	/* host -> controller */
-	NVME_AUTH_ID_SUCCESS1 = 0x03,	/* controller -> host */
-	NVME_AUTH_ID_SUCCESS2 = 0x04,	/* host -> controller */
-	NVME_AUTH_ID_FAILURE2 = 0xf0,	/* host -> controller, AUTH-Type 00h */
-	NVME_AUTH_ID_FAILURE1 = 0xf1,	/* controller -> host, AUTH-Type 00h */
+	NVME_AUTH_ID_NEGOTIATE = 0x00, /* host -> controller, AUTH-Type 00h */
+	NVME_AUTH_ID_CHALLENGE = 0x01, /* controller -> host */
+	NVME_AUTH_ID_REPLY = 0x02,     /* host -> controller */
+	NVME_AUTH_ID_SUCCESS1 = 0x03,  /* controller -> host */
+	NVME_AUTH_ID_SUCCESS2 = 0x04,  /* host -> controller */
+	NVME_AUTH_ID_FAILURE2 = 0xf0,  /* host -> controller, AUTH-Type 00h */
+	NVME_AUTH_ID_FAILURE1 = 0xf1,  /* controller -> host, AUTH-Type 00h */
 };
 
 /* Authentication protocol identifier in a protocol descriptor. */
@@ -95,19 +95,19 @@ enum nvme_auth_dhgroup_id {
 
 /* Secure channel concatenation (SC_C) of AUTH_Negotiate; also hashed into the responses. */
 enum nvme_auth_sc_c {
-	NVME_AUTH_SC_C_NONE = 0x00,	   /* no secure channel concatenation */
-	NVME_AUTH_SC_C_NEWTLSPSK = 0x01,   /* generate a TLS PSK, then start TLS */
+	NVME_AUTH_SC_C_NONE = 0x00,          /* no secure channel concatenation */
+	NVME_AUTH_SC_C_NEWTLSPSK = 0x01,     /* generate a TLS PSK, then start TLS */
 	NVME_AUTH_SC_C_REPLACETLSPSK = 0x02, /* replace the PSK of the current TLS channel */
 };
 
 /* AUTH_Failure1/2 reason code and reason code explanations. */
 #define NVME_AUTH_FAIL_REASON_FAILED 0x01
 enum nvme_auth_fail_explanation {
-	NVME_AUTH_FAIL_FAILED = 0x01,		 /* authentication failed */
+	NVME_AUTH_FAIL_FAILED = 0x01,            /* authentication failed */
 	NVME_AUTH_FAIL_PROTOCOL_UNUSABLE = 0x02, /* authentication protocol not usable */
-	NVME_AUTH_FAIL_CONCAT_MISMATCH = 0x03,	 /* secure channel concatenation mismatch */
-	NVME_AUTH_FAIL_HASH_UNUSABLE = 0x04,	 /* hash function not usable */
-	NVME_AUTH_FAIL_DHGROUP_UNUSABLE = 0x05,	 /* DH group not usable */
+	NVME_AUTH_FAIL_CONCAT_MISMATCH = 0x03,   /* secure channel concatenation mismatch */
+	NVME_AUTH_FAIL_HASH_UNUSABLE = 0x04,     /* hash function not usable */
+	NVME_AUTH_FAIL_DHGROUP_UNUSABLE = 0x05,  /* DH group not usable */
 	NVME_AUTH_FAIL_INCORRECT_PAYLOAD = 0x06, /* incorrect payload */
 	NVME_AUTH_FAIL_INCORRECT_MESSAGE = 0x07, /* incorrect protocol message */
 };
@@ -118,14 +118,14 @@ enum nvme_auth_fail_explanation {
  * idlist[30..59] holds DHLEN DH group ids.
  */
 #define NVME_AUTH_DESC_HASH_MAX 30
-#define NVME_AUTH_DESC_DH_MAX 30
-#define NVME_AUTH_DESC_DH_OFF 30 /* index of the first DH group id in idlist */
+#define NVME_AUTH_DESC_DH_MAX   30
+#define NVME_AUTH_DESC_DH_OFF   30 /* index of the first DH group id in idlist */
 
 struct nvme_auth_protocol_desc {
 	uint8_t authid; /* NVME_AUTH_PROTO_DHCHAP */
 	uint8_t rsvd1;
-	uint8_t halen;	/* hash ids in idlist[0..] */
-	uint8_t dhlen;	/* DH group ids in idlist[30..] */
+	uint8_t halen; /* hash ids in idlist[0..] */
+	uint8_t dhlen; /* DH group ids in idlist[30..] */
 	uint8_t idlist[60];
 };
 static_assert(sizeof(struct nvme_auth_protocol_desc) == 64, "protocol descriptor");
@@ -138,17 +138,17 @@ struct nvme_auth_negotiate {
 	uint8_t auth_type; /* NVME_AUTH_TYPE_COMMON */
 	uint8_t auth_id;   /* NVME_AUTH_ID_NEGOTIATE */
 	uint8_t rsvd2[2];
-	uint8_t t_id[2];   /* transaction identifier */
-	uint8_t sc_c;	   /* enum nvme_auth_sc_c */
-	uint8_t napd;	   /* number of protocol descriptors, >= 1 */
+	uint8_t t_id[2]; /* transaction identifier */
+	uint8_t sc_c;    /* enum nvme_auth_sc_c */
+	uint8_t napd;    /* number of protocol descriptors, >= 1 */
 };
 static_assert(sizeof(struct nvme_auth_negotiate) == 8, "AUTH_Negotiate");
 static_assert(offsetof(struct nvme_auth_negotiate, t_id) == 4, "negotiate t_id");
 static_assert(offsetof(struct nvme_auth_negotiate, sc_c) == 6, "negotiate sc_c");
 static_assert(offsetof(struct nvme_auth_negotiate, napd) == 7, "negotiate napd");
 
-#define NVME_AUTH_NEGOTIATE_LEN(napd)                                                      \
-	(sizeof(struct nvme_auth_negotiate) +                                               \
+#define NVME_AUTH_NEGOTIATE_LEN(napd)         \
+	(sizeof(struct nvme_auth_negotiate) + \
 	 (size_t)(napd) * sizeof(struct nvme_auth_protocol_desc))
 
 /* ---- DH-HMAC-CHAP_Challenge (controller -> host) ------------------------------------ */
@@ -158,10 +158,10 @@ struct nvme_dhchap_challenge {
 	uint8_t auth_id;   /* NVME_AUTH_ID_CHALLENGE */
 	uint8_t rsvd2[2];
 	uint8_t t_id[2];
-	uint8_t hl;	   /* hash length, bytes of C1 */
+	uint8_t hl; /* hash length, bytes of C1 */
 	uint8_t rsvd7;
-	uint8_t hashid;	   /* enum nvme_auth_hash_id */
-	uint8_t dhgid;	   /* enum nvme_auth_dhgroup_id */
+	uint8_t hashid;    /* enum nvme_auth_hash_id */
+	uint8_t dhgid;     /* enum nvme_auth_dhgroup_id */
 	uint8_t dhvlen[2]; /* 0 for the NULL group */
 	uint8_t seqnum[4]; /* S1 */
 };
@@ -173,10 +173,9 @@ static_assert(offsetof(struct nvme_dhchap_challenge, dhgid) == 9, "challenge dhg
 static_assert(offsetof(struct nvme_dhchap_challenge, dhvlen) == 10, "challenge dhvlen");
 static_assert(offsetof(struct nvme_dhchap_challenge, seqnum) == 12, "challenge seqnum");
 
-#define NVME_DHCHAP_CHALLENGE_CVAL_OFF sizeof(struct nvme_dhchap_challenge)
-#define NVME_DHCHAP_CHALLENGE_DHV_OFF(hl) (NVME_DHCHAP_CHALLENGE_CVAL_OFF + (size_t)(hl))
-#define NVME_DHCHAP_CHALLENGE_LEN(hl, dhvlen) \
-	(NVME_DHCHAP_CHALLENGE_DHV_OFF(hl) + (size_t)(dhvlen))
+#define NVME_DHCHAP_CHALLENGE_CVAL_OFF        sizeof(struct nvme_dhchap_challenge)
+#define NVME_DHCHAP_CHALLENGE_DHV_OFF(hl)     (NVME_DHCHAP_CHALLENGE_CVAL_OFF + (size_t)(hl))
+#define NVME_DHCHAP_CHALLENGE_LEN(hl, dhvlen) (NVME_DHCHAP_CHALLENGE_DHV_OFF(hl) + (size_t)(dhvlen))
 
 /* ---- DH-HMAC-CHAP_Reply (host -> controller) ---------------------------------------- */
 /*
@@ -192,7 +191,7 @@ struct nvme_dhchap_reply {
 	uint8_t t_id[2];
 	uint8_t hl;
 	uint8_t rsvd7;
-	uint8_t cvalid;	   /* NVME_DHCHAP_REPLY_CVALID: C2 present, authenticate the controller */
+	uint8_t cvalid; /* NVME_DHCHAP_REPLY_CVALID: C2 present, authenticate the controller */
 	uint8_t rsvd9;
 	uint8_t dhvlen[2];
 	uint8_t seqnum[4]; /* S2; 0 when CVALID is clear */
@@ -204,9 +203,9 @@ static_assert(offsetof(struct nvme_dhchap_reply, cvalid) == 8, "reply cvalid");
 static_assert(offsetof(struct nvme_dhchap_reply, dhvlen) == 10, "reply dhvlen");
 static_assert(offsetof(struct nvme_dhchap_reply, seqnum) == 12, "reply seqnum");
 
-#define NVME_DHCHAP_REPLY_RVAL_OFF sizeof(struct nvme_dhchap_reply)
-#define NVME_DHCHAP_REPLY_CVAL_OFF(hl) (NVME_DHCHAP_REPLY_RVAL_OFF + (size_t)(hl))
-#define NVME_DHCHAP_REPLY_DHV_OFF(hl) (NVME_DHCHAP_REPLY_RVAL_OFF + 2 * (size_t)(hl))
+#define NVME_DHCHAP_REPLY_RVAL_OFF        sizeof(struct nvme_dhchap_reply)
+#define NVME_DHCHAP_REPLY_CVAL_OFF(hl)    (NVME_DHCHAP_REPLY_RVAL_OFF + (size_t)(hl))
+#define NVME_DHCHAP_REPLY_DHV_OFF(hl)     (NVME_DHCHAP_REPLY_RVAL_OFF + 2 * (size_t)(hl))
 #define NVME_DHCHAP_REPLY_LEN(hl, dhvlen) (NVME_DHCHAP_REPLY_DHV_OFF(hl) + (size_t)(dhvlen))
 
 /* ---- DH-HMAC-CHAP_Success1 (controller -> host) ------------------------------------- */
@@ -220,7 +219,7 @@ struct nvme_dhchap_success1 {
 	uint8_t t_id[2];
 	uint8_t hl;
 	uint8_t rsvd7;
-	uint8_t rvalid;	   /* NVME_DHCHAP_SUCCESS1_RVALID */
+	uint8_t rvalid; /* NVME_DHCHAP_SUCCESS1_RVALID */
 	uint8_t rsvd9[7];
 };
 static_assert(sizeof(struct nvme_dhchap_success1) == 16, "DH-HMAC-CHAP_Success1");
@@ -229,7 +228,7 @@ static_assert(offsetof(struct nvme_dhchap_success1, hl) == 6, "success1 hl");
 static_assert(offsetof(struct nvme_dhchap_success1, rvalid) == 8, "success1 rvalid");
 
 #define NVME_DHCHAP_SUCCESS1_RVAL_OFF sizeof(struct nvme_dhchap_success1)
-#define NVME_DHCHAP_SUCCESS1_LEN(hl) (NVME_DHCHAP_SUCCESS1_RVAL_OFF + (size_t)(hl))
+#define NVME_DHCHAP_SUCCESS1_LEN(hl)  (NVME_DHCHAP_SUCCESS1_RVAL_OFF + (size_t)(hl))
 
 /* ---- DH-HMAC-CHAP_Success2 (host -> controller) ------------------------------------- */
 struct nvme_dhchap_success2 {
@@ -244,8 +243,8 @@ static_assert(offsetof(struct nvme_dhchap_success2, t_id) == 4, "success2 t_id")
 
 /* ---- AUTH_Failure1 (controller -> host) / AUTH_Failure2 (host -> controller) -------- */
 struct nvme_auth_failure {
-	uint8_t auth_type;   /* NVME_AUTH_TYPE_COMMON */
-	uint8_t auth_id;     /* NVME_AUTH_ID_FAILURE1 / NVME_AUTH_ID_FAILURE2 */
+	uint8_t auth_type; /* NVME_AUTH_TYPE_COMMON */
+	uint8_t auth_id;   /* NVME_AUTH_ID_FAILURE1 / NVME_AUTH_ID_FAILURE2 */
 	uint8_t rsvd2[2];
 	uint8_t t_id[2];
 	uint8_t rescode;     /* NVME_AUTH_FAIL_REASON_FAILED */

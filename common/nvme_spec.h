@@ -410,8 +410,8 @@ enum nvme_identify_cns {
 	NVME_ID_CNS_NVMSET_LIST = 0x04,
 	NVME_ID_CNS_CS_NS = 0x05,
 	NVME_ID_CNS_CS_CTRL = 0x06,
-	NVME_ID_CNS_CS_INDEP_NS = 0x08,	 /* I/O Command Set Independent Identify Namespace */
-	NVME_ID_CNS_IO_CMD_SET = 0x1c,	 /* Identify I/O Command Set data structure */
+	NVME_ID_CNS_CS_INDEP_NS = 0x08, /* I/O Command Set Independent Identify Namespace */
+	NVME_ID_CNS_IO_CMD_SET = 0x1c,  /* Identify I/O Command Set data structure */
 };
 
 /* Identify CDW11 bits 31:24: Command Set Identifier. */
@@ -590,7 +590,7 @@ static_assert(offsetof(struct nvme_id_ctrl, psd) == 2048, "id_ctrl psd");
 static_assert(offsetof(struct nvme_id_ctrl, vs) == 3072, "id_ctrl vs");
 
 #define NVME_CTRL_CMIC_MULTI_CTRL (1u << 1)
-#define NVME_CTRL_OACS_GET_LBA_STATUS (1u << 9)
+#define NVME_CTRL_OACS_GET_LBA_STATUS      (1u << 9)
 #define NVME_CTRL_OAES_NS_ATTR (1u << 8)
 #define NVME_CTRL_OAES_FW_ACTIVATION (1u << 9)
 #define NVME_CTRL_CTRATT_HOSTID_128 (1u << 0)
@@ -785,12 +785,13 @@ static_assert(offsetof(struct nvme_fw_slot_log, frs) == 8, "fw frs");
  * of the namespace) and bits 31:24 ATYPE. The data is an LBA Status Descriptor List: an
  * 8-byte header, then 16-byte descriptors of Potentially Unrecoverable LBA ranges.
  */
-#define NVME_LBA_STATUS_ATYPE_SCAN 0x10	   /* scan the range, return its untracked and
+#define NVME_LBA_STATUS_ATYPE_SCAN \
+	0x10                               /* scan the range, return its untracked and
 					    * tracked Potentially Unrecoverable LBAs */
 #define NVME_LBA_STATUS_ATYPE_TRACKED 0x11 /* return the tracked ones, no scan */
-#define NVME_LBA_STATUS_CMPC_NONE 0x0
-#define NVME_LBA_STATUS_CMPC_MORE 0x1	   /* more descriptors than returned */
-#define NVME_LBA_STATUS_CMPC_COMPLETE 0x2  /* the whole range done, every descriptor sent */
+#define NVME_LBA_STATUS_CMPC_NONE     0x0
+#define NVME_LBA_STATUS_CMPC_MORE     0x1 /* more descriptors than returned */
+#define NVME_LBA_STATUS_CMPC_COMPLETE 0x2 /* the whole range done, every descriptor sent */
 
 struct nvme_lba_status_hdr {
 	uint32_t nlsd; /* number of descriptors that follow */
@@ -802,7 +803,7 @@ static_assert(offsetof(struct nvme_lba_status_hdr, cmpc) == 4, "lba status cmpc"
 
 struct nvme_lba_status_desc {
 	uint64_t dslba; /* descriptor starting LBA */
-	uint32_t nlb;	/* number of logical blocks */
+	uint32_t nlb;   /* number of logical blocks */
 	uint8_t rsvd12;
 	uint8_t status;
 	uint8_t rsvd14[2];
@@ -817,7 +818,7 @@ struct nvme_lba_status_log {
 	uint32_t nlslne;  /* namespace elements */
 	uint32_t estulb;  /* estimate of untracked LBAs */
 	uint8_t rsvd12[2];
-	uint16_t lsgc;	  /* generation counter */
+	uint16_t lsgc; /* generation counter */
 };
 static_assert(sizeof(struct nvme_lba_status_log) == 16, "LBA status information log");
 static_assert(offsetof(struct nvme_lba_status_log, lsgc) == 14, "lba status log lsgc");
@@ -975,18 +976,18 @@ enum nvme_ana_state {
 };
 /* Path Related Status (SCT 3h) */
 #define NVME_SC_ANA_PERSISTENT_LOSS 0x01
-#define NVME_SC_ANA_INACCESSIBLE 0x02
-#define NVME_SC_ANA_TRANSITION 0x03
+#define NVME_SC_ANA_INACCESSIBLE    0x02
+#define NVME_SC_ANA_TRANSITION      0x03
 /* Identify Controller */
-#define NVME_CTRL_CMIC_MULTI_PORT (1u << 0)
-#define NVME_CTRL_CMIC_ANA (1u << 3)
-#define NVME_CTRL_OAES_ANA_CHANGE (1u << 11)
-#define NVME_CTRL_ANACAP_OPTIMIZED (1u << 0)
-#define NVME_CTRL_ANACAP_NON_OPTIMIZED (1u << 1)
-#define NVME_CTRL_ANACAP_INACCESSIBLE (1u << 2)
+#define NVME_CTRL_CMIC_MULTI_PORT        (1u << 0)
+#define NVME_CTRL_CMIC_ANA               (1u << 3)
+#define NVME_CTRL_OAES_ANA_CHANGE        (1u << 11)
+#define NVME_CTRL_ANACAP_OPTIMIZED       (1u << 0)
+#define NVME_CTRL_ANACAP_NON_OPTIMIZED   (1u << 1)
+#define NVME_CTRL_ANACAP_INACCESSIBLE    (1u << 2)
 #define NVME_CTRL_ANACAP_PERSISTENT_LOSS (1u << 3)
-#define NVME_CTRL_ANACAP_CHANGE (1u << 4)
-#define NVME_CTRL_ANACAP_GRPID_STATIC (1u << 6) /* ANAGRPID does not change while attached */
+#define NVME_CTRL_ANACAP_CHANGE          (1u << 4)
+#define NVME_CTRL_ANACAP_GRPID_STATIC    (1u << 6) /* ANAGRPID does not change while attached */
 /* Asynchronous Event Configuration: ANA Change Notices */
 #define NVME_AEN_CFG_ANA_CHANGE (1u << 11)
 /* Get Log Page 0Ch: LSP bit 0 = Return Groups Only (CDW10 bit 8) */
@@ -1005,7 +1006,7 @@ struct nvme_ana_group_desc {
 	uint32_t grpid;
 	uint32_t nnsids;
 	uint64_t chgcnt;
-	uint8_t state;		/* bits 3:0 */
+	uint8_t state; /* bits 3:0 */
 	uint8_t rsvd17[15];
 	/* uint32_t nsids[nnsids] follow */
 };

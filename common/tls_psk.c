@@ -182,10 +182,8 @@ int nvme_tls_psk_digest(uint8_t hash_id, const struct nvme_secret *psk, const ch
 {
 	uint8_t mac[NVME_AUTH_HASH_MAX_LEN];
 	struct iovec iov[5] = {
-		{ (void *)hostnqn, hostnqn ? strlen(hostnqn) : 0 },
-		{ (void *)" ", 1 },
-		{ (void *)subsysnqn, subsysnqn ? strlen(subsysnqn) : 0 },
-		{ (void *)" ", 1 },
+		{ (void *)hostnqn, hostnqn ? strlen(hostnqn) : 0 },       { (void *)" ", 1 },
+		{ (void *)subsysnqn, subsysnqn ? strlen(subsysnqn) : 0 }, { (void *)" ", 1 },
 		{ (void *)digest_seed, sizeof(digest_seed) - 1 },
 	};
 	int rc;
@@ -210,8 +208,8 @@ int nvme_tls_psk_identity(int version, bool generated, uint8_t hash_id, const ch
 	if (version == 0)
 		n = snprintf(out, outlen, "NVMe0%c%02u %s %s", type, hash_id, hostnqn, subsysnqn);
 	else if (version == 1 && digest && *digest)
-		n = snprintf(out, outlen, "NVMe1%c%02u %s %s %s", type, hash_id, hostnqn,
-			     subsysnqn, digest);
+		n = snprintf(out, outlen, "NVMe1%c%02u %s %s %s", type, hash_id, hostnqn, subsysnqn,
+			     digest);
 	else
 		return -EINVAL;
 	if (n < 0 || (size_t)n >= outlen)

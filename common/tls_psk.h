@@ -41,7 +41,7 @@
 #include "common/nvme_spec.h"
 #include "common/secret.h"
 
-#define NVME_TLS_KEY_PREFIX "NVMeTLSkey-1:"
+#define NVME_TLS_KEY_PREFIX   "NVMeTLSkey-1:"
 #define NVME_TLS_KEY_TEXT_MAX (16 + NVME_KEY_B64_LEN(48) + 2)
 
 /* "NVMe1R02 " + two NQNs and a space + " " + 64-character digest + NUL */
@@ -53,8 +53,8 @@
 
 /* A configured PSK in interchange format. */
 struct nvme_tls_key {
-	uint8_t hmac;		    /* HH: 0, NVME_AUTH_HASH_SHA256 or NVME_AUTH_HASH_SHA384 */
-	struct nvme_secret *psk;    /* 32 or 48 bytes */
+	uint8_t hmac;            /* HH: 0, NVME_AUTH_HASH_SHA256 or NVME_AUTH_HASH_SHA384 */
+	struct nvme_secret *psk; /* 32 or 48 bytes */
 };
 
 int nvme_tls_key_parse(const char *text, struct nvme_tls_key *out, char *err, size_t errlen);
@@ -81,12 +81,12 @@ int nvme_tls_psk_identity(int version, bool generated, uint8_t hash_id, const ch
 
 /* A PSK identity taken apart; the strings point into @buf. */
 struct nvme_tls_identity {
-	int version;		/* 0 or 1 */
-	bool generated;		/* 'G' rather than 'R' */
-	uint8_t hash_id;	/* 01 or 02 */
+	int version;     /* 0 or 1 */
+	bool generated;  /* 'G' rather than 'R' */
+	uint8_t hash_id; /* 01 or 02 */
 	const char *hostnqn;
 	const char *subsysnqn;
-	const char *digest;	/* version 1 only, else NULL */
+	const char *digest; /* version 1 only, else NULL */
 	char buf[NVME_TLS_IDENTITY_MAX];
 };
 

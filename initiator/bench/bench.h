@@ -27,8 +27,8 @@
 #define BENCH_MAX_REPEAT 25
 #define BENCH_MAX_CELLS 64
 #define BENCH_DEFAULT_SIZE (1ull << 30) /* I/O range: the namespace, at most 1 GiB */
-#define BENCH_MAX_BS 8			/* --bs list entries */
-#define BENCH_MAX_PCT 24		/* --percentiles entries */
+#define BENCH_MAX_BS       8            /* --bs list entries */
+#define BENCH_MAX_PCT      24           /* --percentiles entries */
 #define BENCH_CEILING_PROG "nvmeof-tcp-ceiling"
 
 enum bench_path { BENCH_NATIVE, BENCH_SCSI, BENCH_NPATHS };
@@ -37,9 +37,9 @@ enum bench_rw { BENCH_RANDREAD, BENCH_RANDWRITE, BENCH_SEQREAD, BENCH_SEQWRITE, 
 
 struct bench_workload {
 	enum bench_rw rw;
-	uint32_t bs;	       /* bytes per I/O */
-	unsigned int qd;       /* per job */
-	unsigned int mixread;  /* BENCH_RANDRW: % of I/Os that read */
+	uint32_t bs;          /* bytes per I/O */
+	unsigned int qd;      /* per job */
+	unsigned int mixread; /* BENCH_RANDRW: % of I/Os that read */
 };
 
 enum bench_format { BENCH_FMT_NORMAL, BENCH_FMT_JSON };
@@ -55,21 +55,21 @@ struct bench_opts {
 	uint64_t size; /* 0: namespace size, at most BENCH_DEFAULT_SIZE */
 	bool custom;   /* --rw/--bs: these workloads instead of the matrix */
 	enum bench_rw rw;
-	uint32_t bs;		       /* the first of bs_list */
+	uint32_t bs;                    /* the first of bs_list */
 	uint32_t bs_list[BENCH_MAX_BS]; /* --bs 4k,64k: one workload each */
 	unsigned int nbs;
-	unsigned int rwmixread;	       /* --rwmixread, with --rw randrw (default 50) */
-	double pct[BENCH_MAX_PCT];     /* --percentiles, ascending */
+	unsigned int rwmixread;    /* --rwmixread, with --rw randrw (default 50) */
+	double pct[BENCH_MAX_PCT]; /* --percentiles, ascending */
 	unsigned int npct;
-	enum bench_format format;      /* --output-format */
-	const char *output_path;       /* --output: stdout goes there */
-	bool detail;		       /* --detail: a table per metric as well */
+	enum bench_format format; /* --output-format */
+	const char *output_path;  /* --output: stdout goes there */
+	bool detail;              /* --detail: a table per metric as well */
 	bool verify;
 	bool quick;
 	bool hdgst, ddgst;
 	const char *json_path, *svg_path, *png_path;
 	const char *target_stats;   /* the target's --stats-socket */
-	const char *ceiling;	    /* tcp-ceiling binary (resolved by bench_opts_check) */
+	const char *ceiling;        /* tcp-ceiling binary (resolved by bench_opts_check) */
 	char ceiling_buf[4096];
 	int target_cpu, client_cpu; /* --pin S,C; -1: not pinned */
 	int progress;		    /* -1: when stderr is a terminal */
@@ -107,8 +107,8 @@ struct bench_sample {
 	double secs;
 	uint64_t ios, bytes;
 	uint64_t errors, verify_errors;
-	uint64_t reconnects;	/* controller reconnects during the sample */
-	uint64_t outage_ms;	/* time without a connection during the sample */
+	uint64_t reconnects; /* controller reconnects during the sample */
+	uint64_t outage_ms;  /* time without a connection during the sample */
 	double lat_avg_ns;
 	uint64_t lat_min_ns, lat_p50_ns, lat_p99_ns, lat_p999_ns, lat_max_ns;
 	double init_cpu_ns;   /* job threads' CPU time, summed */

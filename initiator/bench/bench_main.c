@@ -21,10 +21,10 @@
 #define PROG "nvmeof-bench"
 
 static const struct bench_workload matrix_loads[] = {
-	{ .rw = BENCH_RANDREAD, .bs = 4096 },	{ .rw = BENCH_RANDWRITE, .bs = 4096 },
-	{ .rw = BENCH_RANDREAD, .bs = 65536 },	{ .rw = BENCH_RANDWRITE, .bs = 65536 },
-	{ .rw = BENCH_SEQREAD, .bs = 65536 },	{ .rw = BENCH_SEQWRITE, .bs = 65536 },
-	{ .rw = BENCH_SEQREAD, .bs = 131072 },	{ .rw = BENCH_SEQWRITE, .bs = 131072 },
+	{ .rw = BENCH_RANDREAD, .bs = 4096 },  { .rw = BENCH_RANDWRITE, .bs = 4096 },
+	{ .rw = BENCH_RANDREAD, .bs = 65536 }, { .rw = BENCH_RANDWRITE, .bs = 65536 },
+	{ .rw = BENCH_SEQREAD, .bs = 65536 },  { .rw = BENCH_SEQWRITE, .bs = 65536 },
+	{ .rw = BENCH_SEQREAD, .bs = 131072 }, { .rw = BENCH_SEQWRITE, .bs = 131072 },
 };
 /* --quick: the rows of the published Windows native-NVMe comparison. */
 static const struct bench_workload quick_loads[] = {
@@ -62,7 +62,7 @@ struct bench_ctx {
 	/* progress: runs done and to do, wall clock */
 	unsigned int runs_done, runs_total;
 	double t_start, run_secs; /* run_secs: measured seconds per run so far, for the ETA */
-	FILE *out;		  /* tables and JSON: stdout or --output */
+	FILE *out;                /* tables and JSON: stdout or --output */
 };
 
 static double now_s(void)
@@ -122,9 +122,9 @@ static void build_cells(const struct bench_opts *o, struct bench_report *r)
 		loads = custom;
 	} else if (o->custom) {
 		for (unsigned int i = 0; i < o->nbs; i++)
-			custom[i] = (struct bench_workload){
-				.rw = o->rw, .bs = o->bs_list[i], .mixread = o->rwmixread
-			};
+			custom[i] = (struct bench_workload){ .rw = o->rw,
+							     .bs = o->bs_list[i],
+							     .mixread = o->rwmixread };
 		loads = custom;
 		nloads = o->nbs;
 	}
@@ -159,8 +159,7 @@ static void on_tick(void *arg, enum bench_phase ph, double secs, uint64_t ios)
 	if (!x->tty)
 		return;
 	bench_fmt_count(secs > 0.05 ? (double)ios / secs : NAN, iops, sizeof(iops));
-	fprintf(stderr,
-		"\r\033[K[%2u/%u] %-26s %-6s run %u/%u  %s %4.1f/%.1f s  %7s IOPS  ETA %s",
+	fprintf(stderr, "\r\033[K[%2u/%u] %-26s %-6s run %u/%u  %s %4.1f/%.1f s  %7s IOPS  ETA %s",
 		x->cell_idx + 1, x->rep->ncells, c->label, bench_path_name(x->cur_path),
 		x->rep_idx + 1, x->o.repeat, ph == BENCH_PHASE_WARMUP ? "warm-up" : "measure", secs,
 		ph == BENCH_PHASE_WARMUP ? x->o.warmup_s : x->o.time_s, iops,

@@ -22,7 +22,7 @@
 #define PROG "nvmeof-bench"
 
 /* fio's default percentile_list */
-static const double default_pct[] = { 1,  5,  10, 20, 30, 40,	50,    60,   70,
+static const double default_pct[] = { 1,  5,  10, 20, 30,   40,   50,    60,   70,
 				      80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99 };
 
 void bench_usage(FILE *f)
@@ -172,8 +172,8 @@ static int parse_rw(const char *s, enum bench_rw *rw)
 		enum bench_rw rw;
 	} names[] = {
 		{ "randread", BENCH_RANDREAD }, { "randwrite", BENCH_RANDWRITE },
-		{ "read", BENCH_SEQREAD },	{ "write", BENCH_SEQWRITE },
-		{ "seqread", BENCH_SEQREAD },	{ "seqwrite", BENCH_SEQWRITE },
+		{ "read", BENCH_SEQREAD },      { "write", BENCH_SEQWRITE },
+		{ "seqread", BENCH_SEQREAD },   { "seqwrite", BENCH_SEQWRITE },
 		{ "randrw", BENCH_RANDRW },
 	};
 
@@ -464,7 +464,8 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 			break;
 		case OPT_CTRL_LOSS_TMO:
 		case OPT_FAST_IO_FAIL_TMO: {
-			int *dst = c == OPT_CTRL_LOSS_TMO ? &o->ctrl_loss_tmo : &o->fast_io_fail_tmo;
+			int *dst = c == OPT_CTRL_LOSS_TMO ? &o->ctrl_loss_tmo
+							  : &o->fast_io_fail_tmo;
 
 			bad = strcmp(a, "-1") != 0 && parse_uint(a, 0, 86400 * 365, &pid);
 			*dst = strcmp(a, "-1") == 0 ? -1 : (int)pid;
@@ -565,8 +566,7 @@ static int check_writable(const char *opt, const char *path, char *err, size_t e
 		return fail(err, errlen, "%s: cannot create '%s': no directory '%s'", opt, path,
 			    dir);
 	if (access(dir, W_OK | X_OK) != 0)
-		return fail(err, errlen, "%s: cannot create '%s': %s", opt, path,
-			    strerror(errno));
+		return fail(err, errlen, "%s: cannot create '%s': %s", opt, path, strerror(errno));
 	return 0;
 }
 
@@ -637,8 +637,9 @@ int bench_opts_check(struct bench_opts *o, char *err, size_t errlen)
 		char tool[PATH_MAX];
 
 		if (bench_find_tool("rsvg-convert", tool, sizeof(tool)) != 0)
-			return fail(err, errlen, "--png: needs rsvg-convert (apt-get install "
-						 "librsvg2-bin), not found in PATH");
+			return fail(err, errlen,
+				    "--png: needs rsvg-convert (apt-get install "
+				    "librsvg2-bin), not found in PATH");
 	}
 	if (o->target_stats) {
 		struct stat st;

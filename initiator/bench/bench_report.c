@@ -214,7 +214,7 @@ void bench_report_settings(FILE *f, const struct bench_report *r)
 void bench_report_table(FILE *f, const struct bench_report *r)
 {
 	static const enum bench_metric shown[] = {
-		BM_IOPS,     BM_MIBS,	  BM_LAT_AVG, BM_LAT_P50,   BM_LAT_P99,
+		BM_IOPS,     BM_MIBS,     BM_LAT_AVG, BM_LAT_P50,   BM_LAT_P99,
 		BM_LAT_P999, BM_INIT_CPU, BM_TGT_CPU, BM_TGT_XLATE, BM_INIT_XLATE,
 	};
 	bool any_ceiling = false;
@@ -550,8 +550,8 @@ const struct bench_sample *bench_median_sample(const struct bench_path_result *r
 }
 
 /* fio's "lat_ns"/"clat_ns" object: min, max, mean, stddev, N and the percentiles. */
-static void fio_lat(FILE *f, const char *key, const struct bench_dir *d,
-		    const struct bench_opts *o, bool pct)
+static void fio_lat(FILE *f, const char *key, const struct bench_dir *d, const struct bench_opts *o,
+		    bool pct)
 {
 	fprintf(f, "\"%s\":{\"min\":%llu,\"max\":%llu,\"mean\":", key,
 		(unsigned long long)d->lat_min_ns, (unsigned long long)d->lat_max_ns);
@@ -589,13 +589,15 @@ static void fio_dir(FILE *f, const char *key, const struct bench_path_result *re
 		isum += v;
 		n++;
 	}
-	fprintf(f, "\"%s\":{\"io_bytes\":%llu,\"io_kbytes\":%llu,\"bw_bytes\":%.0f,\"bw\":%.0f,"
-		   "\"iops\":",
+	fprintf(f,
+		"\"%s\":{\"io_bytes\":%llu,\"io_kbytes\":%llu,\"bw_bytes\":%.0f,\"bw\":%.0f,"
+		"\"iops\":",
 		key, (unsigned long long)d->bytes, (unsigned long long)(d->bytes >> 10), bw,
 		bw / 1024);
 	json_write_num(f, iops, 9);
-	fprintf(f, ",\"runtime\":%.0f,\"total_ios\":%llu,\"short_ios\":0,\"drop_ios\":0,"
-		   "\"slat_ns\":{\"min\":0,\"max\":0,\"mean\":0,\"stddev\":0,\"N\":0},",
+	fprintf(f,
+		",\"runtime\":%.0f,\"total_ios\":%llu,\"short_ios\":0,\"drop_ios\":0,"
+		"\"slat_ns\":{\"min\":0,\"max\":0,\"mean\":0,\"stddev\":0,\"N\":0},",
 		secs * 1000, (unsigned long long)d->ios);
 	fio_lat(f, "clat_ns", d, o, true);
 	fputc(',', f);

@@ -353,7 +353,7 @@ static int job_submit(struct bench_job *j)
 		s->lba = off / bsz;
 		s->nblocks = sh->w.bs / bsz;
 		s->read = sh->w.rw == BENCH_RANDRW ? bench_xorshift(&j->rng) % 100 < sh->w.mixread
-						    : is_read(sh->w.rw);
+						   : is_read(sh->w.rw);
 		if (sh->verify && !s->read)
 			bench_pattern_fill(s->iov.iov_base, s->lba, s->nblocks, bsz);
 		s->t0 = mono_ns();

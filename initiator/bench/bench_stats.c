@@ -53,10 +53,8 @@ const char *bench_rw_name(enum bench_rw rw)
 void bench_cell_label(const struct bench_workload *w, char *buf, size_t len)
 {
 	static const char *const what[] = {
-		[BENCH_RANDREAD] = "random read",
-		[BENCH_RANDWRITE] = "random write",
-		[BENCH_SEQREAD] = "seq read",
-		[BENCH_SEQWRITE] = "seq write",
+		[BENCH_RANDREAD] = "random read", [BENCH_RANDWRITE] = "random write",
+		[BENCH_SEQREAD] = "seq read",     [BENCH_SEQWRITE] = "seq write",
 		[BENCH_RANDRW] = "random r/w",
 	};
 	char size[16], mix[16] = "";

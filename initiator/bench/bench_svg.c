@@ -11,17 +11,17 @@
 #include <math.h>
 #include <string.h>
 
-#define GROUP_W 64
-#define BAR_W 22
-#define LEFT 84
-#define RIGHT 24
-#define PANEL_H 190
-#define LABEL_H 104 /* differences and rotated workload names under a panel */
-#define TITLE_H 34
-#define TOP 30
+#define GROUP_W   64
+#define BAR_W     22
+#define LEFT      84
+#define RIGHT     24
+#define PANEL_H   190
+#define LABEL_H   104 /* differences and rotated workload names under a panel */
+#define TITLE_H   34
+#define TOP       30
 #define CAPTION_H 60 /* machine, settings and spread under the heading */
-#define LEGEND_H 16  /* the difference panel's legend under its title */
-#define PATHS_H 26   /* the native/SCSI legend above the bar panels */
+#define LEGEND_H  16 /* the difference panel's legend under its title */
+#define PATHS_H   26 /* the native/SCSI legend above the bar panels */
 
 static const char *const path_color[BENCH_NPATHS] = { "#2b6cb0", "#dd6b20" };
 
@@ -29,7 +29,7 @@ struct panel {
 	enum bench_metric m;
 	enum bench_metric marker;  /* drawn as a tick over each bar (BM_COUNT: none) */
 	enum bench_metric overlay; /* the SCSI bar's inset from the base (BM_COUNT: none) */
-	bool log;		  /* decades: values far apart stay readable */
+	bool log;                  /* decades: values far apart stay readable */
 	const char *title;
 };
 
@@ -267,7 +267,7 @@ static const struct {
 	{ BM_LAT_AVG, "average latency", "#805ad5" },
 	{ BM_TGT_CPU, "target CPU per I/O", "#c05621" },
 };
-#define NSERIES	   (sizeof(diff_series) / sizeof(diff_series[0]))
+#define NSERIES    (sizeof(diff_series) / sizeof(diff_series[0]))
 #define DIFF_BAR_W 18
 
 static double cell_diff(const struct bench_cell *c, enum bench_metric m)
@@ -278,8 +278,8 @@ static double cell_diff(const struct bench_cell *c, enum bench_metric m)
 /* The two paths' spreads added: how far apart noise alone puts them. */
 static double cell_noise(const struct bench_cell *c, enum bench_metric m)
 {
-	double a =
-		c->path[BENCH_NATIVE].ran ? bench_spread_pct(&c->path[BENCH_NATIVE].stat[m]) : NAN;
+	double a = c->path[BENCH_NATIVE].ran ? bench_spread_pct(&c->path[BENCH_NATIVE].stat[m])
+					     : NAN;
 	double b = c->path[BENCH_SCSI].ran ? bench_spread_pct(&c->path[BENCH_SCSI].stat[m]) : NAN;
 
 	return isnan(a) || isnan(b) ? NAN : a + b;

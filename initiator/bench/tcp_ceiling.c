@@ -35,10 +35,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RX_BUF (256 * 1024)
+#define RX_BUF    (256 * 1024)
 #define MAX_CONNS 64
-#define MAX_IOV 64
-#define CH_LEN 8 /* NVMe/TCP common header: type, flags, hlen, pdo, plen (LE32) */
+#define MAX_IOV   64
+#define CH_LEN    8 /* NVMe/TCP common header: type, flags, hlen, pdo, plen (LE32) */
 
 struct opts {
 	unsigned int secs, qd, conns;
@@ -50,8 +50,8 @@ struct opts {
 /* Receive framing: PDUs counted by their PLEN, headers possibly split across reads. */
 struct rx {
 	uint8_t hdr[CH_LEN];
-	unsigned int have;	/* header bytes collected */
-	uint64_t remaining;	/* body bytes of the current PDU still to skip */
+	unsigned int have;  /* header bytes collected */
+	uint64_t remaining; /* body bytes of the current PDU still to skip */
 };
 
 /* Send side: @pending PDUs still to go, @off bytes of the first one already sent,
@@ -66,7 +66,7 @@ struct conn {
 	int fd;
 	struct rx rx;
 	struct tx tx;
-	uint64_t done;		/* client: responses completed; server: requests answered */
+	uint64_t done;         /* client: responses completed; server: requests answered */
 	unsigned int pdus_per; /* PDUs that make one reply (1 or 2) */
 	unsigned int pdu_seen; /* of the current reply */
 };
@@ -77,7 +77,7 @@ struct side {
 	unsigned int n;
 	int ep;
 	bool server;
-	uint8_t *tpl[2];	/* PDU templates: server resp/resp2, client req */
+	uint8_t *tpl[2]; /* PDU templates: server resp/resp2, client req */
 	uint32_t len[2];
 	volatile bool *stop;
 	double cpu_s;
@@ -173,7 +173,8 @@ static int tx_flush(struct side *s, struct conn *c)
 			off = 0;
 			n++;
 		}
-		w = sendmsg(c->fd, &(struct msghdr){ .msg_iov = iov, .msg_iovlen = n }, MSG_NOSIGNAL);
+		w = sendmsg(c->fd, &(struct msghdr){ .msg_iov = iov, .msg_iovlen = n },
+			    MSG_NOSIGNAL);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -305,20 +306,22 @@ static int connect_pairs(struct side *srv, struct side *cli, unsigned int n)
 	return 0;
 }
 
-static const char usage[] =
-	"Usage: nvmeof-tcp-ceiling [OPTIONS]\n"
-	"The loopback ceiling for NVMe/TCP-shaped traffic: a server and a client thread on\n"
-	"127.0.0.1 that only frame PDUs by length and answer each request.\n"
-	"  -t, --time SECS     run time (default 5)\n"
-	"  -q, --qd N          requests in flight per connection (default 32)\n"
-	"  -c, --conns N       connections (default 1, at most 64)\n"
-	"      --req BYTES     request PDU size (default 72: a CapsuleCmd)\n"
-	"      --resp BYTES    first reply PDU size (default 4120: C2HData with 4 KiB)\n"
-	"      --resp2 BYTES   second reply PDU size, 0 for none (default 24: CapsuleResp)\n"
-	"      --pin S,C       server thread on CPU S, client thread on CPU C\n"
-	"      --json          one JSON object instead of the table\n"
-	"  -V, --version       print the version\n"
-	"  -h, --help          this text\n";
+static const char usage[] = "Usage: nvmeof-tcp-ceiling [OPTIONS]\n"
+			    "The loopback ceiling for NVMe/TCP-shaped traffic: a server and a "
+			    "client thread on\n"
+			    "127.0.0.1 that only frame PDUs by length and answer each request.\n"
+			    "  -t, --time SECS     run time (default 5)\n"
+			    "  -q, --qd N          requests in flight per connection (default 32)\n"
+			    "  -c, --conns N       connections (default 1, at most 64)\n"
+			    "      --req BYTES     request PDU size (default 72: a CapsuleCmd)\n"
+			    "      --resp BYTES    first reply PDU size (default 4120: C2HData "
+			    "with 4 KiB)\n"
+			    "      --resp2 BYTES   second reply PDU size, 0 for none (default 24: "
+			    "CapsuleResp)\n"
+			    "      --pin S,C       server thread on CPU S, client thread on CPU C\n"
+			    "      --json          one JSON object instead of the table\n"
+			    "  -V, --version       print the version\n"
+			    "  -h, --help          this text\n";
 
 static int parse_u32(const char *opt, const char *v, uint32_t min, uint32_t max, uint32_t *out)
 {
@@ -338,16 +341,25 @@ static int parse_u32(const char *opt, const char *v, uint32_t min, uint32_t max,
 
 int main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "time", required_argument, NULL, 't' }, { "qd", required_argument, NULL, 'q' },
-		{ "conns", required_argument, NULL, 'c' }, { "req", required_argument, NULL, 1 },
-		{ "resp", required_argument, NULL, 2 },	   { "resp2", required_argument, NULL, 3 },
-		{ "pin", required_argument, NULL, 4 },	   { "json", no_argument, NULL, 5 },
-		{ "version", no_argument, NULL, 'V' },	   { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct opts o = { .secs = 5, .qd = 32, .conns = 1, .req = 72, .resp = 4120, .resp2 = 24,
-			  .srv_cpu = -1, .cli_cpu = -1 };
+	static const struct option lo[] = { { "time", required_argument, NULL, 't' },
+					    { "qd", required_argument, NULL, 'q' },
+					    { "conns", required_argument, NULL, 'c' },
+					    { "req", required_argument, NULL, 1 },
+					    { "resp", required_argument, NULL, 2 },
+					    { "resp2", required_argument, NULL, 3 },
+					    { "pin", required_argument, NULL, 4 },
+					    { "json", no_argument, NULL, 5 },
+					    { "version", no_argument, NULL, 'V' },
+					    { "help", no_argument, NULL, 'h' },
+					    { NULL, 0, NULL, 0 } };
+	struct opts o = { .secs = 5,
+			  .qd = 32,
+			  .conns = 1,
+			  .req = 72,
+			  .resp = 4120,
+			  .resp2 = 24,
+			  .srv_cpu = -1,
+			  .cli_cpu = -1 };
 	static struct side srv, cli;
 	volatile bool stop = false;
 	pthread_t ts, tc;
@@ -381,7 +393,8 @@ int main(int argc, char **argv)
 				return 2;
 			break;
 		case 3:
-			if (strcmp(optarg, "0") && parse_u32("--resp2", optarg, CH_LEN, 16u << 20, &o.resp2))
+			if (strcmp(optarg, "0") &&
+			    parse_u32("--resp2", optarg, CH_LEN, 16u << 20, &o.resp2))
 				return 2;
 			if (!strcmp(optarg, "0"))
 				o.resp2 = 0;
@@ -408,8 +421,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	srv = (struct side){ .o = &o, .server = true, .stop = &stop,
-			     .len = { o.resp, o.resp2 } };
+	srv = (struct side){ .o = &o, .server = true, .stop = &stop, .len = { o.resp, o.resp2 } };
 	cli = (struct side){ .o = &o, .server = false, .stop = &stop, .len = { o.req, 0 } };
 	srv.tpl[0] = make_pdu(o.resp);
 	srv.tpl[1] = o.resp2 ? make_pdu(o.resp2) : NULL;
@@ -448,8 +460,7 @@ int main(int argc, char **argv)
 		       "\"server_cpu_us_per_req\":%.3f,\"client_cpu_us_per_req\":%.3f,"
 		       "\"mb_per_s\":%.1f}\n",
 		       o.conns, o.qd, o.req, o.resp, o.resp2, el, (unsigned long long)cli.total,
-		       iops, scpu, ccpu,
-		       iops * ((double)o.req + o.resp + o.resp2) / 1e6);
+		       iops, scpu, ccpu, iops * ((double)o.req + o.resp + o.resp2) / 1e6);
 	else
 		printf("connections %u, QD %u, request %u B, reply %u + %u B, %.1f s\n"
 		       "  IOPS                    %12.0f\n"

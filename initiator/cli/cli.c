@@ -55,8 +55,8 @@ int fail(const struct cli *c, const char *what, int rc, const struct nvmeof_qpai
 	char st[128];
 
 	if (rc > 0) {
-		fprintf(stderr, "nvmeof: %s: %s\n", what, nvmeof_status_str((uint16_t)rc, st,
-									 sizeof(st)));
+		fprintf(stderr, "nvmeof: %s: %s\n", what,
+			nvmeof_status_str((uint16_t)rc, st, sizeof(st)));
 		return EXIT_NVME;
 	}
 	if (qp && nvmeof_qpair_error(qp)[0])
@@ -78,8 +78,7 @@ void print_done(const struct cli *c, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (c->json) {
-		printf("{\n  \"command\": \"%s\",\n  \"status\": \"ok\",\n  \"result\": ",
-		       c->cmd);
+		printf("{\n  \"command\": \"%s\",\n  \"status\": \"ok\",\n  \"result\": ", c->cmd);
 		json_write_str(stdout, msg);
 		printf("\n}\n");
 	} else if (c->verbose || c->file == NULL || strcmp(c->cmd, "read") != 0) {
@@ -346,23 +345,21 @@ static int cmd_flush(struct cli *c)
 
 /* ---- Command table and option parsing ----------------------------------------------------------
  */
-#define RANGE_HELP                                                                                 \
-	"  --lba N, -s N       first logical block (nvme-cli: --start-block)\n"                    \
+#define RANGE_HELP                                                              \
+	"  --lba N, -s N       first logical block (nvme-cli: --start-block)\n" \
 	"  --blocks N          number of blocks\n"
-#define RESV_HELP                                                                                  \
-	"  --crkey KEY         current reservation key\n"                                          \
+#define RESV_HELP                                         \
+	"  --crkey KEY         current reservation key\n" \
 	"  --iekey             ignore the existing key\n"
 
 static const struct command commands[] = {
 	{ "discover", cmd_discover, "",
-	  "the discovery log of a discovery controller, or an iSCSI portal's targets",
-	  "", 0 },
+	  "the discovery log of a discovery controller, or an iSCSI portal's targets", "", 0 },
 	{ "identify", cmd_identify, "",
 	  "controller and namespace summary; on iscsi:// the SCSI logical unit's", "", 0 },
 	{ "list-ns", cmd_list_ns, "", "list the active namespaces", "", 0 },
 	{ "id-ctrl", cmd_id_ctrl, "",
-	  "the Identify Controller data structure; on iscsi:// as identify", "",
-	  0 },
+	  "the Identify Controller data structure; on iscsi:// as identify", "", 0 },
 	{ "id-ns", cmd_id_ns, " [--nsid N]",
 	  "the Identify Namespace data structure, field by field",
 	  "  --nsid N, -n N      namespace (default: the URI's, else the first)\n", CLI_O_LOG },
@@ -417,11 +414,11 @@ static const struct command commands[] = {
 	  CLI_O_RESV },
 	{ "resv-acquire", cmd_resv_acquire, " --crkey KEY --rtype T [--action A]",
 	  "acquire or preempt a reservation",
-	  RESV_HELP
-	  "  --prkey KEY         the key to preempt\n"
-	  "  --rtype T, -t T     1 write exclusive, 2 exclusive access, 3/4 ... registrants "
-	  "only, 5/6 ... all registrants\n"
-	  "  --action A, --racqa A  0 acquire, 1 preempt, 2 preempt and abort\n",
+	  RESV_HELP "  --prkey KEY         the key to preempt\n"
+		    "  --rtype T, -t T     1 write exclusive, 2 exclusive access, 3/4 ... "
+		    "registrants "
+		    "only, 5/6 ... all registrants\n"
+		    "  --action A, --racqa A  0 acquire, 1 preempt, 2 preempt and abort\n",
 	  CLI_O_RESV },
 	{ "resv-release", cmd_resv_release, " --crkey KEY --rtype T [--action A]",
 	  "release or clear a reservation",
@@ -601,10 +598,10 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 				(int)parse_u64(c, "--reconnect-delay", optarg, 86400);
 			break;
 		case OPT_CTRL_LOSS_TMO:
-			c->opts.ctrl_loss_tmo = strcmp(optarg, "-1") == 0
-							? -1
-							: (int)parse_u64(c, "--ctrl-loss-tmo", optarg,
-									 86400 * 365);
+			c->opts.ctrl_loss_tmo =
+				strcmp(optarg, "-1") == 0
+					? -1
+					: (int)parse_u64(c, "--ctrl-loss-tmo", optarg, 86400 * 365);
 			break;
 		case OPT_FAST_IO_FAIL_TMO:
 			c->opts.fast_io_fail_tmo = strcmp(optarg, "-1") == 0

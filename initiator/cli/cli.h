@@ -19,8 +19,8 @@
 
 #include "lib/nvmeof.h"
 
-#define EXIT_NVME 1
-#define EXIT_USAGE 2
+#define EXIT_NVME      1
+#define EXIT_USAGE     2
 #define EXIT_TRANSPORT 3
 
 #define CHUNK_BYTES (2u << 20) /* read/write moves this much per command */
@@ -57,21 +57,21 @@ struct cli {
 struct command {
 	const char *name;
 	int (*run)(struct cli *c);
-	const char *args;  /* after URI in the synopsis */
+	const char *args; /* after URI in the synopsis */
 	const char *about;
 	const char *extra; /* command-specific option help */
 	unsigned int uses; /* CLI_O_* options it takes */
 };
 
 enum {
-	CLI_O_LBA = 1u << 0,   /* --lba, --blocks */
-	CLI_O_IN = 1u << 1,    /* -i/--input, -d/--data */
-	CLI_O_OUT = 1u << 2,   /* --output, -d/--data */
+	CLI_O_LBA = 1u << 0, /* --lba, --blocks */
+	CLI_O_IN = 1u << 1,  /* -i/--input, -d/--data */
+	CLI_O_OUT = 1u << 2, /* --output, -d/--data */
 	CLI_O_FUA = 1u << 3,
-	CLI_O_LOG = 1u << 4,   /* --log-id, --log-len, --nsid */
-	CLI_O_FEAT = 1u << 5,  /* --feature-id, --value, --sel, --save, --nsid */
-	CLI_O_RESV = 1u << 6,  /* --crkey, --nrkey, --prkey, --rtype, --action, --iekey */
-	CLI_O_AD = 1u << 7,    /* --ad */
+	CLI_O_LOG = 1u << 4,  /* --log-id, --log-len, --nsid */
+	CLI_O_FEAT = 1u << 5, /* --feature-id, --value, --sel, --save, --nsid */
+	CLI_O_RESV = 1u << 6, /* --crkey, --nrkey, --prkey, --rtype, --action, --iekey */
+	CLI_O_AD = 1u << 7,   /* --ad */
 };
 
 void die_usage(const struct cli *c, const char *fmt, ...)

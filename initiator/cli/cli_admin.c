@@ -122,8 +122,8 @@ static void print_error_log(const struct cli *c, const uint8_t *d, uint32_t len)
 		if (!le(e, 8))
 			continue; /* an empty entry */
 		if (c->json)
-			printf("%s\n    {\"error_count\": %" PRIu64
-			       ", \"sqid\": %u, \"cmdid\": %u, "
+			printf("%s\n    {\"error_count\": %" PRIu64 ", \"sqid\": %u, \"cmdid\": "
+			       "%u, "
 			       "\"status_field\": %u, \"parm_error_location\": %u, \"lba\": "
 			       "%" PRIu64 ", \"nsid\": %u}",
 			       shown ? "," : "", le(e, 8), (unsigned int)le(e + 8, 2),
@@ -386,31 +386,31 @@ int cmd_set_feature(struct cli *c)
 
 /* ---- id-ctrl / id-ns ----------------------------------------------------------------------- */
 static const struct field ctrl_fields[] = {
-	{ "vid", 0, 2, 0 },	    { "ssvid", 2, 2, 0 },     { "sn", 4, 0, 20 },
-	{ "mn", 24, 0, 40 },	    { "fr", 64, 0, 8 },	      { "rab", 72, 1, 0 },
-	{ "ieee", 73, 2, 0 },	    { "cmic", 76, 1, 0 },     { "mdts", 77, 1, 0 },
-	{ "cntlid", 78, 2, 0 },	    { "ver", 80, 4, 0 },      { "rtd3r", 84, 4, 0 },
-	{ "rtd3e", 88, 4, 0 },	    { "oaes", 92, 4, 0 },     { "ctratt", 96, 4, 0 },
+	{ "vid", 0, 2, 0 },         { "ssvid", 2, 2, 0 },     { "sn", 4, 0, 20 },
+	{ "mn", 24, 0, 40 },        { "fr", 64, 0, 8 },       { "rab", 72, 1, 0 },
+	{ "ieee", 73, 2, 0 },       { "cmic", 76, 1, 0 },     { "mdts", 77, 1, 0 },
+	{ "cntlid", 78, 2, 0 },     { "ver", 80, 4, 0 },      { "rtd3r", 84, 4, 0 },
+	{ "rtd3e", 88, 4, 0 },      { "oaes", 92, 4, 0 },     { "ctratt", 96, 4, 0 },
 	{ "cntrltype", 111, 1, 0 }, { "oacs", 256, 2, 0 },    { "acl", 258, 1, 0 },
-	{ "aerl", 259, 1, 0 },	    { "frmw", 260, 1, 0 },    { "lpa", 261, 1, 0 },
-	{ "elpe", 262, 1, 0 },	    { "npss", 263, 1, 0 },    { "kas", 320, 2, 0 },
-	{ "anatt", 343, 1, 0 },	    { "anacap", 344, 1, 0 },  { "sqes", 512, 1, 0 },
-	{ "cqes", 513, 1, 0 },	    { "maxcmd", 514, 2, 0 },  { "nn", 516, 4, 0 },
-	{ "oncs", 520, 2, 0 },	    { "fuses", 522, 2, 0 },   { "fna", 524, 1, 0 },
-	{ "vwc", 525, 1, 0 },	    { "awun", 526, 2, 0 },    { "awupf", 528, 2, 0 },
-	{ "sgls", 536, 4, 0 },	    { "mnan", 540, 4, 0 },    { "subnqn", 768, 0, 256 },
+	{ "aerl", 259, 1, 0 },      { "frmw", 260, 1, 0 },    { "lpa", 261, 1, 0 },
+	{ "elpe", 262, 1, 0 },      { "npss", 263, 1, 0 },    { "kas", 320, 2, 0 },
+	{ "anatt", 343, 1, 0 },     { "anacap", 344, 1, 0 },  { "sqes", 512, 1, 0 },
+	{ "cqes", 513, 1, 0 },      { "maxcmd", 514, 2, 0 },  { "nn", 516, 4, 0 },
+	{ "oncs", 520, 2, 0 },      { "fuses", 522, 2, 0 },   { "fna", 524, 1, 0 },
+	{ "vwc", 525, 1, 0 },       { "awun", 526, 2, 0 },    { "awupf", 528, 2, 0 },
+	{ "sgls", 536, 4, 0 },      { "mnan", 540, 4, 0 },    { "subnqn", 768, 0, 256 },
 	{ "ioccsz", 1792, 4, 0 },   { "iorcsz", 1796, 4, 0 }, { "icdoff", 1800, 2, 0 },
 	{ "fcatt", 1802, 1, 0 },    { "msdbd", 1803, 1, 0 },  { "ofcs", 1804, 2, 0 },
 };
 
 static const struct field ns_fields[] = {
-	{ "nsze", 0, 8, 0 },	{ "ncap", 8, 8, 0 },	   { "nuse", 16, 8, 0 },
-	{ "nsfeat", 24, 1, 0 }, { "nlbaf", 25, 1, 0 },	   { "flbas", 26, 1, 0 },
-	{ "mc", 27, 1, 0 },	{ "dpc", 28, 1, 0 },	   { "dps", 29, 1, 0 },
-	{ "nmic", 30, 1, 0 },	{ "rescap", 31, 1, 0 },	   { "fpi", 32, 1, 0 },
-	{ "dlfeat", 33, 1, 0 }, { "nawun", 34, 2, 0 },	   { "nawupf", 36, 2, 0 },
-	{ "nacwu", 38, 2, 0 },	{ "nabsn", 40, 2, 0 },	   { "nabo", 42, 2, 0 },
-	{ "nabspf", 44, 2, 0 }, { "noiob", 46, 2, 0 },	   { "anagrpid", 92, 4, 0 },
+	{ "nsze", 0, 8, 0 },    { "ncap", 8, 8, 0 },       { "nuse", 16, 8, 0 },
+	{ "nsfeat", 24, 1, 0 }, { "nlbaf", 25, 1, 0 },     { "flbas", 26, 1, 0 },
+	{ "mc", 27, 1, 0 },     { "dpc", 28, 1, 0 },       { "dps", 29, 1, 0 },
+	{ "nmic", 30, 1, 0 },   { "rescap", 31, 1, 0 },    { "fpi", 32, 1, 0 },
+	{ "dlfeat", 33, 1, 0 }, { "nawun", 34, 2, 0 },     { "nawupf", 36, 2, 0 },
+	{ "nacwu", 38, 2, 0 },  { "nabsn", 40, 2, 0 },     { "nabo", 42, 2, 0 },
+	{ "nabspf", 44, 2, 0 }, { "noiob", 46, 2, 0 },     { "anagrpid", 92, 4, 0 },
 	{ "nsattr", 99, 1, 0 }, { "nvmsetid", 100, 2, 0 },
 };
 

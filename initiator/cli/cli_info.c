@@ -136,9 +136,10 @@ static const char *ctrl_type(uint8_t t)
 
 static void oncs_str(char *buf, size_t len, uint16_t oncs)
 {
-	static const char *const bits[] = { "compare",	"write-uncorrectable", "dsm",
-					    "write-zeroes", "save-select",	  "reservations",
-					    "timestamp",    "verify" };
+	static const char *const bits[] = { "compare",     "write-uncorrectable",
+					    "dsm",         "write-zeroes",
+					    "save-select", "reservations",
+					    "timestamp",   "verify" };
 	size_t o = 0;
 
 	buf[0] = '\0';
@@ -176,8 +177,8 @@ static void print_ns_json(const struct nvmeof_ns_info *ni, bool first)
 {
 	char t[64];
 
-	printf("%s\n    {\"nsid\": %u, \"blocks\": %" PRIu64 ", \"block_size\": %u, \"bytes\": %" PRIu64
-	       ", \"capacity\": %" PRIu64 ", \"utilization\": %" PRIu64,
+	printf("%s\n    {\"nsid\": %u, \"blocks\": %" PRIu64 ", \"block_size\": %u, \"bytes\": "
+	       "%" PRIu64 ", \"capacity\": %" PRIu64 ", \"utilization\": %" PRIu64,
 	       first ? "" : ",", ni->nsid, ni->nsze, ni->block_size, ni->nsze * ni->block_size,
 	       ni->ncap, ni->nuse);
 	if (ni->has_nguid) {
@@ -254,8 +255,8 @@ int cmd_identify(struct cli *c)
 		       ci.mdts_bytes, ci.nn, ci.oncs);
 		printf("    \"vwc\": %s,\n    \"sgls\": %u,\n    \"ioccsz_bytes\": %u,\n",
 		       ci.vwc ? "true" : "false", ci.sgls, ci.ioccsz_bytes);
-		printf("    \"kas_ms\": %u,\n    \"kato_ms\": %u,\n    \"maxcmd\": %u,\n", ci.kas_ms,
-		       ci.kato_ms, ci.maxcmd);
+		printf("    \"kas_ms\": %u,\n    \"kato_ms\": %u,\n    \"maxcmd\": %u,\n",
+		       ci.kas_ms, ci.kato_ms, ci.maxcmd);
 		printf("    \"mqes\": %u,\n    \"transport\": ", ci.mqes);
 		json_write_str(stdout, ci.transport);
 		printf(",\n    \"hdgst\": %s,\n    \"ddgst\": %s,\n    \"maxh2cdata\": %u,\n",
@@ -336,4 +337,3 @@ int cmd_list_ns(struct cli *c)
 	nvmeof_ctrlr_disconnect(ctrlr);
 	return 0;
 }
-

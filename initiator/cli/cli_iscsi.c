@@ -76,10 +76,17 @@ int cmd_discover_iscsi(struct cli *c)
 static const char *desig_type(uint8_t t)
 {
 	static const char *const names[] = {
-		[0] = "vendor specific", [1] = "T10 vendor ID", [2] = "EUI-64", [3] = "NAA",
-		[4] = "relative target port", [5] = "target port group",
-		[6] = "logical unit group", [7] = "MD5 logical unit", [8] = "SCSI name string",
-		[9] = "protocol specific", [10] = "UUID",
+		[0] = "vendor specific",
+		[1] = "T10 vendor ID",
+		[2] = "EUI-64",
+		[3] = "NAA",
+		[4] = "relative target port",
+		[5] = "target port group",
+		[6] = "logical unit group",
+		[7] = "MD5 logical unit",
+		[8] = "SCSI name string",
+		[9] = "protocol specific",
+		[10] = "UUID",
 	};
 
 	return t < sizeof(names) / sizeof(names[0]) && names[t] ? names[t] : "reserved";

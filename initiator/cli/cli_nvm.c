@@ -17,9 +17,9 @@
 #include "cli.h"
 #include "common/json_writer.h"
 
-#define OPC_VERIFY	  0x0c
+#define OPC_VERIFY        0x0c
 #define OPC_RESV_REGISTER 0x0d
-#define OPC_RESV_REPORT	  0x0e
+#define OPC_RESV_REPORT   0x0e
 #define OPC_RESV_ACQUIRE  0x11
 #define OPC_RESV_RELEASE  0x15
 
@@ -257,7 +257,7 @@ int cmd_resv_register(struct cli *c)
 	put_le64(d, c->crkey);
 	put_le64(d + 8, c->nrkey);
 	snprintf(msg, sizeof(msg), "%s key 0x%" PRIx64,
-		 c->action == 0	  ? "registered"
+		 c->action == 0   ? "registered"
 		 : c->action == 1 ? "unregistered"
 				  : "replaced by",
 		 c->action == 1 ? c->crkey : c->nrkey);
@@ -333,8 +333,11 @@ int cmd_resv_report(struct cli *c)
 
 		hex(hid, e + 16, 16);
 		if (c->json)
-			printf("%s\n    {\"cntlid\": %u, \"rcsts\": %u, \"rkey\": %" PRIu64
-			       ", \"hostid\": \"%s\"}",
+			printf("%s\n    {\"cntlid\": %u, \"rcsts\": %u, \"rkey\": %" PRIu64 ", "
+			       "\"host"
+			       "id\": "
+			       "\"%"
+			       "s\"}",
 			       i ? "," : "", (unsigned int)get_le(e, 2), e[2] & 1, get_le(e + 8, 8),
 			       hid);
 		else

@@ -26,9 +26,9 @@
 #define SHUTDOWN_TIMEOUT_MS 5000
 #define DISCONNECT_TIMEOUT_MS 2000
 #define IO_QUEUES_REQUEST 64	   /* asked for at connect so later qpairs fit */
-#define RECONNECT_DELAY_DEFAULT 2  /* seconds; Linux's 10 is long for a userspace host */
-#define CTRL_LOSS_TMO_DEFAULT 600  /* seconds, as Linux */
-#define RECOVER_POLL_MS 100	   /* upper bound on a held queue pair's service interval */
+#define RECONNECT_DELAY_DEFAULT 2        /* seconds; Linux's 10 is long for a userspace host */
+#define CTRL_LOSS_TMO_DEFAULT   600      /* seconds, as Linux */
+#define RECOVER_POLL_MS         100      /* upper bound on a held queue pair's service interval */
 
 void nvmeof_opts_init(struct nvmeof_opts *opts)
 {
@@ -457,8 +457,10 @@ static int fabrics_setup(struct nvmeof_ctrlr *ctrlr)
 
 /* ---- Controller state and reconnect ------------------------------------------------------ */
 static const char *const ctrlr_state_names[] = {
-	[NVMEOF_CTRLR_NEW] = "new",		  [NVMEOF_CTRLR_LIVE] = "live",
-	[NVMEOF_CTRLR_RESETTING] = "resetting", [NVMEOF_CTRLR_CONNECTING] = "connecting",
+	[NVMEOF_CTRLR_NEW] = "new",
+	[NVMEOF_CTRLR_LIVE] = "live",
+	[NVMEOF_CTRLR_RESETTING] = "resetting",
+	[NVMEOF_CTRLR_CONNECTING] = "connecting",
 	[NVMEOF_CTRLR_DELETED] = "deleted",
 };
 
@@ -633,8 +635,8 @@ static int admin_reconnect(struct nvmeof_ctrlr *ctrlr)
 	if (rc == 0 && !ctrlr->uri.discovery)
 		rc = set_num_queues(ctrlr);
 	if (ctrlr->max_io_queues < max_q && rc == 0)
-		nlog_warn("the controller now grants %u I/O queues (was %u)",
-			  ctrlr->max_io_queues, max_q);
+		nlog_warn("the controller now grants %u I/O queues (was %u)", ctrlr->max_io_queues,
+			  max_q);
 	ctrlr->max_io_queues = max_q; /* sizes qid_used; a refused queue fails its Connect */
 	if (rc == 0)
 		ctrlr->cntlid = cntlid;
@@ -799,8 +801,10 @@ void ctrlr_qpair_recover(struct nvmeof_qpair *qp)
 		epoch = __atomic_load_n(&ctrlr->epoch, __ATOMIC_ACQUIRE);
 	}
 	if (st == NVMEOF_CTRLR_DELETED) {
-		qpair_give_up(qp, -ENOTCONN, "controller lost: not reconnected within "
-					     "ctrl_loss_tmo (%d s)", ctrlr->opts.ctrl_loss_tmo);
+		qpair_give_up(qp, -ENOTCONN,
+			      "controller lost: not reconnected within "
+			      "ctrl_loss_tmo (%d s)",
+			      ctrlr->opts.ctrl_loss_tmo);
 		return;
 	}
 	if (__atomic_load_n(&ctrlr->fast_fail, __ATOMIC_ACQUIRE) &&

@@ -20,7 +20,7 @@
 #include "host_transport.h"
 
 #define ISCSI_LOGOUT_TIMEOUT_MS 2000
-#define ISCSI_LOGOUT_ITT 0x0000ffffu /* never a task's ITT (index 0xffff is out of range) */
+#define ISCSI_LOGOUT_ITT        0x0000ffffu /* never a task's ITT (index 0xffff is out of range) */
 
 int iscsi_fatal(struct iscsi_qpair *iq, int err, const char *fmt, ...)
 {

@@ -34,7 +34,7 @@
 struct iscsi_login_cfg {
 	const char *initiator_name;
 	const char *target_name;  /* with @discovery: the portal, for messages only */
-	bool discovery;		  /* SessionType=Discovery, no TargetName */
+	bool discovery;           /* SessionType=Discovery, no TargetName */
 	const char *user;	  /* CHAP name; NULL or "": no authentication */
 	const char *secret;
 	uint8_t isid[6];
@@ -90,7 +90,7 @@ struct host_iscsi_lu {
 	bool read_zeroes;	   /* LBPRZ */
 	char vendor[9], product[17], revision[5];
 	char serial[256];
-	unsigned int ndesig;	   /* every designator of the Device Identification page */
+	unsigned int ndesig; /* every designator of the Device Identification page */
 	struct nvmeof_scsi_designator desig[NVMEOF_SCSI_DESIGNATORS_MAX];
 	uint8_t nguid[16], eui64[8];
 	bool has_nguid, has_eui64;
@@ -99,10 +99,10 @@ struct host_iscsi_lu {
 	uint32_t max_xfer_blocks;  /* MAXIMUM TRANSFER LENGTH, 0: none */
 	uint32_t caw_blocks;	   /* MAXIMUM COMPARE AND WRITE LENGTH */
 	uint32_t unmap_descs;	   /* MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT */
-	uint32_t opt_xfer_gran;	   /* OPTIMAL TRANSFER LENGTH GRANULARITY */
+	uint32_t opt_xfer_gran;    /* OPTIMAL TRANSFER LENGTH GRANULARITY */
 	uint32_t opt_xfer_blocks;  /* OPTIMAL TRANSFER LENGTH */
-	uint32_t unmap_blocks;	   /* MAXIMUM UNMAP LBA COUNT */
-	uint32_t unmap_gran;	   /* OPTIMAL UNMAP GRANULARITY */
+	uint32_t unmap_blocks;     /* MAXIMUM UNMAP LBA COUNT */
+	uint32_t unmap_gran;       /* OPTIMAL UNMAP GRANULARITY */
 	uint64_t ws_blocks;	   /* MAXIMUM WRITE SAME LENGTH, 0: none */
 	/* Logical Block Provisioning VPD */
 	bool lbpu, lbpws;
@@ -223,13 +223,13 @@ struct iscsi_qpair {
 	struct nvmeof_qpair qp;
 	int fd;
 	struct iscsi_session s;
-	struct host_iscsi_lu *lu;		/* owned by the admin queue pair */
+	struct host_iscsi_lu *lu; /* owned by the admin queue pair */
 	uint8_t isid[6];
 	bool logged_in;
 	bool chap_md5_only;		/* SHA-256 was refused: MD5 for every session */
 	bool closing;			/* Logout in progress: errors end it quietly */
 	bool logout_done;
-	struct host_iscsi_task *tasks;	/* qp.nreqs + 1 (the last one is internal) */
+	struct host_iscsi_task *tasks; /* qp.nreqs + 1 (the last one is internal) */
 	uint16_t ntasks;
 	uint8_t *params;
 	uint8_t *zero_block;
@@ -305,8 +305,8 @@ void iscsi_pdu_queue(struct iscsi_qpair *iq, struct iscsi_pdu_out *p, uint32_t d
 		     uint32_t data_len);
 void iscsi_put_exp_statsn(struct iscsi_qpair *iq, uint8_t *bhs);
 /* Answer an R2T: Data-Out for [@off, @off + @len) under target transfer tag @ttt. */
-void iscsi_start_r2t(struct iscsi_qpair *iq, struct host_iscsi_task *t, uint32_t off,
-		     uint32_t len, uint32_t ttt);
+void iscsi_start_r2t(struct iscsi_qpair *iq, struct host_iscsi_task *t, uint32_t off, uint32_t len,
+		     uint32_t ttt);
 /* The task got its CmdSN: queue its SCSI Command (with immediate data) or NOP-Out. */
 void iscsi_task_issue(struct iscsi_qpair *iq, struct host_iscsi_task *t);
 /* Send what the socket takes; 0 or -errno (the queue pair failed). */

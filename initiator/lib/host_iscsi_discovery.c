@@ -16,7 +16,7 @@
 #include "host_iscsi.h"
 
 #define DISC_TARGETS_MAX 4096
-#define DISC_ITT 1u
+#define DISC_ITT         1u
 
 struct disc {
 	int fd;
@@ -109,14 +109,15 @@ static int send_targets(struct disc *d, char *text, size_t cap, size_t *len)
 		rc = recv_pdu(d, bhs, (uint8_t *)text + *len, cap - *len, &dlen);
 		if (rc)
 			return rc;
-		if (iscsi_bhs_opcode(bhs) == ISCSI_OP_NOP_IN || iscsi_bhs_opcode(bhs) ==
-		    ISCSI_OP_ASYNC_MSG)
+		if (iscsi_bhs_opcode(bhs) == ISCSI_OP_NOP_IN ||
+		    iscsi_bhs_opcode(bhs) == ISCSI_OP_ASYNC_MSG)
 			continue; /* a ping of the target's: no answer needed in a discovery */
 		if (iscsi_bhs_opcode(bhs) == ISCSI_OP_REJECT)
-			return set_error(-EPROTO, "iSCSI discovery: %s rejected the Text Request "
-						  "(reason 0x%02x)", d->u->host, bhs[2]);
-		if (iscsi_bhs_opcode(bhs) != ISCSI_OP_TEXT_RSP ||
-		    get_be32(bhs + 16) != DISC_ITT)
+			return set_error(-EPROTO,
+					 "iSCSI discovery: %s rejected the Text Request "
+					 "(reason 0x%02x)",
+					 d->u->host, bhs[2]);
+		if (iscsi_bhs_opcode(bhs) != ISCSI_OP_TEXT_RSP || get_be32(bhs + 16) != DISC_ITT)
 			return set_error(-EPROTO, "iSCSI discovery: unexpected PDU opcode 0x%02x",
 					 iscsi_bhs_opcode(bhs));
 		*len += dlen;

@@ -19,11 +19,11 @@
 #include "host_iscsi.h"
 #include "host_transport.h"
 
-#define ISCSI_RECV_ROUNDS 8 /* readv() calls per progress call */
+#define ISCSI_RECV_ROUNDS    8 /* readv() calls per progress call */
 #define ISCSI_ITT_INDEX_MASK 0xffffu
 
 static const char *const rx_state_names[] = {
-	[ISCSI_RX_HDR] = "hdr",	    [ISCSI_RX_SEG] = "seg",   [ISCSI_RX_DATA] = "data",
+	[ISCSI_RX_HDR] = "hdr",     [ISCSI_RX_SEG] = "seg",   [ISCSI_RX_DATA] = "data",
 	[ISCSI_RX_TRAIL] = "trail", [ISCSI_RX_DEAD] = "dead",
 };
 
@@ -107,8 +107,7 @@ static int handle_data_in(struct iscsi_qpair *iq)
 	struct host_iscsi_task *t = host_task_by_itt(iq, itt);
 
 	if (!t || !t->read)
-		return iscsi_fatal(iq, -EPROTO, "Data-In for ITT 0x%08x, which reads nothing",
-				   itt);
+		return iscsi_fatal(iq, -EPROTO, "Data-In for ITT 0x%08x, which reads nothing", itt);
 	if (datasn != t->in_datasn)
 		return iscsi_fatal(iq, -EPROTO, "Data-In DataSN %u for ITT 0x%08x, expected %u",
 				   datasn, itt, t->in_datasn);
@@ -164,14 +163,17 @@ static int handle_r2t(struct iscsi_qpair *iq)
 				   t->exp_r2tsn);
 	if (ttt == ISCSI_TAG_RESERVED || len == 0 || off > t->edtl || len > t->edtl - off ||
 	    len > iq->s.max_burst)
-		return iscsi_fatal(iq, -EPROTO, "R2T [%u, +%u) for ITT 0x%08x of %u bytes "
-				   "(MaxBurstLength %u)", off, len, itt, t->edtl,
-				   iq->s.max_burst);
+		return iscsi_fatal(iq, -EPROTO,
+				   "R2T [%u, +%u) for ITT 0x%08x of %u bytes "
+				   "(MaxBurstLength %u)",
+				   off, len, itt, t->edtl, iq->s.max_burst);
 	t->exp_r2tsn++;
 	if (t->state == ISCSI_TASK_SEND) {
 		if (t->r2t_pending)
-			return iscsi_fatal(iq, -EPROTO, "more R2Ts than MaxOutstandingR2T for "
-					   "ITT 0x%08x", itt);
+			return iscsi_fatal(iq, -EPROTO,
+					   "more R2Ts than MaxOutstandingR2T for "
+					   "ITT 0x%08x",
+					   itt);
 		t->r2t_pending = true;
 		t->r2t_off = off;
 		t->r2t_len = len;
@@ -230,10 +232,13 @@ static int handle_async(struct iscsi_qpair *iq)
 		return iscsi_fatal(iq, -ECONNRESET, "the iSCSI target requests a logout");
 	case ISCSI_ASYNC_DROP_CONNECTION:
 	case ISCSI_ASYNC_DROP_ALL_CONNECTIONS:
-		return iscsi_fatal(iq, -ECONNRESET, "the iSCSI target drops the connection "
-				   "(asynchronous event %u)", a->async_event);
+		return iscsi_fatal(iq, -ECONNRESET,
+				   "the iSCSI target drops the connection "
+				   "(asynchronous event %u)",
+				   a->async_event);
 	case ISCSI_ASYNC_NEGOTIATE:
-		return iscsi_fatal(iq, -ECONNRESET, "the iSCSI target asks for renegotiation, "
+		return iscsi_fatal(iq, -ECONNRESET,
+				   "the iSCSI target asks for renegotiation, "
 				   "which this initiator does not do");
 	default:
 		nlog_info("queue %u: iSCSI asynchronous event %u ignored", iq->qp.qid,
@@ -267,9 +272,10 @@ static int handle_pdu(struct iscsi_qpair *iq, const uint8_t *seg)
 		const struct iscsi_reject *r = (const void *)iq->rx_hdr;
 		uint32_t ritt = iq->rx_dlen >= ISCSI_BHS_LEN ? iscsi_bhs_itt(seg) : 0;
 
-		return iscsi_fatal(iq, -EPROTO, "the iSCSI target rejected a PDU (reason 0x%02x, "
-				   "opcode 0x%02x, ITT 0x%08x)", r->reason,
-				   iq->rx_dlen ? iscsi_bhs_opcode(seg) : 0, ritt);
+		return iscsi_fatal(iq, -EPROTO,
+				   "the iSCSI target rejected a PDU (reason 0x%02x, "
+				   "opcode 0x%02x, ITT 0x%08x)",
+				   r->reason, iq->rx_dlen ? iscsi_bhs_opcode(seg) : 0, ritt);
 	}
 	case ISCSI_OP_ASYNC_MSG:
 		return handle_async(iq);
@@ -292,9 +298,10 @@ static int rx_header(struct iscsi_qpair *iq, const uint8_t *p)
 					   iscsi_bhs_opcode(p));
 	}
 	if (dlen > iq->s.max_recv_dsl)
-		return iscsi_fatal(iq, -EPROTO, "%u-byte data segment beyond our "
-				   "MaxRecvDataSegmentLength %u", dlen,
-				   iq->s.max_recv_dsl);
+		return iscsi_fatal(iq, -EPROTO,
+				   "%u-byte data segment beyond our "
+				   "MaxRecvDataSegmentLength %u",
+				   dlen, iq->s.max_recv_dsl);
 	iq->rx_dlen = dlen;
 	if (iscsi_bhs_opcode(p) == ISCSI_OP_DATA_IN && dlen) {
 		if (handle_data_in(iq))
@@ -421,7 +428,8 @@ static int rx_parse(struct iscsi_qpair *iq)
 				uint32_t pl = ISCSI_PAD(iq->rx_dlen);
 
 				if (iscsi_get_digest(p + pl) != crc32c(p, pl))
-					return iscsi_fatal(iq, -EPROTO, "data digest mismatch on "
+					return iscsi_fatal(iq, -EPROTO,
+							   "data digest mismatch on "
 							   "opcode 0x%02x",
 							   iscsi_bhs_opcode(iq->rx_hdr));
 			}

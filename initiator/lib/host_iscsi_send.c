@@ -18,8 +18,8 @@
 #include "host_iscsi.h"
 #include "host_transport.h"
 
-#define ISCSI_SEND_IOV 64 /* iovecs per sendmsg() */
-#define ISCSI_SEND_BYTES (1u << 20)  /* bytes per sendmsg() */
+#define ISCSI_SEND_IOV   64         /* iovecs per sendmsg() */
+#define ISCSI_SEND_BYTES (1u << 20) /* bytes per sendmsg() */
 
 static const uint8_t zero_pad[4];
 
@@ -272,7 +272,8 @@ int iscsi_send(struct iscsi_qpair *iq)
 		ssize_t n, sent;
 		int cnt = 0;
 
-		TAILQ_FOREACH(p, &iq->sendq, link) {
+		TAILQ_FOREACH(p, &iq->sendq, link)
+		{
 			size_t b;
 			int k = pdu_iov(p, iov + cnt, ISCSI_SEND_IOV - cnt, &b);
 

@@ -115,9 +115,9 @@ void iscsi_task_finish(struct iscsi_qpair *iq, struct host_iscsi_task *t)
 		uint8_t key;
 
 		scsi_sense_parse(t->sense, t->sense_len, &key, &asc);
-		nlog_debug(
-			"queue %u: unit attention (ASC/ASCQ %02x/%02x), sending CDB 0x%02x again",
-			iq->qp.qid, asc >> 8, asc & 0xff, t->enc.cdb[0]);
+		nlog_debug("queue %u: unit attention (ASC/ASCQ %02x/%02x), sending CDB 0x%02x "
+			   "again",
+			   iq->qp.qid, asc >> 8, asc & 0xff, t->enc.cdb[0]);
 		t->retries++;
 		task_dispatch(iq, t);
 		return;
@@ -214,8 +214,9 @@ static int task_build(struct iscsi_qpair *iq, struct host_iscsi_task *t)
 		    (t->enc.data == SCSI_DATA_OUT_TWICE ? t->enc.part_len : t->edtl) >
 			    avail - t->enc.data_off) {
 			iscsi_task_free(t);
-			iscsi_complete_local(req, NVMEOF_STATUS(NVME_SCT_GENERIC,
-								NVME_SC_DATA_SGL_LENGTH_INVALID),
+			iscsi_complete_local(req,
+					     NVMEOF_STATUS(NVME_SCT_GENERIC,
+							   NVME_SC_DATA_SGL_LENGTH_INVALID),
 					     true, 0, 0);
 			return 1;
 		}

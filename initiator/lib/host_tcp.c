@@ -32,18 +32,18 @@
 #include "common/nvme_tcp_pdu.h"
 #include "host_transport.h"
 
-#define HOST_TCP_HDR_BUF 136		   /* PDU header + digest + padding (PDO <= 128) */
-#define HOST_TCP_RBUF_SIZE (64 * 1024)  /* receive staging buffer */
-#define HOST_TCP_SEND_IOV 64		   /* iovecs per sendmsg() */
-#define HOST_TCP_SEND_BYTES (1u << 20)  /* bytes per sendmsg() */
-#define HOST_TCP_RECV_ROUNDS 8	   /* readv() calls per progress call */
-#define HOST_TCP_ADMIN_ICDATA 8192	   /* in-capsule data assumed on the admin queue */
+#define HOST_TCP_HDR_BUF      136         /* PDU header + digest + padding (PDO <= 128) */
+#define HOST_TCP_RBUF_SIZE    (64 * 1024) /* receive staging buffer */
+#define HOST_TCP_SEND_IOV     64          /* iovecs per sendmsg() */
+#define HOST_TCP_SEND_BYTES   (1u << 20)  /* bytes per sendmsg() */
+#define HOST_TCP_RECV_ROUNDS  8           /* readv() calls per progress call */
+#define HOST_TCP_ADMIN_ICDATA 8192        /* in-capsule data assumed on the admin queue */
 
 /* Per-request transmit machine. */
 enum host_tcp_slot_state {
-	HOST_TCP_SLOT_IDLE,	  /* slot not in use */
+	HOST_TCP_SLOT_IDLE,     /* slot not in use */
 	HOST_TCP_SLOT_SEND_CMD, /* CapsuleCmd (and in-capsule data) queued or partly sent */
-	HOST_TCP_SLOT_WAIT,	  /* waiting for R2T, C2HData or CapsuleResp */
+	HOST_TCP_SLOT_WAIT,     /* waiting for R2T, C2HData or CapsuleResp */
 	HOST_TCP_SLOT_SEND_H2C, /* H2CData PDUs answering an R2T queued or partly sent */
 };
 
@@ -370,9 +370,10 @@ static int host_tcp_send(struct host_tcp_qpair *tq)
 /* ---- Fatal errors ----------------------------------------------------------------------- */
 /* A PDU we cannot accept: tell the controller with an H2CTermReq when the stream is at a
  * PDU boundary, then fail the queue pair. */
-__attribute__((format(printf, 6, 7))) static int
-host_tcp_fatal(struct host_tcp_qpair *tq, uint16_t fes, uint32_t fei, const void *bad,
-	       size_t bad_len, const char *fmt, ...)
+__attribute__((format(printf, 6, 7))) static int host_tcp_fatal(struct host_tcp_qpair *tq,
+								uint16_t fes, uint32_t fei,
+								const void *bad, size_t bad_len,
+								const char *fmt, ...)
 {
 	struct host_tcp_slot *head = TAILQ_FIRST(&tq->sendq);
 	char msg[200];
@@ -426,16 +427,17 @@ static int handle_resp(struct host_tcp_qpair *tq)
 	req = slot->req;
 	if (slot->state != HOST_TCP_SLOT_WAIT)
 		return host_tcp_fatal(tq, NVME_TCP_FES_PDU_SEQ_ERR, 0, pdu, sizeof(*pdu),
-				 "CapsuleResp for CID %u while its data is still being sent", cid);
+				      "CapsuleResp for CID %u while its data is still being sent",
+				      cid);
 	if (cqe_status(&pdu->cqe) == 0) {
 		if (req->xfer == NVME_XFER_CTRLR_TO_HOST && slot->c2h_next != req->data_len)
 			return host_tcp_fatal(tq, NVME_TCP_FES_PDU_SEQ_ERR, 0, pdu, sizeof(*pdu),
-					 "CID %u completed with %u of %u data bytes", cid,
-					 slot->c2h_next, req->data_len);
+					      "CID %u completed with %u of %u data bytes", cid,
+					      slot->c2h_next, req->data_len);
 		if (req->xfer == NVME_XFER_HOST_TO_CTRLR && slot->h2c_done != req->data_len)
 			return host_tcp_fatal(tq, NVME_TCP_FES_PDU_SEQ_ERR, 0, pdu, sizeof(*pdu),
-					 "CID %u completed after %u of %u data bytes", cid,
-					 slot->h2c_done, req->data_len);
+					      "CID %u completed after %u of %u data bytes", cid,
+					      slot->h2c_done, req->data_len);
 	}
 	if (slot->ddgst_err)
 		slot_finish(slot, NULL, -EBADMSG);
@@ -456,26 +458,27 @@ static int handle_c2h(struct host_tcp_qpair *tq)
 
 	if (!slot)
 		return host_tcp_fatal(tq, NVME_TCP_FES_INVALID_PDU_HDR,
-				 offsetof(struct nvme_tcp_data_hdr, cccid), pdu, sizeof(*pdu),
-				 "C2HData for unknown CID %u", cid);
+				      offsetof(struct nvme_tcp_data_hdr, cccid), pdu, sizeof(*pdu),
+				      "C2HData for unknown CID %u", cid);
 	req = slot->req;
 	if (req->xfer != NVME_XFER_CTRLR_TO_HOST || slot->state != HOST_TCP_SLOT_WAIT)
 		return host_tcp_fatal(tq, NVME_TCP_FES_PDU_SEQ_ERR, 0, pdu, sizeof(*pdu),
-				 "C2HData for CID %u, which reads no data", cid);
+				      "C2HData for CID %u, which reads no data", cid);
 	if (datal != plen_data)
 		return host_tcp_fatal(tq, NVME_TCP_FES_INVALID_PDU_HDR,
-				 offsetof(struct nvme_tcp_data_hdr, datal), pdu, sizeof(*pdu),
-				 "C2HData DATAL %u but PDU carries %u bytes", datal, plen_data);
+				      offsetof(struct nvme_tcp_data_hdr, datal), pdu, sizeof(*pdu),
+				      "C2HData DATAL %u but PDU carries %u bytes", datal,
+				      plen_data);
 	if (datao != slot->c2h_next || datao > req->data_len || datal > req->data_len - datao)
 		return host_tcp_fatal(tq, NVME_TCP_FES_DATA_OUT_OF_RANGE,
-				 offsetof(struct nvme_tcp_data_hdr, datao), pdu, sizeof(*pdu),
-				 "C2HData [%u, +%u) for CID %u: expected offset %u of %u", datao,
-				 datal, cid, slot->c2h_next, req->data_len);
+				      offsetof(struct nvme_tcp_data_hdr, datao), pdu, sizeof(*pdu),
+				      "C2HData [%u, +%u) for CID %u: expected offset %u of %u",
+				      datao, datal, cid, slot->c2h_next, req->data_len);
 	if ((pdu->ch.flags & NVME_TCP_F_DATA_SUCCESS) &&
 	    (!(pdu->ch.flags & NVME_TCP_F_DATA_LAST) || datao + datal != req->data_len))
 		return host_tcp_fatal(tq, NVME_TCP_FES_INVALID_PDU_HDR,
-				 offsetof(struct nvme_tcp_common_hdr, flags), pdu, sizeof(*pdu),
-				 "C2HData SUCCESS flag before the last data");
+				      offsetof(struct nvme_tcp_common_hdr, flags), pdu,
+				      sizeof(*pdu), "C2HData SUCCESS flag before the last data");
 	tq->rx.slot = slot;
 	tq->rx.data_off = datao;
 	tq->rx.data_left = datal;
@@ -497,21 +500,21 @@ static int handle_r2t(struct host_tcp_qpair *tq)
 
 	if (!slot)
 		return host_tcp_fatal(tq, NVME_TCP_FES_INVALID_PDU_HDR,
-				 offsetof(struct nvme_tcp_r2t_hdr, cccid), pdu, sizeof(*pdu),
-				 "R2T for unknown CID %u", cid);
+				      offsetof(struct nvme_tcp_r2t_hdr, cccid), pdu, sizeof(*pdu),
+				      "R2T for unknown CID %u", cid);
 	req = slot->req;
 	if (req->xfer != NVME_XFER_HOST_TO_CTRLR)
 		return host_tcp_fatal(tq, NVME_TCP_FES_PDU_SEQ_ERR, 0, pdu, sizeof(*pdu),
-				 "R2T for CID %u, which writes no data", cid);
+				      "R2T for CID %u, which writes no data", cid);
 	if (slot->state != HOST_TCP_SLOT_WAIT)
 		return host_tcp_fatal(tq, NVME_TCP_FES_DATA_LIMIT_EXCEEDED, 0, pdu, sizeof(*pdu),
-				 "R2T for CID %u while another transfer is in progress", cid);
+				      "R2T for CID %u while another transfer is in progress", cid);
 	if (r2tl == 0 || r2to != slot->h2c_done || r2to > req->data_len ||
 	    r2tl > req->data_len - r2to)
 		return host_tcp_fatal(tq, NVME_TCP_FES_DATA_OUT_OF_RANGE,
-				 offsetof(struct nvme_tcp_r2t_hdr, r2to), pdu, sizeof(*pdu),
-				 "R2T [%u, +%u) for CID %u: expected offset %u of %u", r2to, r2tl,
-				 cid, slot->h2c_done, req->data_len);
+				      offsetof(struct nvme_tcp_r2t_hdr, r2to), pdu, sizeof(*pdu),
+				      "R2T [%u, +%u) for CID %u: expected offset %u of %u", r2to,
+				      r2tl, cid, slot->h2c_done, req->data_len);
 	slot->ttag = get_le16(&pdu->ttag);
 	slot->h2c_next = r2to;
 	slot->r2t_end = r2to + r2tl;
@@ -540,7 +543,8 @@ static int handle_header(struct host_tcp_qpair *tq)
 		return handle_term(tq);
 	if (tq->p.hdgst && !nvme_tcp_hdgst_ok(tq->rx.hdr, ch->hlen))
 		return host_tcp_fatal(tq, NVME_TCP_FES_HDR_DIGEST_ERR, 0, tq->rx.hdr, ch->hlen,
-				 "%s header digest mismatch", nvme_tcp_pdu_type_name(ch->pdu_type));
+				      "%s header digest mismatch",
+				      nvme_tcp_pdu_type_name(ch->pdu_type));
 	switch (ch->pdu_type) {
 	case NVME_TCP_PDU_CAPSULE_RESP:
 		return handle_resp(tq);
@@ -550,7 +554,7 @@ static int handle_header(struct host_tcp_qpair *tq)
 		return handle_r2t(tq);
 	default:
 		return host_tcp_fatal(tq, NVME_TCP_FES_INVALID_PDU_HDR, 0, tq->rx.hdr, ch->hlen,
-				 "unexpected %s", nvme_tcp_pdu_type_name(ch->pdu_type));
+				      "unexpected %s", nvme_tcp_pdu_type_name(ch->pdu_type));
 	}
 }
 
@@ -635,11 +639,12 @@ static int host_tcp_rx_parse(struct host_tcp_qpair *tq)
 			memcpy(tq->rx.hdr, p, sizeof(*ch));
 			ch = (const void *)tq->rx.hdr;
 			if (nvme_tcp_check_ch(ch, NVME_TCP_HOST, true, &tq->p, &perr))
-				return host_tcp_fatal(
-					tq, perr.fes, perr.fei, ch, sizeof(*ch),
-					"bad %s header (type %u, hlen %u, pdo %u, plen %u)",
-					nvme_tcp_pdu_type_name(ch->pdu_type), ch->pdu_type,
-					ch->hlen, ch->pdo, get_le32(&ch->plen));
+				return host_tcp_fatal(tq, perr.fes, perr.fei, ch, sizeof(*ch),
+						      "bad %s header (type %u, hlen %u, pdo %u, "
+						      "plen %u)",
+						      nvme_tcp_pdu_type_name(ch->pdu_type),
+						      ch->pdu_type, ch->hlen, ch->pdo,
+						      get_le32(&ch->plen));
 			if (ch->pdu_type == NVME_TCP_PDU_C2H_TERM_REQ)
 				tq->rx.psh_len = get_le32(&ch->plen);
 			else

@@ -115,12 +115,12 @@ TAILQ_HEAD(ureq_list, nvmeof_ureq);
 
 /* ---- Queue pairs ----------------------------------------------------------------------- */
 enum qpair_state {
-	QP_INIT,	/* allocated, transport not connected */
-	QP_CONNECTING,	/* transport up, Fabrics Connect not yet done */
-	QP_READY,	/* commands may be submitted */
-	QP_FAILED,	/* transport error, timeout or controller termination: no more I/O */
-	QP_CLOSED,	/* closed on purpose (disconnect) */
-	QP_RECONNECT,	/* connection lost, the controller is recovering: I/O is held
+	QP_INIT,       /* allocated, transport not connected */
+	QP_CONNECTING, /* transport up, Fabrics Connect not yet done */
+	QP_READY,      /* commands may be submitted */
+	QP_FAILED,     /* transport error, timeout or controller termination: no more I/O */
+	QP_CLOSED,     /* closed on purpose (disconnect) */
+	QP_RECONNECT,  /* connection lost, the controller is recovering: I/O is held
 			   (requeue, pending) until this queue pair connects again */
 };
 
@@ -288,12 +288,12 @@ struct nvmeof_ctrlr {
 
 	/* Reconnect (host_ctrlr.c). state and epoch are read without a lock by the queue
 	 * pairs' threads; changes go through ctrlr_set_state() under state_lock. */
-	pthread_mutex_t state_lock;	/* recursive: the state callback may read stats */
+	pthread_mutex_t state_lock; /* recursive: the state callback may read stats */
 	enum nvmeof_ctrlr_state state;
-	uint32_t epoch;			/* bumped at every reset */
-	uint64_t outage_start;		/* now_ms() when the current outage began */
-	uint64_t next_attempt;		/* now_ms() of the next reconnect attempt */
-	bool fast_fail;			/* fast_io_fail_tmo passed in this outage */
+	uint32_t epoch;        /* bumped at every reset */
+	uint64_t outage_start; /* now_ms() when the current outage began */
+	uint64_t next_attempt; /* now_ms() of the next reconnect attempt */
+	bool fast_fail;        /* fast_io_fail_tmo passed in this outage */
 	nvmeof_state_fn state_fn;
 	void *state_arg;
 	struct nvmeof_ctrlr_stats stats;

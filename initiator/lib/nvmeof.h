@@ -119,10 +119,10 @@ struct nvmeof_opts {
 	unsigned int io_timeout_ms;	 /* per I/O command, 0 = none (default 30000) */
 	/* Reconnect after a lost connection (see "Reconnect" below), in seconds as
 	 * nvme-cli names them: */
-	int reconnect_delay;	 /* between attempts, >= 0 (default 2; Linux uses 10) */
-	int ctrl_loss_tmo;	 /* give up after this long, -1 never, 0 no reconnect
+	int reconnect_delay;  /* between attempts, >= 0 (default 2; Linux uses 10) */
+	int ctrl_loss_tmo;    /* give up after this long, -1 never, 0 no reconnect
 				    (default 600) */
-	int fast_io_fail_tmo;	 /* fail held I/O after this long, -1 off: hold it until
+	int fast_io_fail_tmo; /* fail held I/O after this long, -1 off: hold it until
 				    ctrl_loss_tmo (default -1) */
 };
 
@@ -349,11 +349,11 @@ int nvmeof_qpair_drain(struct nvmeof_qpair *qp);
  * calling thread for at most opts->connect_timeout_ms per connection.
  */
 enum nvmeof_ctrlr_state {
-	NVMEOF_CTRLR_NEW,	 /* nvmeof_ctrlr_connect() is bringing it up */
-	NVMEOF_CTRLR_LIVE,	 /* connected; I/O flows */
-	NVMEOF_CTRLR_RESETTING,	 /* a connection failed: queues are being torn down */
+	NVMEOF_CTRLR_NEW,        /* nvmeof_ctrlr_connect() is bringing it up */
+	NVMEOF_CTRLR_LIVE,       /* connected; I/O flows */
+	NVMEOF_CTRLR_RESETTING,  /* a connection failed: queues are being torn down */
 	NVMEOF_CTRLR_CONNECTING, /* waiting for the next attempt, or reconnecting */
-	NVMEOF_CTRLR_DELETED,	 /* gave up (ctrl_loss_tmo) or disconnected: final */
+	NVMEOF_CTRLR_DELETED,    /* gave up (ctrl_loss_tmo) or disconnected: final */
 };
 
 const char *nvmeof_ctrlr_state_name(enum nvmeof_ctrlr_state state);
@@ -367,14 +367,14 @@ typedef void (*nvmeof_state_fn)(struct nvmeof_ctrlr *ctrlr, enum nvmeof_ctrlr_st
 void nvmeof_ctrlr_set_state_fn(struct nvmeof_ctrlr *ctrlr, nvmeof_state_fn fn, void *arg);
 
 struct nvmeof_ctrlr_stats {
-	uint64_t outages;		/* connection losses (LIVE -> RESETTING) */
-	uint64_t reconnects;		/* successful reconnects (back to LIVE) */
-	uint64_t reconnect_attempts;	/* including the failed ones */
-	uint64_t requeued;		/* commands sent again after a reconnect */
-	uint64_t failed_held;		/* held commands failed (fast_io_fail, ctrl loss) */
-	uint64_t last_outage_ms;	/* duration of the last outage that ended */
-	uint64_t total_outage_ms;	/* of every outage that ended */
-	uint64_t current_outage_ms;	/* 0 while live */
+	uint64_t outages;            /* connection losses (LIVE -> RESETTING) */
+	uint64_t reconnects;         /* successful reconnects (back to LIVE) */
+	uint64_t reconnect_attempts; /* including the failed ones */
+	uint64_t requeued;           /* commands sent again after a reconnect */
+	uint64_t failed_held;        /* held commands failed (fast_io_fail, ctrl loss) */
+	uint64_t last_outage_ms;     /* duration of the last outage that ended */
+	uint64_t total_outage_ms;    /* of every outage that ended */
+	uint64_t current_outage_ms;  /* 0 while live */
 };
 int nvmeof_ctrlr_get_stats(struct nvmeof_ctrlr *ctrlr, struct nvmeof_ctrlr_stats *st);
 #define NVMEOF_HAVE_RECONNECT 1
@@ -407,25 +407,25 @@ int nvmeof_ctrlr_get_iscsi_params(struct nvmeof_ctrlr *ctrlr, struct nvmeof_iscs
  * 83h, B0h, B2h, READ CAPACITY, MODE SENSE): the facts its synthetic Identify data is
  * built from. */
 struct nvmeof_scsi_designator {
-	uint8_t type;		/* designator type: 1 T10 vendor, 2 EUI-64, 3 NAA, 8 SCSI name */
-	uint8_t association;	/* 0 logical unit, 1 target port, 2 target device */
-	uint8_t code_set;	/* 1 binary, 2 ASCII, 3 UTF-8 */
+	uint8_t type;        /* designator type: 1 T10 vendor, 2 EUI-64, 3 NAA, 8 SCSI name */
+	uint8_t association; /* 0 logical unit, 1 target port, 2 target device */
+	uint8_t code_set;    /* 1 binary, 2 ASCII, 3 UTF-8 */
 	uint8_t len;
 	uint8_t id[255];
 };
 #define NVMEOF_SCSI_DESIGNATORS_MAX 8
 struct nvmeof_scsi_info {
-	char target[224];	/* the target's iSCSI name */
+	char target[224]; /* the target's iSCSI name */
 	uint64_t lun;
-	uint8_t peripheral_type;	/* 0: direct-access block device */
+	uint8_t peripheral_type;                  /* 0: direct-access block device */
 	char vendor[9], product[17], revision[5]; /* INQUIRY, trailing spaces removed */
-	char serial[256];	/* Unit Serial Number VPD page, "" when not reported */
-	unsigned int ndesignators;	/* Device Identification VPD page */
+	char serial[256];          /* Unit Serial Number VPD page, "" when not reported */
+	unsigned int ndesignators; /* Device Identification VPD page */
 	struct nvmeof_scsi_designator designators[NVMEOF_SCSI_DESIGNATORS_MAX];
 	uint64_t blocks;
 	uint32_t block_size;
 	bool write_cache, write_protected, thin, read_zeroes;
-	bool has_block_limits;	/* Block Limits VPD page; the counts below are in blocks, 0
+	bool has_block_limits; /* Block Limits VPD page; the counts below are in blocks, 0
 				 * where the page says "no limit" or "not reported" */
 	uint32_t max_transfer, optimal_transfer, optimal_granularity;
 	uint32_t max_compare_write;
@@ -438,10 +438,10 @@ int nvmeof_ctrlr_get_scsi_info(struct nvmeof_ctrlr *ctrlr, struct nvmeof_scsi_in
 
 /* One target an iSCSI portal lists for SendTargets=All, once per address it gives. */
 struct nvmeof_iscsi_target {
-	char name[224];		/* TargetName */
-	char traddr[257];	/* the address, without brackets (the portal's when none given) */
-	char trsvcid[8];	/* TCP port */
-	uint16_t tpgt;		/* target portal group tag, 0 when not given */
+	char name[224];   /* TargetName */
+	char traddr[257]; /* the address, without brackets (the portal's when none given) */
+	char trsvcid[8];  /* TCP port */
+	uint16_t tpgt;    /* target portal group tag, 0 when not given */
 };
 /*
  * Log in to the portal of @uri (iscsi://[USER%SECRET@]HOST[:PORT][/]) with a discovery

@@ -14,8 +14,8 @@
 #include "host_transport.h"
 
 static const char *const qp_state_names[] = {
-	[QP_INIT] = "init",	    [QP_CONNECTING] = "connecting", [QP_READY] = "ready",
-	[QP_FAILED] = "failed", [QP_CLOSED] = "closed",	    [QP_RECONNECT] = "reconnect",
+	[QP_INIT] = "init",     [QP_CONNECTING] = "connecting", [QP_READY] = "ready",
+	[QP_FAILED] = "failed", [QP_CLOSED] = "closed",         [QP_RECONNECT] = "reconnect",
 };
 
 void qpair_set_state(struct nvmeof_qpair *qp, enum qpair_state state)
@@ -338,8 +338,8 @@ static void requeue_to_outstanding(struct nvmeof_qpair *qp)
 
 /* Fail everything; @culprit (may be NULL) gets @culprit_err, the rest @err, or the
  * status of @cqe when @cqe is set. */
-static void qpair_fail_all_cqe(struct nvmeof_qpair *qp, struct nvmeof_req *culprit,
-			       int culprit_err, int err, const struct nvme_cpl *cqe)
+static void qpair_fail_all_cqe(struct nvmeof_qpair *qp, struct nvmeof_req *culprit, int culprit_err,
+			       int err, const struct nvme_cpl *cqe)
 {
 	struct nvmeof_ureq *u;
 	struct nvmeof_req *req;

@@ -174,9 +174,10 @@ int bdev_resize(struct bdev *bdev, uint64_t size, char *err, size_t errlen)
 	int rc;
 
 	if (size && (size % bdev->block_size || size < bdev->block_size))
-		return bdev_err(err, errlen, -EINVAL, "%s: size %llu is not a positive multiple of "
-				"the %u-byte block size", bdev->spec, (unsigned long long)size,
-				bdev->block_size);
+		return bdev_err(err, errlen, -EINVAL,
+				"%s: size %llu is not a positive multiple of "
+				"the %u-byte block size",
+				bdev->spec, (unsigned long long)size, bdev->block_size);
 	if (!bdev->ops->resize)
 		return bdev_err(err, errlen, -EOPNOTSUPP, "%s: %s namespaces cannot be resized",
 				bdev->spec, bdev->ops->name);
@@ -188,7 +189,6 @@ int bdev_resize(struct bdev *bdev, uint64_t size, char *err, size_t errlen)
 	__atomic_store_n(&bdev->size, want, __ATOMIC_RELEASE);
 	return 0;
 }
-
 
 static bool iov_holds(const struct iovec *iov, int iovcnt, uint64_t len)
 {
@@ -229,9 +229,9 @@ int bdev_io_check(const struct bdev *bdev, const struct bdev_io *io)
 		if (!bdev->caw_unit)
 			return -EOPNOTSUPP;
 		return iov_holds(io->iov, io->iovcnt, io->len) &&
-				       iov_holds(io->cmp_iov, io->cmp_iovcnt, io->len) ?
-			       0 :
-			       -EINVAL;
+				       iov_holds(io->cmp_iov, io->cmp_iovcnt, io->len)
+			       ? 0
+			       : -EINVAL;
 	case BDEV_OP_FLUSH:
 	case BDEV_OP_WRITE_ZEROES:
 	case BDEV_OP_DISCARD:

@@ -41,8 +41,8 @@ struct bdev;
 
 enum bdev_op {
 	BDEV_OP_READ,
-	BDEV_OP_WRITE,	      /* honour io->fua: durable before completion */
-	BDEV_OP_FLUSH,	      /* everything completed before it is durable; no offset/len */
+	BDEV_OP_WRITE,        /* honour io->fua: durable before completion */
+	BDEV_OP_FLUSH,        /* everything completed before it is durable; no offset/len */
 	BDEV_OP_WRITE_ZEROES, /* offset/len, no data; stays allocated (NVMe DEAC=0) */
 	BDEV_OP_DISCARD,      /* offset/len: deallocate; reads return zeroes after (where
 			       * the file system/device cannot deallocate, zeroes are
@@ -65,10 +65,10 @@ struct bdev_io {
 	enum bdev_op op;
 	bool fua;
 	uint64_t offset; /* bytes, multiple of block size */
-	uint64_t len;	 /* bytes */
+	uint64_t len;    /* bytes */
 	struct iovec *iov;
 	int iovcnt;
-	struct iovec *cmp_iov;	 /* COMPARE_AND_WRITE: the data to compare with */
+	struct iovec *cmp_iov; /* COMPARE_AND_WRITE: the data to compare with */
 	int cmp_iovcnt;
 	uint64_t caw_miscompare; /* out: COMPARE_AND_WRITE -EILSEQ, bytes from offset */
 	struct reactor *reactor; /* submitting reactor */
@@ -79,15 +79,15 @@ struct bdev_io {
 	struct {
 		struct bdev *bdev;    /* the target of the request */
 		struct bdev_io *next; /* waiting for a free io_uring slot */
-		uint64_t done;	      /* bytes finished */
+		uint64_t done;        /* bytes finished */
 		struct iovec one;     /* a partial iovec (short transfer, zero fill) */
-		int iov_idx;	      /* first iovec not fully moved */
-		size_t iov_off;	      /* bytes of iov[iov_idx] already moved */
+		int iov_idx;          /* first iovec not fully moved */
+		size_t iov_off;       /* bytes of iov[iov_idx] already moved */
 		uint32_t retries;     /* consecutive -EAGAIN/-EINTR */
-		uint32_t mode;	      /* backend-defined step */
-		void *owner;	      /* rbd: who takes the completion (reactor/waiter) */
-		int64_t result;	      /* rbd: the library's return value of a step */
-		uint64_t aux;	      /* rbd: compare-and-write mismatch offset */
+		uint32_t mode;        /* backend-defined step */
+		void *owner;          /* rbd: who takes the completion (reactor/waiter) */
+		int64_t result;       /* rbd: the library's return value of a step */
+		uint64_t aux;         /* rbd: compare-and-write mismatch offset */
 	} be;
 };
 
@@ -122,13 +122,13 @@ struct bdev_ops {
 
 struct bdev {
 	const struct bdev_ops *ops;
-	char spec[4096];	/* as given: "ram:1G", "null:1G" or a path */
-	uint64_t size;		/* bytes */
-	uint32_t block_size;	/* 512 or 4096 */
-	bool volatile_cache;	/* writes need Flush/FUA to be durable */
-	bool persistent;	/* data survives a restart (file/block device) */
-	char path[4096];	/* canonical path for file backends, "" otherwise */
-	uint32_t caw_unit;	/* bytes COMPARE_AND_WRITE is atomic in; 0: not offered */
+	char spec[4096];     /* as given: "ram:1G", "null:1G" or a path */
+	uint64_t size;       /* bytes */
+	uint32_t block_size; /* 512 or 4096 */
+	bool volatile_cache; /* writes need Flush/FUA to be durable */
+	bool persistent;     /* data survives a restart (file/block device) */
+	char path[4096];     /* canonical path for file backends, "" otherwise */
+	uint32_t caw_unit;   /* bytes COMPARE_AND_WRITE is atomic in; 0: not offered */
 	/*
 	 * A name for the data that is the same wherever the data is served from (rbd:
 	 * "rbd:FSID/POOL_ID/IMAGE_ID"), so that every gateway exporting it derives the same
@@ -139,7 +139,7 @@ struct bdev {
 	 * bdev_set_resize_hook(). */
 	void (*resize_hook)(struct bdev *bdev, uint64_t old_size, uint64_t new_size, void *arg);
 	void *resize_arg;
-	void *ctx;		/* backend private */
+	void *ctx; /* backend private */
 	/* The backend's own namespace identity (an RBD image's, say), set by open(); used
 	 * for every identifier the configuration does not give. All zero: none. */
 	struct bdev_ident {
@@ -203,11 +203,11 @@ struct bdev_lba_extent {
  * contiguous from @offset; fewer than @max only when @end is reached.
  */
 struct bdev_lba_query {
-	uint64_t offset;	  /* bytes, a multiple of block_size, < size */
-	uint64_t end;		  /* bytes, offset < end <= size */
+	uint64_t offset; /* bytes, a multiple of block_size, < size */
+	uint64_t end;    /* bytes, offset < end <= size */
 	struct bdev_lba_extent *ext;
-	uint32_t max;		  /* room in @ext, >= 1 */
-	uint32_t n;		  /* out: runs in @ext */
+	uint32_t max;                                     /* room in @ext, >= 1 */
+	uint32_t n;                                       /* out: runs in @ext */
 	void (*cb)(struct bdev_lba_query *q, int status); /* 0 or -errno as bdev_lba_status() */
 	void *cb_arg;
 

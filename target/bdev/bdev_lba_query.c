@@ -74,7 +74,7 @@ static void *helper_main(void *arg)
 		q->status = bdev_lba_query_run(q->bdev, q);
 		if (reactor_send_msg(q->reactor, query_done_msg, q))
 			log_err("allocation lookup: reactor %u is gone, result dropped",
-				  q->reactor->id);
+				q->reactor->id);
 	}
 	return NULL;
 }

@@ -30,7 +30,7 @@
 
 struct ram_bdev {
 	uint8_t *mem;
-	size_t mem_len;	  /* reserved: RAM_GROW_FACTOR x the size at open */
+	size_t mem_len;   /* reserved: RAM_GROW_FACTOR x the size at open */
 	uint64_t *mapped; /* bit per block: set by WRITE/WRITE_ZEROES, cleared by DISCARD */
 	size_t mapped_len;
 	size_t access_len; /* bytes of mem (and of mapped, scaled) made read/write */

@@ -58,15 +58,15 @@
 #include "common/log.h"
 #include "reactor/reactor.h"
 
-#define MAX_RW_IOV 1024	    /* IOV_MAX: librbd refuses more */
-#define DRAIN_TIMEOUT_S 30  /* waiting for in-flight requests when a reactor stops */
+#define MAX_RW_IOV      1024 /* IOV_MAX: librbd refuses more */
+#define DRAIN_TIMEOUT_S 30   /* waiting for in-flight requests when a reactor stops */
 
 /* io->be.mode */
 enum rbd_step {
 	STEP_RW,
 	STEP_FLUSH,
 	STEP_WRITE_ZEROES,
-	STEP_DISCARD,  /* whole objects discarded, partial ones zeroed */
+	STEP_DISCARD, /* whole objects discarded, partial ones zeroed */
 	STEP_CAW,
 };
 
@@ -74,14 +74,14 @@ struct rbd_bdev {
 	const struct rbd_api *api;
 	void *cluster;
 	void *image;
-	uint64_t granule;	/* bytes a discard deallocates whole: object set size */
+	uint64_t granule; /* bytes a discard deallocates whole: object set size */
 	/* Size watcher (off the reactors). */
 	pthread_t thr;
 	bool thr_started;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop;
-	bool changed;		/* the update watch fired */
+	bool changed; /* the update watch fired */
 	bool watching;
 	uint64_t watch_handle;
 };
@@ -139,12 +139,15 @@ int bdev_rbd_parse_spec(const char *arg, struct rbd_spec *o, char *err, size_t e
 
 	memset(o, 0, sizeof(*o));
 	if (!arg || !*arg)
-		return bdev_err(err, errlen, -EINVAL, "rbd: expected rbd:POOL/IMAGE[:id=NAME]"
+		return bdev_err(err, errlen, -EINVAL,
+				"rbd: expected rbd:POOL/IMAGE[:id=NAME]"
 				"[:conf=PATH][:keyring=PATH]");
 	for (;;) {
 		if (nparts == 3)
-			return bdev_err(err, errlen, -EINVAL, "rbd:%s: too many '/' (POOL/IMAGE or "
-					"POOL/NAMESPACE/IMAGE)", arg);
+			return bdev_err(err, errlen, -EINVAL,
+					"rbd:%s: too many '/' (POOL/IMAGE or "
+					"POOL/NAMESPACE/IMAGE)",
+					arg);
 		if (take(&p, "/:@", part[nparts], sizeof(part[0])))
 			return bdev_err(err, errlen, -EINVAL, "rbd:%s: name too long or bad escape",
 					arg);
@@ -159,8 +162,10 @@ int bdev_rbd_parse_spec(const char *arg, struct rbd_spec *o, char *err, size_t e
 	if (nparts < 2)
 		return bdev_err(err, errlen, -EINVAL, "rbd:%s: expected POOL/IMAGE", arg);
 	if (*p == '@')
-		return bdev_err(err, errlen, -EINVAL, "rbd:%s: snapshots are read-only and cannot "
-				"be exported", arg);
+		return bdev_err(err, errlen, -EINVAL,
+				"rbd:%s: snapshots are read-only and cannot "
+				"be exported",
+				arg);
 	if (strlen(part[0]) >= sizeof(o->pool) ||
 	    (nparts == 3 && strlen(part[1]) >= sizeof(o->nspace)))
 		return bdev_err(err, errlen, -EINVAL, "rbd:%s: pool or namespace name too long",
@@ -176,12 +181,16 @@ int bdev_rbd_parse_spec(const char *arg, struct rbd_spec *o, char *err, size_t e
 
 		p++;
 		if (take(&p, "=:", key, sizeof(key)) || *p != '=')
-			return bdev_err(err, errlen, -EINVAL, "rbd:%s: expected KEY=VALUE after ':'"
-					" (id, conf, keyring)", arg);
+			return bdev_err(err, errlen, -EINVAL,
+					"rbd:%s: expected KEY=VALUE after ':'"
+					" (id, conf, keyring)",
+					arg);
 		p++;
 		if (take(&p, ":", val, sizeof(val)))
-			return bdev_err(err, errlen, -EINVAL, "rbd:%s: value of \"%s\" too long or "
-					"bad escape", arg, key);
+			return bdev_err(err, errlen, -EINVAL,
+					"rbd:%s: value of \"%s\" too long or "
+					"bad escape",
+					arg, key);
 		if (!strcmp(key, "id")) {
 			dst = o->id;
 			cap = sizeof(o->id);
@@ -192,13 +201,16 @@ int bdev_rbd_parse_spec(const char *arg, struct rbd_spec *o, char *err, size_t e
 			dst = o->keyring;
 			cap = sizeof(o->keyring);
 		} else {
-			return bdev_err(err, errlen, -EINVAL, "rbd:%s: unknown option \"%s\" (id, "
-					"conf, keyring)", arg, key);
+			return bdev_err(err, errlen, -EINVAL,
+					"rbd:%s: unknown option \"%s\" (id, "
+					"conf, keyring)",
+					arg, key);
 		}
 		if (!val[0])
 			return bdev_err(err, errlen, -EINVAL, "rbd:%s: empty \"%s\"", arg, key);
 		if (dst[0])
-			return bdev_err(err, errlen, -EINVAL, "rbd:%s: \"%s\" given twice", arg, key);
+			return bdev_err(err, errlen, -EINVAL, "rbd:%s: \"%s\" given twice", arg,
+					key);
 		if (strlen(val) >= cap)
 			return bdev_err(err, errlen, -EINVAL, "rbd:%s: \"%s\" too long", arg, key);
 		if (!strcmp(key, "id") && !strncmp(val, "client.", 7))
@@ -282,11 +294,11 @@ static int step_issue(struct rbd_bdev *rb, struct bdev_io *io, uint8_t *bounce)
 			sum += io->iov[i++].iov_len;
 		if (i > io->be.iov_idx) {
 			io->be.aux = sum;
-			return io->op == BDEV_OP_READ ?
-				       api->aio_readv(rb->image, &io->iov[io->be.iov_idx],
-						      i - io->be.iov_idx, cur, io) :
-				       api->aio_writev(rb->image, &io->iov[io->be.iov_idx],
-						       i - io->be.iov_idx, cur, io);
+			return io->op == BDEV_OP_READ
+				       ? api->aio_readv(rb->image, &io->iov[io->be.iov_idx],
+							i - io->be.iov_idx, cur, io)
+				       : api->aio_writev(rb->image, &io->iov[io->be.iov_idx],
+							 i - io->be.iov_idx, cur, io);
 		}
 	}
 	/* A partly moved iovec, or one reaching past the end of the request. */
@@ -295,8 +307,8 @@ static int step_issue(struct rbd_bdev *rb, struct bdev_io *io, uint8_t *bounce)
 	if (io->be.one.iov_len > left)
 		io->be.one.iov_len = (size_t)left;
 	io->be.aux = io->be.one.iov_len;
-	return io->op == BDEV_OP_READ ? api->aio_readv(rb->image, &io->be.one, 1, cur, io) :
-					api->aio_writev(rb->image, &io->be.one, 1, cur, io);
+	return io->op == BDEV_OP_READ ? api->aio_readv(rb->image, &io->be.one, 1, cur, io)
+				      : api->aio_writev(rb->image, &io->be.one, 1, cur, io);
 }
 
 /* Advance the RW position by @n bytes. */
@@ -363,12 +375,9 @@ static bool step_done(struct bdev_io *io, int64_t res, int *status)
 static void io_start(struct bdev *bdev, struct bdev_io *io)
 {
 	static const uint32_t modes[] = {
-		[BDEV_OP_READ] = STEP_RW,
-		[BDEV_OP_WRITE] = STEP_RW,
-		[BDEV_OP_FLUSH] = STEP_FLUSH,
-		[BDEV_OP_WRITE_ZEROES] = STEP_WRITE_ZEROES,
-		[BDEV_OP_DISCARD] = STEP_DISCARD,
-		[BDEV_OP_COMPARE_AND_WRITE] = STEP_CAW,
+		[BDEV_OP_READ] = STEP_RW,         [BDEV_OP_WRITE] = STEP_RW,
+		[BDEV_OP_FLUSH] = STEP_FLUSH,     [BDEV_OP_WRITE_ZEROES] = STEP_WRITE_ZEROES,
+		[BDEV_OP_DISCARD] = STEP_DISCARD, [BDEV_OP_COMPARE_AND_WRITE] = STEP_CAW,
 	};
 
 	io->be.bdev = bdev;
@@ -447,17 +456,17 @@ static void run_sync(struct rbd_bdev *rb, struct bdev_io *io)
 /* A reactor's completion list and compare-and-write bounce slots (all rbd namespaces). */
 struct rbd_reactor {
 	struct rbd_owner owner;
-	struct bdev_io *done_head;  /* pushed by library threads, taken whole by the reactor */
+	struct bdev_io *done_head; /* pushed by library threads, taken whole by the reactor */
 	struct ev_loop *loop;
 	struct reactor *reactor;
 	int efd;
 	ev_io efd_w;
-	unsigned int inflight;	    /* steps issued and not yet reaped (owner thread only) */
+	unsigned int inflight; /* steps issued and not yet reaped (owner thread only) */
 	bool loop_ref;
 	uint8_t (*slots)[2 * RBD_CAW_SECTOR];
 	uint16_t free_slots[RBD_CAW_SLOTS];
 	unsigned int nfree;
-	struct bdev_io *wait_head;  /* CAW requests waiting for a slot (FIFO) */
+	struct bdev_io *wait_head; /* CAW requests waiting for a slot (FIFO) */
 	struct bdev_io **wait_tail;
 };
 
@@ -715,8 +724,8 @@ static void check_size(struct bdev *bdev)
 	if (size == old || size == 0)
 		return;
 	__atomic_store_n(&bdev->size, size, __ATOMIC_RELEASE);
-	log_notice("%s: image size changed from %" PRIu64 " to %" PRIu64 " bytes", bdev->spec,
-		   old, size);
+	log_notice("%s: image size changed from %" PRIu64 " to %" PRIu64 " bytes", bdev->spec, old,
+		   size);
 	hook = __atomic_load_n(&bdev->resize_hook, __ATOMIC_ACQUIRE);
 	if (hook)
 		hook(bdev, old, size, __atomic_load_n(&bdev->resize_arg, __ATOMIC_RELAXED));
@@ -804,8 +813,10 @@ static int rbd_open(struct bdev *bdev, const char *arg)
 	if (rc)
 		return bdev_open_msg(rc, "%s", msg);
 	if (!api_get())
-		return bdev_open_msg(-EOPNOTSUPP, "%s: this build has no Ceph RBD support "
-				     "(configure found no librbd)", bdev->spec);
+		return bdev_open_msg(-EOPNOTSUPP,
+				     "%s: this build has no Ceph RBD support "
+				     "(configure found no librbd)",
+				     bdev->spec);
 	if (!bdev->block_size)
 		bdev->block_size = 512;
 	rb = calloc(1, sizeof(*rb));
@@ -833,13 +844,18 @@ static int rbd_open(struct bdev *bdev, const char *arg)
 	rb->granule = obj * (stripes ? stripes : 1);
 	if (!rb->granule || rb->granule % bdev->block_size) {
 		rbd_close(bdev);
-		return bdev_open_msg(-EINVAL, "%s: object size %" PRIu64 " is not a multiple of "
-				     "the %u-byte block size", bdev->spec, obj, bdev->block_size);
+		return bdev_open_msg(-EINVAL,
+				     "%s: object size %" PRIu64 " is not a multiple of "
+				     "the %u-byte block size",
+				     bdev->spec, obj, bdev->block_size);
 	}
 	if (size % bdev->block_size)
-		log_warn("%s: size %" PRIu64 " is not a multiple of %u: the last %" PRIu64
-			 " bytes are not exported", bdev->spec, size, bdev->block_size,
-			 size % bdev->block_size);
+		log_warn("%s: size %" PRIu64 " is not a multiple of %u: the last %" PRIu64 " bytes "
+			 "are "
+			 "not "
+			 "exporte"
+			 "d",
+			 bdev->spec, size, bdev->block_size, size % bdev->block_size);
 	bdev->size = size / bdev->block_size * bdev->block_size;
 	if (!bdev->size) {
 		rbd_close(bdev);
@@ -858,13 +874,12 @@ static int rbd_open(struct bdev *bdev, const char *arg)
 	if (bdev->block_size > RBD_CAW_SECTOR)
 		log_notice("%s: compare-and-write is atomic per %u bytes only, less than one "
 			   "%u-byte block: serve it with 512-byte blocks where SCSI COMPARE AND "
-			   "WRITE or fused Compare and Write is used", bdev->spec, RBD_CAW_SECTOR,
-			   bdev->block_size);
+			   "WRITE or fused Compare and Write is used",
+			   bdev->spec, RBD_CAW_SECTOR, bdev->block_size);
 	if (rb->api->watch(rb->image, watch_cb, rb, &rb->watch_handle) == 0)
 		rb->watching = true;
 	else
-		log_warn("%s: no update watch: size changes are seen by polling only",
-			 bdev->spec);
+		log_warn("%s: no update watch: size changes are seen by polling only", bdev->spec);
 	if (pthread_create(&rb->thr, NULL, watch_main, bdev) == 0)
 		rb->thr_started = true;
 	else

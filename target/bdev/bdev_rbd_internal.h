@@ -18,11 +18,11 @@
 /* "POOL[/NAMESPACE]/IMAGE[:id=NAME][:conf=PATH][:keyring=PATH]" (after "rbd:"). */
 struct rbd_spec {
 	char pool[128];
-	char nspace[128];	/* RADOS namespace, "" for the default one */
+	char nspace[128]; /* RADOS namespace, "" for the default one */
 	char image[256];
-	char id[128];		/* cephx user without "client."; "" = CEPH_ARGS, else admin */
-	char conf[1024];	/* "" = CEPH_CONF, else /etc/ceph/ceph.conf */
-	char keyring[1024];	/* "" = whatever the configuration names */
+	char id[128];       /* cephx user without "client."; "" = CEPH_ARGS, else admin */
+	char conf[1024];    /* "" = CEPH_CONF, else /etc/ceph/ceph.conf */
+	char keyring[1024]; /* "" = whatever the configuration names */
 };
 
 /* Parse @arg (qemu's form; '\' escapes ':', '/', '@' and '\'). 0 or -EINVAL with a
@@ -51,8 +51,7 @@ struct rbd_api {
 	int (*fsid)(void *cluster, char *buf, size_t len);
 	/* Object size and stripe count: the unit a discard can deallocate. */
 	int (*layout)(void *image, uint64_t *obj_size, uint64_t *stripe_count);
-	int (*aio_readv)(void *image, const struct iovec *iov, int iovcnt, uint64_t off,
-			 void *arg);
+	int (*aio_readv)(void *image, const struct iovec *iov, int iovcnt, uint64_t off, void *arg);
 	int (*aio_writev)(void *image, const struct iovec *iov, int iovcnt, uint64_t off,
 			  void *arg);
 	int (*aio_flush)(void *image, void *arg);

@@ -84,8 +84,10 @@ static int lib_connect(const struct rbd_spec *spec, void **out, char *err, size_
 		if (spec->conf[0])
 			snprintf(err, errlen, "cannot read conf=%s: %s", spec->conf, strerror(-r));
 		else
-			snprintf(err, errlen, "no Ceph configuration (CEPH_CONF, "
-				 "/etc/ceph/ceph.conf): %s", strerror(-r));
+			snprintf(err, errlen,
+				 "no Ceph configuration (CEPH_CONF, "
+				 "/etc/ceph/ceph.conf): %s",
+				 strerror(-r));
 		goto fail;
 	}
 	r = rados_conf_parse_env(c, NULL);
@@ -104,8 +106,7 @@ static int lib_connect(const struct rbd_spec *spec, void **out, char *err, size_
 	}
 	r = rados_connect(c);
 	if (r < 0) {
-		snprintf(err, errlen, "cannot connect to the cluster as %s: %s", who,
-			 strerror(-r));
+		snprintf(err, errlen, "cannot connect to the cluster as %s: %s", who, strerror(-r));
 		goto fail;
 	}
 	*out = c;
@@ -153,17 +154,21 @@ static int lib_open(void *cluster, const struct rbd_spec *spec, void **out, char
 	}
 	vlen = sizeof(val);
 	if (rbd_metadata_get(im->img, "conf_rbd_cache", val, &vlen) == 0 && cache_forced(val)) {
-		snprintf(err, errlen, "the image's rbd_cache=%s setting would put librbd's "
+		snprintf(err, errlen,
+			 "the image's rbd_cache=%s setting would put librbd's "
 			 "writeback cache in front of it (rbd config image remove %s/%s "
-			 "rbd_cache)", val, spec->pool, spec->image);
+			 "rbd_cache)",
+			 val, spec->pool, spec->image);
 		r = -EINVAL;
 	}
 	vlen = sizeof(val);
 	if (!r && rbd_pool_metadata_get(im->ioctx, "conf_rbd_cache", val, &vlen) == 0 &&
 	    cache_forced(val)) {
-		snprintf(err, errlen, "pool %s's rbd_cache=%s setting would put librbd's "
+		snprintf(err, errlen,
+			 "pool %s's rbd_cache=%s setting would put librbd's "
 			 "writeback cache in front of the image (rbd config pool remove %s "
-			 "rbd_cache)", spec->pool, val, spec->pool);
+			 "rbd_cache)",
+			 spec->pool, val, spec->pool);
 		r = -EINVAL;
 	}
 	if (r) {
@@ -246,8 +251,7 @@ static int submitted(rbd_completion_t c, ssize_t r)
 	return 0;
 }
 
-static int lib_aio_readv(void *image, const struct iovec *iov, int iovcnt, uint64_t off,
-			 void *arg)
+static int lib_aio_readv(void *image, const struct iovec *iov, int iovcnt, uint64_t off, void *arg)
 {
 	rbd_completion_t c;
 	int r = new_completion(arg, &c);
@@ -257,8 +261,7 @@ static int lib_aio_readv(void *image, const struct iovec *iov, int iovcnt, uint6
 						  off, c));
 }
 
-static int lib_aio_writev(void *image, const struct iovec *iov, int iovcnt, uint64_t off,
-			  void *arg)
+static int lib_aio_writev(void *image, const struct iovec *iov, int iovcnt, uint64_t off, void *arg)
 {
 	rbd_completion_t c;
 	int r = new_completion(arg, &c);
@@ -282,8 +285,7 @@ static int lib_aio_discard(void *image, uint64_t off, uint64_t len, void *arg)
 	int r = new_completion(arg, &c);
 
 	return r < 0 ? r
-		     : submitted(c, rbd_aio_discard(((struct lib_image *)image)->img, off, len,
-						    c));
+		     : submitted(c, rbd_aio_discard(((struct lib_image *)image)->img, off, len, c));
 }
 
 static int lib_aio_write_zeroes(void *image, uint64_t off, uint64_t len, bool thick, void *arg)
@@ -304,9 +306,8 @@ static int lib_aio_compare_and_write(void *image, uint64_t off, size_t len, cons
 	int r = new_completion(arg, &c);
 
 	return r < 0 ? r
-		     : submitted(c, rbd_aio_compare_and_write(((struct lib_image *)image)->img,
-							      off, len, cmp, buf, c, mismatch_off,
-							      0));
+		     : submitted(c, rbd_aio_compare_and_write(((struct lib_image *)image)->img, off,
+							      len, cmp, buf, c, mismatch_off, 0));
 }
 
 static int lib_watch(void *image, void (*cb)(void *), void *cb_arg, uint64_t *handle)

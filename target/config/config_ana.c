@@ -70,8 +70,8 @@ static int check_one(uint32_t grpid, void *arg)
 		return 0;
 	snprintf(w->err, w->errlen,
 		 "ports[%u].ana_groups: group %u is %s on portid %u and cannot become %s "
-		 "(set it to change first)", w->pi, grpid, nvmf_ana_state_name(from),
-		 w->cp->portid, nvmf_ana_state_name(to));
+		 "(set it to change first)",
+		 w->pi, grpid, nvmf_ana_state_name(from), w->cp->portid, nvmf_ana_state_name(to));
 	return -EPERM;
 }
 
@@ -90,8 +90,9 @@ static int walk(struct nvmf_tgt *tgt, const struct tgt_config *old, const struct
 {
 	for (unsigned int i = 0; i < cfg->nports; i++) {
 		const struct config_port *cp = &cfg->ports[i];
-		struct ana_walk w = {.cp = cp, .pi = i, .err = err, .errlen = errlen,
-				     .now_ns = mono_ns()};
+		struct ana_walk w = {
+			.cp = cp, .pi = i, .err = err, .errlen = errlen, .now_ns = mono_ns()
+		};
 		int rc;
 
 		w.port = nvmf_port_find(tgt, cp->portid);

@@ -59,8 +59,8 @@ struct apply_ctx {
 	struct undo *undo;
 	unsigned int nundo, undo_cap;
 	/* Counters for the summary line. */
-	unsigned int ns_added, ns_removed, ports_added, ports_removed, subsys_added,
-		subsys_removed, ctrlrs_revoked;
+	unsigned int ns_added, ns_removed, ports_added, ports_removed, subsys_added, subsys_removed,
+		ctrlrs_revoked;
 };
 
 static const struct tgt_config empty_config;
@@ -115,9 +115,9 @@ static void ns_opts(const struct config_ns *ns, struct nvmf_ns_opts *o)
 static bool ns_same(const struct config_ns *x, const struct config_ns *y)
 {
 	return x->enable == y->enable && !strcmp(x->path, y->path) &&
-	       x->ana_grpid == y->ana_grpid &&
-	       x->has_nguid == y->has_nguid && x->has_uuid == y->has_uuid &&
-	       x->has_eui64 == y->has_eui64 && !memcmp(x->nguid, y->nguid, sizeof(x->nguid)) &&
+	       x->ana_grpid == y->ana_grpid && x->has_nguid == y->has_nguid &&
+	       x->has_uuid == y->has_uuid && x->has_eui64 == y->has_eui64 &&
+	       !memcmp(x->nguid, y->nguid, sizeof(x->nguid)) &&
 	       !memcmp(x->uuid, y->uuid, sizeof(x->uuid)) &&
 	       !memcmp(x->eui64, y->eui64, sizeof(x->eui64));
 }

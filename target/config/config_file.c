@@ -25,11 +25,16 @@
 
 /* ---- Hosts and the whole document ------------------------------------------------------------ */
 
-static const char *const host_keys[] = {"nqn", "dhchap", NULL};
-static const char *const top_keys[] = {"hosts", "ports", "subsystems", "iscsi", "limits",
-				       "metrics", NULL};
-static const char *const limit_keys[] = {"max_connections", "max_connecting", "connect_timeout",
-					 "max_queue_depth", "in_capsule_size", "max_io_size", NULL};
+static const char *const host_keys[] = { "nqn", "dhchap", NULL };
+static const char *const top_keys[] = { "hosts",  "ports",   "subsystems", "iscsi",
+					"limits", "metrics", NULL };
+static const char *const limit_keys[] = { "max_connections",
+					  "max_connecting",
+					  "connect_timeout",
+					  "max_queue_depth",
+					  "in_capsule_size",
+					  "max_io_size",
+					  NULL };
 
 /* The "limits" extension (struct config_limits). */
 static int parse_limits(struct pctx *c, json_object *lim)
@@ -105,21 +110,21 @@ static int parse_host(struct pctx *c, json_object *obj, const char *kp, char *nq
 	if (rc < 0)
 		return rc;
 	if (rc) {
-		static const char *const dh_keys[] = {"key", "ctrl_key", "hash", "dhgroup", NULL};
-		struct config_host_key hk = {0}, *v;
+		static const char *const dh_keys[] = { "key", "ctrl_key", "hash", "dhgroup", NULL };
+		struct config_host_key hk = { 0 }, *v;
 
 		cfg_kp_join(sub, kp, "dhchap");
 		rc = cfg_check_keys(c, dh, sub, dh_keys);
 		if (rc == 0)
 			rc = cfg_get_str(c, dh, sub, "key", hk.key, sizeof(hk.key), OPT, false);
 		if (rc >= 0)
-			rc = cfg_get_str(c, dh, sub, "ctrl_key", hk.ctrl_key, sizeof(hk.ctrl_key), OPT,
-				     false);
+			rc = cfg_get_str(c, dh, sub, "ctrl_key", hk.ctrl_key, sizeof(hk.ctrl_key),
+					 OPT, false);
 		if (rc >= 0)
 			rc = cfg_get_str(c, dh, sub, "hash", hk.hash, sizeof(hk.hash), OPT, false);
 		if (rc >= 0)
 			rc = cfg_get_str(c, dh, sub, "dhgroup", hk.dhgroup, sizeof(hk.dhgroup), OPT,
-				     false);
+					 false);
 		if (rc < 0)
 			return rc;
 		if (!hk.key[0] && !hk.ctrl_key[0])
@@ -131,8 +136,9 @@ static int parse_host(struct pctx *c, json_object *obj, const char *kp, char *nq
 		snprintf(hk.nqn, sizeof(hk.nqn), "%s", nqn);
 		v[c->cfg->nhost_keys++] = hk;
 		explicit_bzero(&hk, sizeof(hk));
-		return cfg_warn(c, sub, "DH-HMAC-CHAP keys are stored, but in-band authentication "
-			     "is not enforced yet");
+		return cfg_warn(c, sub,
+				"DH-HMAC-CHAP keys are stored, but in-band authentication "
+				"is not enforced yet");
 	}
 	return 0;
 }
@@ -307,8 +313,8 @@ static int parse_root(struct pctx *c, json_object *root)
 		rc = cfg_parse_iscsi(c, iscsi);
 		if (rc)
 			return rc;
-		cfg->iscsi_json = strdup(json_object_to_json_string_ext(iscsi,
-									JSON_C_TO_STRING_PLAIN));
+		cfg->iscsi_json =
+			strdup(json_object_to_json_string_ext(iscsi, JSON_C_TO_STRING_PLAIN));
 		if (!cfg->iscsi_json)
 			return cfg_err(c, -ENOMEM, NULL, "out of memory");
 	}
@@ -392,7 +398,7 @@ static int parse_text(struct pctx *c, const char *text, size_t len, json_object 
 int config_load_string(const char *text, const char *name, struct tgt_config **out, char *err,
 		       size_t errlen)
 {
-	struct pctx c = {.name = name ? name : "config", .err = err, .errlen = errlen};
+	struct pctx c = { .name = name ? name : "config", .err = err, .errlen = errlen };
 	json_object *root = NULL;
 	int rc;
 
@@ -418,7 +424,7 @@ int config_load_string(const char *text, const char *name, struct tgt_config **o
 
 int config_load(const char *path, struct tgt_config **out, char *err, size_t errlen)
 {
-	struct pctx c = {.name = path, .err = err, .errlen = errlen};
+	struct pctx c = { .name = path, .err = err, .errlen = errlen };
 	struct stat st;
 	char *text;
 	size_t got = 0;

@@ -49,7 +49,7 @@ struct config_referral {
 
 struct config_ana_group {
 	uint32_t grpid;
-	char state[32];			/* nvmet names: optimized, non-optimized, inaccessible,
+	char state[32]; /* nvmet names: optimized, non-optimized, inaccessible,
 					 * persistent-loss, change */
 };
 
@@ -103,10 +103,10 @@ struct config_subsys {
 #define CONFIG_KEY_MAX 256
 struct config_host_key {
 	char nqn[NVME_NQN_FIELD];
-	char key[CONFIG_KEY_MAX];	/* "DHHC-1:..." or "" */
-	char ctrl_key[CONFIG_KEY_MAX];	/* bidirectional authentication, or "" */
-	char hash[16];			/* dhchap.hash as written, or "" */
-	char dhgroup[32];		/* dhchap.dhgroup as written, or "" */
+	char key[CONFIG_KEY_MAX];      /* "DHHC-1:..." or "" */
+	char ctrl_key[CONFIG_KEY_MAX]; /* bidirectional authentication, or "" */
+	char hash[16];                 /* dhchap.hash as written, or "" */
+	char dhgroup[32];              /* dhchap.dhgroup as written, or "" */
 };
 
 struct tgt_config {
@@ -126,9 +126,9 @@ struct tgt_config {
 	 * target default or the command line applies): max_connections, max_queue_depth,
 	 * in_capsule_size, max_io_size. */
 	struct config_limits {
-		uint32_t max_connections;	/* established, 1..1000000 */
-		uint32_t max_connecting;	/* not yet through Connect, 1..1000000 */
-		uint32_t connect_timeout_ms;	/* "connect_timeout" seconds, 0..3600 */
+		uint32_t max_connections;    /* established, 1..1000000 */
+		uint32_t max_connecting;     /* not yet through Connect, 1..1000000 */
+		uint32_t connect_timeout_ms; /* "connect_timeout" seconds, 0..3600 */
 		bool connect_timeout_set;
 		uint32_t max_queue_depth;	/* I/O queue entries, 2..4096 */
 		uint32_t in_capsule_size;	/* I/O queues, multiple of 16 up to 1 MiB */

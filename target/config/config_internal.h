@@ -15,14 +15,14 @@
 
 #include "config_file.h"
 
-#define CONFIG_FILE_MAX (16u << 20)
-#define CONFIG_MAX_PORTS 256
-#define CONFIG_MAX_SUBSYS 1024
-#define CONFIG_MAX_HOSTS 4096
-#define CONFIG_MAX_REFERRALS 256
+#define CONFIG_FILE_MAX       (16u << 20)
+#define CONFIG_MAX_PORTS      256
+#define CONFIG_MAX_SUBSYS     1024
+#define CONFIG_MAX_HOSTS      4096
+#define CONFIG_MAX_REFERRALS  256
 #define CONFIG_MAX_ANA_GROUPS 1024 /* nvmet's NVMET_MAX_ANAGRPS */
-#define CONFIG_MAX_INLINE (128u << 10)
-#define KP_MAX 256
+#define CONFIG_MAX_INLINE     (128u << 10)
+#define KP_MAX                256
 
 struct pctx {
 	const char *name; /* file name for messages */

@@ -14,22 +14,28 @@
 #include <stdio.h>
 #include <string.h>
 
-#define ISCSI_CFG_NAME_MAX 223	/* RFC 7143 section 4.2.7.1 */
-#define ISCSI_CFG_LUN_MAX 16383
+#define ISCSI_CFG_NAME_MAX        223 /* RFC 7143 section 4.2.7.1 */
+#define ISCSI_CFG_LUN_MAX         16383
 #define ISCSI_CFG_CHAP_SECRET_MIN 12 /* RFC 7143 section 12.1.3: at least 96 bits */
-#define ISCSI_CFG_CHAP_MAX 255
-#define ISCSI_CFG_SEG_MIN 512
-#define ISCSI_CFG_SEG_MAX 16777215 /* 2^24 - 1 */
+#define ISCSI_CFG_CHAP_MAX        255
+#define ISCSI_CFG_SEG_MIN         512
+#define ISCSI_CFG_SEG_MAX         16777215 /* 2^24 - 1 */
 
-static const char *const iscsi_keys[] = {"portals", "targets", "options", NULL};
-static const char *const portal_keys[] = {"addr", "port", "advertise", NULL};
-static const char *const target_keys[] = {"iqn", "alias", "luns", "initiators", "chap", NULL};
-static const char *const lun_keys[] = {"lun", "subsystem", "nsid", NULL};
-static const char *const chap_keys[] = {"user", "secret", "mutual_user", "mutual_secret", NULL};
-static const char *const option_keys[] = {
-	"first_burst_length", "max_burst_length", "max_recv_data_segment_length",
-	"max_outstanding_r2t", "queue_depth", "immediate_data", "initial_r2t", "header_digest",
-	"data_digest", NULL};
+static const char *const iscsi_keys[] = { "portals", "targets", "options", NULL };
+static const char *const portal_keys[] = { "addr", "port", "advertise", NULL };
+static const char *const target_keys[] = { "iqn", "alias", "luns", "initiators", "chap", NULL };
+static const char *const lun_keys[] = { "lun", "subsystem", "nsid", NULL };
+static const char *const chap_keys[] = { "user", "secret", "mutual_user", "mutual_secret", NULL };
+static const char *const option_keys[] = { "first_burst_length",
+					   "max_burst_length",
+					   "max_recv_data_segment_length",
+					   "max_outstanding_r2t",
+					   "queue_depth",
+					   "immediate_data",
+					   "initial_r2t",
+					   "header_digest",
+					   "data_digest",
+					   NULL };
 
 static bool all_hex(const char *s, size_t n)
 {
@@ -148,8 +154,8 @@ static int parse_lun(struct pctx *c, json_object *l, const char *kp, const char 
 
 static int parse_chap(struct pctx *c, json_object *ch, const char *kp)
 {
-	static const char *const pairs[2][2] = {{"user", "secret"},
-						{"mutual_user", "mutual_secret"}};
+	static const char *const pairs[2][2] = { { "user", "secret" },
+						 { "mutual_user", "mutual_secret" } };
 	char user[ISCSI_CFG_CHAP_MAX + 1], secret[ISCSI_CFG_CHAP_MAX + 1], sub[KP_MAX];
 	int rc;
 
@@ -164,8 +170,8 @@ static int parse_chap(struct pctx *c, json_object *ch, const char *kp)
 		have_user = cfg_get_str(c, ch, kp, pairs[i][0], user, sizeof(user), i == 0, false);
 		if (have_user < 0)
 			return have_user;
-		have_secret = cfg_get_str(c, ch, kp, pairs[i][1], secret, sizeof(secret), i == 0,
-					  false);
+		have_secret =
+			cfg_get_str(c, ch, kp, pairs[i][1], secret, sizeof(secret), i == 0, false);
 		if (have_secret < 0)
 			return have_secret;
 		if (have_user != have_secret) {
@@ -260,13 +266,13 @@ static int parse_options(struct pctx *c, json_object *o, const char *kp)
 		const char *key;
 		int64_t min, max;
 	} nums[] = {
-		{.key = "first_burst_length", .min = ISCSI_CFG_SEG_MIN, .max = ISCSI_CFG_SEG_MAX},
-		{.key = "max_burst_length", .min = ISCSI_CFG_SEG_MIN, .max = ISCSI_CFG_SEG_MAX},
-		{.key = "max_recv_data_segment_length",
-		 .min = ISCSI_CFG_SEG_MIN,
-		 .max = ISCSI_CFG_SEG_MAX},
-		{.key = "max_outstanding_r2t", .min = 1, .max = 65535},
-		{.key = "queue_depth", .min = 1, .max = 4096},
+		{ .key = "first_burst_length", .min = ISCSI_CFG_SEG_MIN, .max = ISCSI_CFG_SEG_MAX },
+		{ .key = "max_burst_length", .min = ISCSI_CFG_SEG_MIN, .max = ISCSI_CFG_SEG_MAX },
+		{ .key = "max_recv_data_segment_length",
+		  .min = ISCSI_CFG_SEG_MIN,
+		  .max = ISCSI_CFG_SEG_MAX },
+		{ .key = "max_outstanding_r2t", .min = 1, .max = 65535 },
+		{ .key = "queue_depth", .min = 1, .max = 4096 },
 	};
 	int64_t v;
 	bool b;

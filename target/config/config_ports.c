@@ -15,10 +15,10 @@
 
 /* ---- Addresses ------------------------------------------------------------------------------- */
 
-static const char *const port_addr_keys[] = {"trtype", "adrfam", "traddr", "trsvcid",
-					     "treq",   "tsas",	 NULL};
-static const char *const referral_addr_keys[] = {"trtype", "adrfam", "traddr", "trsvcid",
-						 "treq",   "tsas",   "portid",	NULL};
+static const char *const port_addr_keys[] = { "trtype", "adrfam", "traddr", "trsvcid",
+					      "treq",   "tsas",   NULL };
+static const char *const referral_addr_keys[] = { "trtype", "adrfam", "traddr", "trsvcid",
+						  "treq",   "tsas",   "portid", NULL };
 
 static int parse_treq(struct pctx *c, const char *kp, const char *s, uint8_t *treq)
 {
@@ -32,7 +32,8 @@ static int parse_treq(struct pctx *c, const char *kp, const char *s, uint8_t *tr
 	else
 		return cfg_err(c, -EINVAL, kp,
 			       "\"%s\": expected \"not specified\", \"not required\" or "
-			       "\"required\"", s);
+			       "\"required\"",
+			       s);
 	return 0;
 }
 
@@ -112,13 +113,12 @@ static int parse_addr(struct pctx *c, json_object *obj, const char *kp, struct c
 
 /* ---- Ports ----------------------------------------------------------------------------------- */
 
-static const char *const port_keys[] = {"portid", "addr",	"param",     "subsystems",
-					"referrals", "ana_groups", "advertise", NULL};
-static const char *const param_keys[] = {"inline_data_size", "pi_enable", "max_queue_size",
-					 NULL};
-static const char *const referral_keys[] = {"name", "addr", "enable", NULL};
-static const char *const ana_group_keys[] = {"grpid", "ana", NULL};
-static const char *const ana_keys[] = {"state", NULL};
+static const char *const port_keys[] = { "portid",    "addr",       "param",     "subsystems",
+					 "referrals", "ana_groups", "advertise", NULL };
+static const char *const param_keys[] = { "inline_data_size", "pi_enable", "max_queue_size", NULL };
+static const char *const referral_keys[] = { "name", "addr", "enable", NULL };
+static const char *const ana_group_keys[] = { "grpid", "ana", NULL };
+static const char *const ana_keys[] = { "state", NULL };
 
 static int parse_referral(struct pctx *c, json_object *obj, const char *kp,
 			  struct config_referral *r)
@@ -155,8 +155,8 @@ static int parse_referral(struct pctx *c, json_object *obj, const char *kp,
 }
 
 /* nvmet's names (core/ana.h has the values). */
-static const char *const ana_states[] = {"optimized", "non-optimized", "inaccessible",
-					  "persistent-loss", "change", NULL};
+static const char *const ana_states[] = { "optimized",       "non-optimized", "inaccessible",
+					  "persistent-loss", "change",        NULL };
 
 static int parse_ana_group(struct pctx *c, json_object *obj, const char *kp,
 			   struct config_ana_group *g)
@@ -193,7 +193,8 @@ static int parse_ana_group(struct pctx *c, json_object *obj, const char *kp,
 	if (!ana_states[st])
 		return cfg_err(c, -EINVAL, sub,
 			       "ANA state \"%s\": expected optimized, non-optimized, "
-			       "inaccessible, persistent-loss or change", g->state);
+			       "inaccessible, persistent-loss or change",
+			       g->state);
 	return 0;
 }
 
@@ -220,7 +221,8 @@ static int parse_port_param(struct pctx *c, json_object *param, const char *kp,
 	if (rc && v > 0) {
 		p->max_queue_size = (uint32_t)v;
 		cfg_kp_join(sub, kp, "max_queue_size");
-		rc = cfg_warn(c, sub, "per-port queue size is not supported, the target-wide "
+		rc = cfg_warn(c, sub,
+			      "per-port queue size is not supported, the target-wide "
 			      "limit applies");
 		if (rc)
 			return rc;
@@ -344,8 +346,7 @@ int cfg_parse_port(struct pctx *c, json_object *obj, const char *kp, struct conf
 		unsigned int j;
 
 		cfg_kp_index(item, kp, "ana_groups", i);
-		rc = parse_ana_group(c, json_object_array_get_idx(arr, i), item,
-				     &p->ana_groups[i]);
+		rc = parse_ana_group(c, json_object_array_get_idx(arr, i), item, &p->ana_groups[i]);
 		if (rc)
 			return rc;
 		for (j = 0; j < i; j++)

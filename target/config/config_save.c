@@ -51,9 +51,9 @@ static json_object *save_addr(const struct config_addr *a)
 
 	json_object_object_add(o, "adrfam", jstr(a->adrfam));
 	json_object_object_add(o, "traddr", jstr(a->traddr));
-	json_object_object_add(o, "treq", jstr(a->treq == NVMF_TREQ_SECURE_NOT_REQUIRED
-							   ? "not required"
-							   : "not specified"));
+	json_object_object_add(o, "treq",
+			       jstr(a->treq == NVMF_TREQ_SECURE_NOT_REQUIRED ? "not required"
+									     : "not specified"));
 	json_object_object_add(o, "trsvcid", jstr(a->trsvcid));
 	json_object_object_add(o, "trtype", jstr(a->trtype));
 	return o;
@@ -81,8 +81,7 @@ static json_object *save_port(const struct config_port *p)
 		json_object_put(arr);
 	param = json_object_new_object();
 	if (p->inline_data_size)
-		json_object_object_add(param, "inline_data_size",
-				       jnum(p->inline_data_size));
+		json_object_object_add(param, "inline_data_size", jnum(p->inline_data_size));
 	if (p->max_queue_size)
 		json_object_object_add(param, "max_queue_size", jnum(p->max_queue_size));
 	json_object_object_add(o, "param", param);

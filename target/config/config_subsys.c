@@ -15,24 +15,27 @@
 
 /* ---- Subsystems ------------------------------------------------------------------------------ */
 
-static const char *const subsys_keys[] = {"nqn", "attr", "namespaces", "allowed_hosts",
-					  "passthru", NULL};
-static const char *const attr_keys[] = {"allow_any_host", "serial",    "model",
-					"version",	  "cntlid_min", "cntlid_max",
-					"pi_enable",	  "qid_max",   "firmware",
-					"ieee_oui",	  NULL};
-static const char *const ns_keys[] = {"nsid", "enable", "device", "ana_grpid", "ana", "resv",
-				      "qos", NULL};
-static const char *const qos_keys[] = {"rw_ios_per_sec",    "r_ios_per_sec",
-				       "w_ios_per_sec",	    "rw_mbytes_per_sec",
-				       "r_mbytes_per_sec",  "w_mbytes_per_sec", NULL};
+static const char *const subsys_keys[] = { "nqn",           "attr",     "namespaces",
+					   "allowed_hosts", "passthru", NULL };
+static const char *const attr_keys[] = { "allow_any_host", "serial",     "model",     "version",
+					 "cntlid_min",     "cntlid_max", "pi_enable", "qid_max",
+					 "firmware",       "ieee_oui",   NULL };
+static const char *const ns_keys[] = { "nsid", "enable", "device", "ana_grpid",
+				       "ana",  "resv",   "qos",    NULL };
+static const char *const qos_keys[] = { "rw_ios_per_sec",
+					"r_ios_per_sec",
+					"w_ios_per_sec",
+					"rw_mbytes_per_sec",
+					"r_mbytes_per_sec",
+					"w_mbytes_per_sec",
+					NULL };
 
 /* The "qos" extension of a namespace (struct config_qos); every key optional. */
 static int parse_qos(struct pctx *c, json_object *q, const char *kp, struct config_qos *out)
 {
-	uint64_t *field[] = { &out->rw_ios_per_sec,    &out->r_ios_per_sec,
-			      &out->w_ios_per_sec,     &out->rw_mbytes_per_sec,
-			      &out->r_mbytes_per_sec,  &out->w_mbytes_per_sec };
+	uint64_t *field[] = { &out->rw_ios_per_sec,   &out->r_ios_per_sec,
+			      &out->w_ios_per_sec,    &out->rw_mbytes_per_sec,
+			      &out->r_mbytes_per_sec, &out->w_mbytes_per_sec };
 	int64_t v;
 	int rc;
 
@@ -48,7 +51,7 @@ static int parse_qos(struct pctx *c, json_object *q, const char *kp, struct conf
 	}
 	return 0;
 }
-static const char *const device_keys[] = {"path", "nguid", "uuid", "eui64", NULL};
+static const char *const device_keys[] = { "path", "nguid", "uuid", "eui64", NULL };
 
 static int parse_ns_id(struct pctx *c, json_object *dev, const char *kp, const char *key,
 		       uint8_t *out, size_t n, bool *has)
@@ -100,7 +103,7 @@ static int parse_ns(struct pctx *c, json_object *obj, const char *kp, struct con
 	if (rc < 0)
 		return rc;
 	if (rc) {
-		static const char *const grp_keys[] = {"grpid", NULL};
+		static const char *const grp_keys[] = { "grpid", NULL };
 
 		cfg_kp_join(sub, kp, "ana");
 		rc = cfg_check_keys(c, grp, sub, grp_keys);
@@ -117,7 +120,7 @@ static int parse_ns(struct pctx *c, json_object *obj, const char *kp, struct con
 		return rc;
 	if (rc) {
 		/* Every namespace supports NVMe reservations; the key is checked, not needed. */
-		static const char *const resv_keys[] = {"enable", NULL};
+		static const char *const resv_keys[] = { "enable", NULL };
 
 		cfg_kp_join(sub, kp, "resv");
 		rc = cfg_check_keys(c, grp, sub, resv_keys);
@@ -325,7 +328,8 @@ int cfg_parse_subsys(struct pctx *c, json_object *obj, const char *kp, struct co
 	}
 	if (s->allow_any_host && s->nallowed_hosts) {
 		cfg_kp_join(sub, kp, "allowed_hosts");
-		rc = cfg_warn(c, sub, "attr.allow_any_host is 1: any host may connect, the list "
+		rc = cfg_warn(c, sub,
+			      "attr.allow_any_host is 1: any host may connect, the list "
 			      "has no effect");
 		if (rc)
 			return rc;

@@ -19,8 +19,8 @@
 #include "reactor/reactor.h"
 
 struct abort_msg {
-	struct nvmf_req *req;	   /* the Abort, completed on its own reactor */
-	struct nvmf_ctrlr *c;	   /* held while the message travels */
+	struct nvmf_req *req; /* the Abort, completed on its own reactor */
+	struct nvmf_ctrlr *c; /* held while the message travels */
 	uint16_t sqid, cid;
 	bool aborted;
 };

@@ -96,7 +96,8 @@ struct nvmf_req *nvmf_qpair_aer_take(struct nvmf_qpair *qp, uint16_t cid)
 		c->naer--;
 		put_le16(&req->rsp.status, NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_ABORT_REQUESTED));
 		log_notice("%s: command ID %u reused: the Asynchronous Event Request it named is "
-			   "retired", c->label, cid);
+			   "retired",
+			   c->label, cid);
 		return req;
 	}
 	return NULL;

@@ -16,11 +16,11 @@ static const struct {
 	uint8_t state;
 	const char *name;
 } ana_names[] = {
-	{NVME_ANA_OPTIMIZED, "optimized"},
-	{NVME_ANA_NON_OPTIMIZED, "non-optimized"},
-	{NVME_ANA_INACCESSIBLE, "inaccessible"},
-	{NVME_ANA_PERSISTENT_LOSS, "persistent-loss"},
-	{NVME_ANA_CHANGE, "change"},
+	{ NVME_ANA_OPTIMIZED, "optimized" },
+	{ NVME_ANA_NON_OPTIMIZED, "non-optimized" },
+	{ NVME_ANA_INACCESSIBLE, "inaccessible" },
+	{ NVME_ANA_PERSISTENT_LOSS, "persistent-loss" },
+	{ NVME_ANA_CHANGE, "change" },
 };
 
 int nvmf_ana_state_parse(const char *name, uint8_t *state)
@@ -92,9 +92,11 @@ static void notify_port(struct nvmf_port *port)
 	if (!tgt)
 		return;
 	pthread_mutex_lock(&tgt->lock); /* then s->lock, as everywhere */
-	TAILQ_FOREACH (s, &tgt->subsystems, link) {
+	TAILQ_FOREACH(s, &tgt->subsystems, link)
+	{
 		pthread_mutex_lock(&s->lock);
-		TAILQ_FOREACH (c, &s->ctrlrs, link) {
+		TAILQ_FOREACH(c, &s->ctrlrs, link)
+		{
 			if (c->port != port || c->local || c->discovery || !c->admin_reactor ||
 			    __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == NVMF_CTRLR_DEAD ||
 			    !nvmf_ctrlr_get_unless_zero(c))
@@ -115,8 +117,8 @@ static void ana_store(struct nvmf_port *port, uint32_t grpid, uint8_t state, uin
 	port->ana_next[grpid] = next;
 	__atomic_store_n(&port->ana_state[grpid], state, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&port->ana_chgcnt, 1, __ATOMIC_RELEASE);
-	log_notice("port %u: ANA group %u: %s -> %s", port->portid, grpid,
-		   nvmf_ana_state_name(was), nvmf_ana_state_name(state));
+	log_notice("port %u: ANA group %u: %s -> %s", port->portid, grpid, nvmf_ana_state_name(was),
+		   nvmf_ana_state_name(state));
 	notify_port(port);
 }
 
@@ -147,14 +149,14 @@ unsigned int nvmf_ana_tick(struct nvmf_tgt *tgt, uint64_t now_ns)
 	unsigned int n = 0, moved = 0;
 
 	pthread_mutex_lock(&tgt->lock);
-	TAILQ_FOREACH (port, &tgt->ports, link)
-		if (port->ana_change_deadline_ns && now_ns >= port->ana_change_deadline_ns)
-			n++;
+	TAILQ_FOREACH(port, &tgt->ports, link)
+	if (port->ana_change_deadline_ns && now_ns >= port->ana_change_deadline_ns)
+		n++;
 	if (n && (v = calloc(n, sizeof(*v)))) {
 		n = 0;
-		TAILQ_FOREACH (port, &tgt->ports, link)
-			if (port->ana_change_deadline_ns && now_ns >= port->ana_change_deadline_ns)
-				v[n++] = port;
+		TAILQ_FOREACH(port, &tgt->ports, link)
+		if (port->ana_change_deadline_ns && now_ns >= port->ana_change_deadline_ns)
+			v[n++] = port;
 	} else {
 		n = 0;
 	}

@@ -20,7 +20,7 @@ void nvmf_ctrlr_set_state(struct nvmf_ctrlr *c, enum nvmf_ctrlr_state st)
 {
 	static const char *const names[] = {
 		[NVMF_CTRLR_DISABLED] = "disabled", [NVMF_CTRLR_READY] = "ready",
-		[NVMF_CTRLR_FATAL] = "fatal",	    [NVMF_CTRLR_SHUTDOWN] = "shutdown",
+		[NVMF_CTRLR_FATAL] = "fatal",       [NVMF_CTRLR_SHUTDOWN] = "shutdown",
 		[NVMF_CTRLR_DEAD] = "dead",
 	};
 
@@ -48,9 +48,9 @@ static bool cntlid_in_use(struct nvmf_subsys *s, uint16_t id)
 {
 	struct nvmf_ctrlr *c;
 
-	TAILQ_FOREACH (c, &s->ctrlrs, link)
-		if (c->cntlid == id)
-			return true;
+	TAILQ_FOREACH(c, &s->ctrlrs, link)
+	if (c->cntlid == id)
+		return true;
 	return false;
 }
 
@@ -158,7 +158,8 @@ struct nvmf_ctrlr *nvmf_ctrlr_lookup(struct nvmf_subsys *s, uint16_t cntlid)
 	struct nvmf_ctrlr *c, *found = NULL;
 
 	pthread_mutex_lock(&s->lock);
-	TAILQ_FOREACH (c, &s->ctrlrs, link) {
+	TAILQ_FOREACH(c, &s->ctrlrs, link)
+	{
 		if (c->cntlid != cntlid)
 			continue;
 		if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != NVMF_CTRLR_DEAD &&
@@ -171,8 +172,7 @@ struct nvmf_ctrlr *nvmf_ctrlr_lookup(struct nvmf_subsys *s, uint16_t cntlid)
 }
 
 /* An orderly end (the host disconnected) is logged at info, a kill at notice. */
-static void teardown_at(struct nvmf_ctrlr *c, bool abort_aers, const char *why,
-			enum log_level lvl)
+static void teardown_at(struct nvmf_ctrlr *c, bool abort_aers, const char *why, enum log_level lvl)
 {
 	bool dead;
 

@@ -43,9 +43,9 @@
 
 /* Asynchronous event kinds the controller can report (bits of aen_pending/aen_masked). */
 enum nvmf_aen {
-	NVMF_AEN_NS_CHANGED = 1u << 0,	 /* Notice, Namespace Attribute Changed, log 04h */
+	NVMF_AEN_NS_CHANGED = 1u << 0,   /* Notice, Namespace Attribute Changed, log 04h */
 	NVMF_AEN_DISC_CHANGED = 1u << 1, /* Notice, Discovery Log Page Change, log 70h */
-	NVMF_AEN_ANA_CHANGED = 1u << 2,	 /* Notice, ANA Change, log 0Ch (ana.c) */
+	NVMF_AEN_ANA_CHANGED = 1u << 2,  /* Notice, ANA Change, log 0Ch (ana.c) */
 };
 
 /* Controller states; every transition goes through ctrlr_set_state() under ctrlr->lock. */

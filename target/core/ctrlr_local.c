@@ -49,6 +49,6 @@ int nvmf_local_connect(struct nvmf_qpair *qp, struct nvmf_subsys *subsys, const 
 	qp->connected = true;
 	pthread_mutex_unlock(&c->lock);
 	log_info("%s: 1 I/O queue connected (local front end%s%s, sqsize %u)", c->label,
-		   qp->peer[0] ? " for " : "", qp->peer, qp->sqsize);
+		 qp->peer[0] ? " for " : "", qp->peer, qp->sqsize);
 	return 0;
 }

@@ -52,7 +52,8 @@ void nvmf_subsys_get_stats(struct nvmf_subsys *s, struct nvmf_qpair_stats *out)
 
 	pthread_mutex_lock(&s->lock);
 	*out = s->retired;
-	TAILQ_FOREACH (c, &s->ctrlrs, link) {
+	TAILQ_FOREACH(c, &s->ctrlrs, link)
+	{
 		pthread_mutex_lock(&c->lock);
 		ctrlr_stats_locked(c, out);
 		pthread_mutex_unlock(&c->lock);

@@ -116,8 +116,9 @@ static uint16_t fabrics_dispatch(struct nvmf_req *req)
 {
 	const struct nvmf_cmd *cmd = (const struct nvmf_cmd *)&req->cmd;
 	const struct nvmf_qpair *qp = req->qpair;
-	unsigned int on = qp->qid ? NVMF_ON_IO : qp->ctrlr ? nvmf_ctrlr_admin_on(qp->ctrlr)
-							   : NVMF_ON_NVM;
+	unsigned int on = qp->qid     ? NVMF_ON_IO
+			  : qp->ctrlr ? nvmf_ctrlr_admin_on(qp->ctrlr)
+				      : NVMF_ON_NVM;
 	const struct nvmf_cmd_desc *d = nvmf_cmd_lookup(nvmf_fabrics_cmds, cmd->fctype, on);
 
 	return cmd_dispatch(req, d ? d : &fabrics_unsupported);

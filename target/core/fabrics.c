@@ -229,18 +229,26 @@ static uint16_t disconnect_parse(struct nvmf_req *req)
 #define ON_FABRIC_ADMIN (NVMF_ON_NVM | NVMF_ON_DISC)
 
 const struct nvmf_cmd_desc nvmf_fabrics_cmds[NVMF_CMD_TABLE_SIZE] = {
-	[NVMF_FCTYPE_PROPERTY_SET] = { .name = "Property Set", .execute = prop_set_exec,
-				       .xfer = NVME_XFER_NONE, .on = ON_FABRIC_ADMIN,
+	[NVMF_FCTYPE_PROPERTY_SET] = { .name = "Property Set",
+				       .execute = prop_set_exec,
+				       .xfer = NVME_XFER_NONE,
+				       .on = ON_FABRIC_ADMIN,
 				       .needs = NVMF_NEED_CONNECTED | NVMF_NEED_KATO },
 	/* Before Connect the queue's kind is not known: every queue takes it. */
-	[NVMF_FCTYPE_CONNECT] = { .name = "Connect", .parse = connect_parse,
-				  .xfer = NVME_XFER_HOST_TO_CTRLR, .on = NVMF_ON_ANY,
+	[NVMF_FCTYPE_CONNECT] = { .name = "Connect",
+				  .parse = connect_parse,
+				  .xfer = NVME_XFER_HOST_TO_CTRLR,
+				  .on = NVMF_ON_ANY,
 				  .needs = NVMF_NEED_UNCONNECTED },
-	[NVMF_FCTYPE_PROPERTY_GET] = { .name = "Property Get", .execute = prop_get_exec,
-				       .xfer = NVME_XFER_NONE, .on = ON_FABRIC_ADMIN,
+	[NVMF_FCTYPE_PROPERTY_GET] = { .name = "Property Get",
+				       .execute = prop_get_exec,
+				       .xfer = NVME_XFER_NONE,
+				       .on = ON_FABRIC_ADMIN,
 				       .needs = NVMF_NEED_CONNECTED | NVMF_NEED_KATO },
 	/* On the admin queue: Invalid Queue Type (disconnect_parse), not an unknown command. */
-	[NVMF_FCTYPE_DISCONNECT] = { .name = "Disconnect", .parse = disconnect_parse,
-				     .xfer = NVME_XFER_NONE, .on = NVMF_ON_ANY,
+	[NVMF_FCTYPE_DISCONNECT] = { .name = "Disconnect",
+				     .parse = disconnect_parse,
+				     .xfer = NVME_XFER_NONE,
+				     .on = NVMF_ON_ANY,
 				     .needs = NVMF_NEED_CONNECTED },
 };

@@ -84,8 +84,7 @@ static void alloc_query_done(struct bdev_lba_query *q, int status)
 	}
 	/* Complete when the last run reaches the end of the namespace. */
 	nvmf_lba_status_put_hdr(hdr, n,
-				n && n == q->n &&
-						a->ext[n - 1].offset + a->ext[n - 1].len >= q->end
+				n && n == q->n && a->ext[n - 1].offset + a->ext[n - 1].len >= q->end
 					? NVME_LBA_STATUS_CMPC_COMPLETE
 					: NVME_LBA_STATUS_CMPC_MORE);
 	nvmf_req_copy_to(req, 0, hdr, sizeof(hdr));

@@ -42,9 +42,9 @@
 
 struct nvmf_req;
 
-#define NVMF_OPC_VS_LBA_STATUS 0x82
-#define NVMF_LBA_STATUS_HDR ((uint32_t)sizeof(struct nvme_lba_status_hdr))
-#define NVMF_LBA_STATUS_DESC ((uint32_t)sizeof(struct nvme_lba_status_desc))
+#define NVMF_OPC_VS_LBA_STATUS      0x82
+#define NVMF_LBA_STATUS_HDR         ((uint32_t)sizeof(struct nvme_lba_status_hdr))
+#define NVMF_LBA_STATUS_DESC        ((uint32_t)sizeof(struct nvme_lba_status_desc))
 #define NVMF_LBA_STATUS_DEALLOCATED 0x01 /* vendor command: descriptor status bit 0 */
 
 /* The descriptor list codec (the little-endian wire layout of nvme_spec.h); inline so
@@ -79,7 +79,7 @@ static inline void nvmf_lba_status_get_desc(const uint8_t *buf, uint64_t *dslba,
 	*status = buf[offsetof(struct nvme_lba_status_desc, status)];
 }
 
-uint16_t nvmf_lba_status_parse(struct nvmf_req *req);	  /* vendor 82h, I/O queue */
+uint16_t nvmf_lba_status_parse(struct nvmf_req *req);     /* vendor 82h, I/O queue */
 uint16_t nvmf_get_lba_status_parse(struct nvmf_req *req); /* Get LBA Status, admin 86h */
 
 #endif

@@ -51,11 +51,13 @@ int nvmf_tgt_list_ctrlrs(struct nvmf_tgt *tgt, const char *subnqn,
 	int n = 0;
 
 	pthread_mutex_lock(&tgt->lock);
-	TAILQ_FOREACH (s, &tgt->subsystems, link) {
+	TAILQ_FOREACH(s, &tgt->subsystems, link)
+	{
 		if (s->type == NVMF_SUBSYS_DISCOVERY || (subnqn && strcmp(s->nqn, subnqn)))
 			continue;
 		pthread_mutex_lock(&s->lock);
-		TAILQ_FOREACH (c, &s->ctrlrs, link) {
+		TAILQ_FOREACH(c, &s->ctrlrs, link)
+		{
 			if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == NVMF_CTRLR_DEAD)
 				continue;
 			fill_info(c, &ci);
@@ -76,13 +78,15 @@ static unsigned int pick(struct nvmf_subsys *s, const char *hostnqn, uint16_t cn
 	unsigned int n = 0, cap = 0;
 
 	pthread_mutex_lock(&s->lock);
-	TAILQ_FOREACH (c, &s->ctrlrs, link)
-		cap++;
+	TAILQ_FOREACH(c, &s->ctrlrs, link)
+	cap++;
 	if (cap)
 		v = calloc(cap, sizeof(*v));
 	if (v)
-		TAILQ_FOREACH (c, &s->ctrlrs, link) {
-			if ((hostnqn && strcmp(c->hostnqn, hostnqn)) || (cntlid && c->cntlid != cntlid))
+		TAILQ_FOREACH(c, &s->ctrlrs, link)
+		{
+			if ((hostnqn && strcmp(c->hostnqn, hostnqn)) ||
+			    (cntlid && c->cntlid != cntlid))
 				continue;
 			if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != NVMF_CTRLR_DEAD &&
 			    nvmf_ctrlr_get_unless_zero(c))
@@ -161,8 +165,7 @@ int nvmf_subsys_resize_ns(struct nvmf_subsys *s, uint32_t nsid, uint64_t size, c
 	old = ns->nblocks;
 	rc = bdev_resize(ns->bdev, size, err, errlen);
 	if (rc == 0)
-		__atomic_store_n(&ns->nblocks, ns->bdev->size >> ns->block_shift,
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(&ns->nblocks, ns->bdev->size >> ns->block_shift, __ATOMIC_RELEASE);
 	nvmf_ns_put(ns, NULL);
 	if (rc)
 		return rc;

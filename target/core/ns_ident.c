@@ -147,9 +147,9 @@ int nvmf_ns_ident_get(const char *dir, const char *nqn, uint32_t nsid, struct nv
 	}
 	if (RAND_bytes((unsigned char *)id, sizeof(*id)) != 1)
 		return -EIO;
-	id->uuid[6] = (uint8_t)((id->uuid[6] & 0x0f) | 0x40);		 /* version 4 */
-	id->uuid[8] = (uint8_t)((id->uuid[8] & 0x3f) | 0x80);		 /* RFC 4122 variant */
-	id->eui64[0] = (uint8_t)((id->eui64[0] | 0x02) & ~0x01);	 /* local, unicast */
+	id->uuid[6] = (uint8_t)((id->uuid[6] & 0x0f) | 0x40);    /* version 4 */
+	id->uuid[8] = (uint8_t)((id->uuid[8] & 0x3f) | 0x80);    /* RFC 4122 variant */
+	id->eui64[0] = (uint8_t)((id->eui64[0] | 0x02) & ~0x01); /* local, unicast */
 	rc = ident_write(dir, path, nqn, nsid, id);
 	if (!rc)
 		log_info("%s: new namespace identity for %s NSID %u", path, nqn, nsid);

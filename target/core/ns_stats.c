@@ -150,7 +150,8 @@ void nvmf_ns_iostat_sum(const struct nvmf_ns *ns, struct nvmf_ns_iostat_sum *out
 				o->bytes[c] += __atomic_load_n(&st->bytes[c], __ATOMIC_RELAXED);
 			}
 			for (unsigned int i = 0; i < NVMF_IOSTAT_STATUS_SLOTS; i++) {
-				uint16_t key = __atomic_load_n(&st->err_status[i], __ATOMIC_ACQUIRE);
+				uint16_t key =
+					__atomic_load_n(&st->err_status[i], __ATOMIC_ACQUIRE);
 
 				if (!key)
 					break;

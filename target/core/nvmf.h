@@ -34,7 +34,7 @@ struct nvmf_ctrlr;
 #define NVMF_DEFAULT_NQN "nqn.2026-11.io.nvmeof:default"
 #define NVMF_NS_REF_SLOTS 16	     /* per-reactor in-flight counters of a namespace */
 #define NVMF_MODEL_DEFAULT "nvmeof"
-#define NVMF_ANA_MAX_GRPS 1024	     /* ANAGRPMAX = NANAGRPID; group IDs 1..this */
+#define NVMF_ANA_MAX_GRPS      1024 /* ANAGRPMAX = NANAGRPID; group IDs 1..this */
 #define NVMF_ANA_GRPID_DEFAULT 1
 
 /* Target-wide tunables (quick flags or config). */
@@ -51,7 +51,7 @@ struct nvmf_tgt_opts {
 	uint32_t connect_timeout_ms; /* ICReq and Connect must be done within this (default
 				      * 5000; 0: no deadline) */
 	uint32_t kato_default_ms;    /* when a host asks for KATO 0 on an I/O ctrlr: none */
-	const char *state_dir;	     /* namespace identities kept here (ns_ident.c); NULL:
+	const char *state_dir;       /* namespace identities kept here (ns_ident.c); NULL:
 				      * none kept, identities derived as without a state dir */
 };
 
@@ -82,9 +82,9 @@ struct nvmf_req {
 	uint64_t total;		   /* multi-step commands: bytes or items in all */
 	struct nvmf_req *fused_peer; /* the other command of a fused pair (fused.c) */
 	struct nvmf_range_lock rl;   /* LBA range lock it holds or waits for (range_lock.c) */
-	uint64_t start_ns;	   /* CLOCK_MONOTONIC when the core got it (latency metrics) */
+	uint64_t start_ns;           /* CLOCK_MONOTONIC when the core got it (latency metrics) */
 	TAILQ_ENTRY(nvmf_req) qos_link; /* waiting for QoS tokens (qos.c) */
-	bool qos_queued;	   /* on qos_link */
+	bool qos_queued;                /* on qos_link */
 };
 
 /* Direction and length a command moves, from its opcode/fctype and SGL. Transports call
@@ -184,12 +184,12 @@ enum nvmf_io_class { NVMF_IO_READ, NVMF_IO_WRITE, NVMF_IO_OTHER, NVMF_NIO_CLASSE
 /* Counters of one namespace on one reactor for one path: one writer (that reactor),
  * relaxed loads elsewhere; summed on read (nvmf_ns_iostat_sum()). */
 struct nvmf_ns_iostat {
-	uint64_t cmds[NVMF_NIO_CLASSES];    /* completed, any status */
-	uint64_t bytes[NVMF_NIO_CLASSES];   /* of successful reads and writes */
-	uint64_t err_n[NVMF_IOSTAT_STATUS_SLOTS]; /* completions with status err_status[i] */
+	uint64_t cmds[NVMF_NIO_CLASSES];               /* completed, any status */
+	uint64_t bytes[NVMF_NIO_CLASSES];              /* of successful reads and writes */
+	uint64_t err_n[NVMF_IOSTAT_STATUS_SLOTS];      /* completions with status err_status[i] */
 	uint16_t err_status[NVMF_IOSTAT_STATUS_SLOTS]; /* SCT << 8 | SC; 0 = slot unused */
-	uint64_t err_other;		    /* errors of statuses beyond the slots */
-	struct hist lat;		    /* from receipt to completion, QoS wait included */
+	uint64_t err_other;                            /* errors of statuses beyond the slots */
+	struct hist lat; /* from receipt to completion, QoS wait included */
 } __attribute__((aligned(64)));
 
 /* The sums over reactors of one namespace and path. */
@@ -229,7 +229,7 @@ struct nvmf_ns_opts {
 	uint8_t uuid[16];
 	uint8_t eui64[8];
 	bool enabled;
-	uint32_t anagrpid;	   /* ANA group, 1..NVMF_ANA_MAX_GRPS; 0 = group 1 */
+	uint32_t anagrpid; /* ANA group, 1..NVMF_ANA_MAX_GRPS; 0 = group 1 */
 };
 
 /* In-flight I/O counter of one reactor slot (own cache line). */
@@ -247,17 +247,17 @@ struct nvmf_ns {
 	uint8_t nguid[16];
 	uint8_t uuid[16];
 	uint8_t eui64[8];
-	uint32_t anagrpid;	   /* ANA group (ana.c); fixed while the namespace exists */
+	uint32_t anagrpid;         /* ANA group (ana.c); fixed while the namespace exists */
 	bool removed;		   /* atomic; set before the table slot is cleared */
 	/* Held across in-flight I/O: one counter per reactor slot (reactor id % slots), so
 	 * queues on different reactors do not share a cache line. See nvmf_ns_get(). */
 	struct nvmf_ns_inflight inflight[NVMF_NS_REF_SLOTS];
 	TAILQ_ENTRY(nvmf_ns) link; /* subsystem's list of removed namespaces */
 	struct nvmf_resv *resv;	   /* reservations (reservation.c), created on first use */
-	struct nvmf_ns_locks locks; /* LBA range locks (range_lock.c) */
+	struct nvmf_ns_locks locks;    /* LBA range locks (range_lock.c) */
 	struct nvmf_ns_iostat *iostat; /* [iostat_slots][NVMF_NPATHS], by reactor id */
 	unsigned int iostat_slots;
-	struct nvmf_qos *qos;	   /* QoS limits and buckets (qos.c); NULL = none set */
+	struct nvmf_qos *qos; /* QoS limits and buckets (qos.c); NULL = none set */
 };
 
 /*
@@ -349,10 +349,10 @@ struct nvmf_port {
 	/* ANA (ana.c): the state of each group on this port, read per I/O command with a
 	 * relaxed atomic load, written on the main thread; the log page change count. */
 	uint8_t ana_state[NVMF_ANA_MAX_GRPS + 1];
-	uint8_t ana_next[NVMF_ANA_MAX_GRPS + 1];  /* state a CHANGE group moves to */
-	uint64_t ana_chgcnt;	   /* atomic */
-	uint64_t ana_change_deadline_ns; /* earliest pending CHANGE -> next (0: none) */
-	uint64_t ana_refused;	   /* atomic: I/O commands answered with an ANA status */
+	uint8_t ana_next[NVMF_ANA_MAX_GRPS + 1]; /* state a CHANGE group moves to */
+	uint64_t ana_chgcnt;                     /* atomic */
+	uint64_t ana_change_deadline_ns;         /* earliest pending CHANGE -> next (0: none) */
+	uint64_t ana_refused; /* atomic: I/O commands answered with an ANA status */
 };
 
 struct nvmf_referral {
@@ -420,11 +420,11 @@ struct nvmf_ctrlr_info {
 	char hostnqn[NVME_NQN_FIELD];
 	uint8_t hostid[16];
 	uint16_t cntlid;
-	bool local;		   /* in-process front end (iSCSI) */
-	bool ready;		   /* CC.EN = 1, CSTS.RDY = 1 */
-	char trtype[8];		   /* "tcp", "rdma", "iscsi" */
+	bool local;                    /* in-process front end (iSCSI) */
+	bool ready;                    /* CC.EN = 1, CSTS.RDY = 1 */
+	char trtype[8];                /* "tcp", "rdma", "iscsi" */
 	char traddr[256], trsvcid[32]; /* the port the admin queue came in on */
-	char peer[64];		   /* the host's "ADDR:PORT" (admin queue) */
+	char peer[64];                 /* the host's "ADDR:PORT" (admin queue) */
 	unsigned int io_queues;
 	uint32_t kato_ms;
 	struct nvmf_qpair_stats stats;

@@ -211,7 +211,7 @@ int nvmf_port_listen(struct nvmf_port *port)
 	if (rc) {
 		/* the caller reports it, once, with what it was asked to do */
 		log_debug("port %u: cannot listen on %s:%s (%s): %s", port->portid, port->traddr,
-			port->trsvcid, port->ops->name, strerror(-rc));
+			  port->trsvcid, port->ops->name, strerror(-rc));
 		return rc;
 	}
 	port->listening = true;

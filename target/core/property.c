@@ -62,8 +62,8 @@ static void shutdown_complete(struct nvmf_ctrlr *c)
 {
 	pthread_mutex_lock(&c->lock);
 	if (c->state == NVMF_CTRLR_SHUTDOWN && (c->cc & NVME_CC_SHN_MASK)) {
-		uint32_t csts = (c->csts & ~NVME_CSTS_SHST_MASK) |
-				NVME_CSTS_SHST_COMPLETE << NVME_CSTS_SHST_SHIFT;
+		uint32_t csts = (c->csts & ~NVME_CSTS_SHST_MASK) | NVME_CSTS_SHST_COMPLETE
+									   << NVME_CSTS_SHST_SHIFT;
 
 		__atomic_store_n(&c->csts, csts, __ATOMIC_RELEASE);
 		log_info("%s: shutdown complete", c->label);
@@ -137,8 +137,7 @@ static void ctrlr_reset(struct nvmf_ctrlr *c)
 	c->nr_changed_ns = 0;
 }
 
-uint16_t nvmf_ctrlr_prop_set(struct nvmf_ctrlr *c, uint32_t offset, unsigned int size,
-			     uint64_t val)
+uint16_t nvmf_ctrlr_prop_set(struct nvmf_ctrlr *c, uint32_t offset, unsigned int size, uint64_t val)
 {
 	uint32_t old, new = (uint32_t)val, csts;
 	bool reset = false, shutdown = false;
@@ -154,7 +153,7 @@ uint16_t nvmf_ctrlr_prop_set(struct nvmf_ctrlr *c, uint32_t offset, unsigned int
 	old = c->cc;
 	c->cc = new;
 	csts = c->csts;
-	if ((new & NVME_CC_EN) && !(old & NVME_CC_EN) && c->state == NVMF_CTRLR_DISABLED) {
+	if ((new &NVME_CC_EN) && !(old & NVME_CC_EN) && c->state == NVMF_CTRLR_DISABLED) {
 		if (cc_supported(c, new)) {
 			nvmf_ctrlr_set_state(c, NVMF_CTRLR_READY);
 			csts |= NVME_CSTS_RDY;
@@ -164,25 +163,25 @@ uint16_t nvmf_ctrlr_prop_set(struct nvmf_ctrlr *c, uint32_t offset, unsigned int
 			csts |= NVME_CSTS_CFS;
 		}
 	}
-	if (!(new & NVME_CC_EN) && (old & NVME_CC_EN)) {
+	if (!(new &NVME_CC_EN) && (old & NVME_CC_EN)) {
 		nvmf_ctrlr_set_state(c, NVMF_CTRLR_DISABLED);
 		csts = 0;
 		c->max_io_qid = (uint16_t)c->tgt->opts.max_io_queues;
 		c->io_queues_created = false;
 		reset = true;
 	}
-	if ((new & NVME_CC_SHN_MASK) && !(old & NVME_CC_SHN_MASK)) {
+	if ((new &NVME_CC_SHN_MASK) && !(old & NVME_CC_SHN_MASK)) {
 		if (c->state != NVMF_CTRLR_SHUTDOWN)
 			nvmf_ctrlr_set_state(c, NVMF_CTRLR_SHUTDOWN);
-		csts = (csts & ~NVME_CSTS_SHST_MASK) |
-		       NVME_CSTS_SHST_OCCURRING << NVME_CSTS_SHST_SHIFT;
+		csts = (csts & ~NVME_CSTS_SHST_MASK) | NVME_CSTS_SHST_OCCURRING
+							       << NVME_CSTS_SHST_SHIFT;
 		shutdown = true;
 	}
-	if (!(new & NVME_CC_SHN_MASK) && (old & NVME_CC_SHN_MASK)) {
+	if (!(new &NVME_CC_SHN_MASK) && (old & NVME_CC_SHN_MASK)) {
 		csts &= ~NVME_CSTS_SHST_MASK;
 		if (c->state == NVMF_CTRLR_SHUTDOWN)
 			nvmf_ctrlr_set_state(c, NVMF_CTRLR_DISABLED);
-		if (!(new & NVME_CC_EN))
+		if (!(new &NVME_CC_EN))
 			csts &= ~NVME_CSTS_RDY;
 	}
 	__atomic_store_n(&c->csts, csts, __ATOMIC_RELEASE);

@@ -17,11 +17,11 @@
 #include "qos.h"
 #include "reactor/reactor.h"
 
-#define QOS_TICK_S 0.001
-#define QOS_ACTIVE_NS 200000000ull /* a reactor counts for the split this long after I/O */
-#define QOS_RECOUNT_NS 50000000ull /* how often a bucket re-counts the active reactors */
-#define QOS_BURST_MS 10		   /* tokens a bucket may save up, in ms of its rate */
-#define MIB (1024ull * 1024ull)
+#define QOS_TICK_S     0.001
+#define QOS_ACTIVE_NS  200000000ull /* a reactor counts for the split this long after I/O */
+#define QOS_RECOUNT_NS 50000000ull  /* how often a bucket re-counts the active reactors */
+#define QOS_BURST_MS   10           /* tokens a bucket may save up, in ms of its rate */
+#define MIB            (1024ull * 1024ull)
 
 enum qos_kind { Q_RW_IOS, Q_R_IOS, Q_W_IOS, Q_RW_BYTES, Q_R_BYTES, Q_W_BYTES, Q_NKINDS };
 
@@ -29,10 +29,10 @@ struct qos_bucket {
 	/* owner reactor only */
 	struct nvmf_ns *ns;
 	struct reactor *r;
-	int64_t tokens[Q_NKINDS];  /* thousandths of a command / of a byte */
-	uint64_t last_ns;	   /* last refill */
-	unsigned int share;	   /* reactors the limit is split among */
-	uint64_t share_ns;	   /* when it was counted */
+	int64_t tokens[Q_NKINDS]; /* thousandths of a command / of a byte */
+	uint64_t last_ns;         /* last refill */
+	unsigned int share;       /* reactors the limit is split among */
+	uint64_t share_ns;        /* when it was counted */
 	TAILQ_HEAD(, nvmf_req) waiting;
 	ev_timer timer;
 	bool timer_on;
@@ -44,9 +44,9 @@ struct qos_bucket {
 } __attribute__((aligned(64)));
 
 struct nvmf_qos {
-	uint64_t lim[Q_NKINDS];	   /* per second: commands, or bytes; 0 = none */
+	uint64_t lim[Q_NKINDS]; /* per second: commands, or bytes; 0 = none */
 	unsigned int nslots;
-	struct qos_bucket *b;	   /* [nslots], by reactor id */
+	struct qos_bucket *b; /* [nslots], by reactor id */
 };
 
 /* Buckets of the calling reactor that have commands waiting. */
@@ -131,7 +131,8 @@ int nvmf_ns_get_qos(struct nvmf_subsys *s, uint32_t nsid, struct nvmf_qos_limits
 		out->rw_ios_per_sec = __atomic_load_n(&q->lim[Q_RW_IOS], __ATOMIC_RELAXED);
 		out->r_ios_per_sec = __atomic_load_n(&q->lim[Q_R_IOS], __ATOMIC_RELAXED);
 		out->w_ios_per_sec = __atomic_load_n(&q->lim[Q_W_IOS], __ATOMIC_RELAXED);
-		out->rw_mbytes_per_sec = __atomic_load_n(&q->lim[Q_RW_BYTES], __ATOMIC_RELAXED) / MIB;
+		out->rw_mbytes_per_sec =
+			__atomic_load_n(&q->lim[Q_RW_BYTES], __ATOMIC_RELAXED) / MIB;
 		out->r_mbytes_per_sec = __atomic_load_n(&q->lim[Q_R_BYTES], __ATOMIC_RELAXED) / MIB;
 		out->w_mbytes_per_sec = __atomic_load_n(&q->lim[Q_W_BYTES], __ATOMIC_RELAXED) / MIB;
 	}
@@ -229,7 +230,8 @@ static bool is_read(const struct nvmf_req *req)
 
 static uint64_t req_bytes(const struct nvmf_req *req)
 {
-	return (uint64_t)((get_le32(&req->cmd.cdw12) & NVME_RW_NLB_MASK) + 1) << req->ns->block_shift;
+	return (uint64_t)((get_le32(&req->cmd.cdw12) & NVME_RW_NLB_MASK) + 1)
+	       << req->ns->block_shift;
 }
 
 /* The kinds that apply to @req: its direction's and the combined ones. */
@@ -358,9 +360,9 @@ void nvmf_qos_poll(void)
 	unsigned int n = 0;
 
 	/* Commands released may complete inline and change the list: work on a copy. */
-	TAILQ_FOREACH (b, busy(), link)
-		if (n < 64)
-			v[n++] = b;
+	TAILQ_FOREACH(b, busy(), link)
+	if (n < 64)
+		v[n++] = b;
 	for (unsigned int i = 0; i < n; i++)
 		if (v[i]->timer_on)
 			bucket_release(v[i]);
@@ -379,12 +381,12 @@ struct nvmf_req *nvmf_qos_take(struct nvmf_qpair *qp, uint16_t cid)
 	struct qos_bucket *b;
 	struct nvmf_req *req;
 
-	TAILQ_FOREACH (b, busy(), link)
-		TAILQ_FOREACH (req, &b->waiting, qos_link)
-			if (req->qpair == qp && get_le16(&req->cmd.cid) == cid) {
-				unqueue(bucket_of_queued(req), req);
-				return req;
-			}
+	TAILQ_FOREACH(b, busy(), link)
+	TAILQ_FOREACH(req, &b->waiting, qos_link)
+	if (req->qpair == qp && get_le16(&req->cmd.cid) == cid) {
+		unqueue(bucket_of_queued(req), req);
+		return req;
+	}
 	return NULL;
 }
 

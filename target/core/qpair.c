@@ -148,8 +148,8 @@ uint16_t nvmf_ctrlr_add_io_qpair(struct nvmf_ctrlr *c, struct nvmf_qpair *qp, ui
 	pthread_mutex_unlock(&c->lock);
 	if (status == ST_OK)
 		log_info("%s: %u I/O queue%s connected (qid %u sqsize %u%s%s, admin sqsize %u)",
-			   c->label, n, n == 1 ? "" : "s", qid, qp->sqsize,
-			   qp->peer[0] ? " from " : "", qp->peer, admin_sqsize);
+			 c->label, n, n == 1 ? "" : "s", qid, qp->sqsize,
+			 qp->peer[0] ? " from " : "", qp->peer, admin_sqsize);
 	return status;
 }
 

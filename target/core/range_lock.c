@@ -10,7 +10,7 @@
 #include "common/endian.h"
 #include "ctrlr.h"
 
-#define ST_ABORT_REQ NVMF_ST(NVME_SCT_GENERIC, NVME_SC_ABORT_REQUESTED)
+#define ST_ABORT_REQ    NVMF_ST(NVME_SCT_GENERIC, NVME_SC_ABORT_REQUESTED)
 #define ST_FUSED_FAILED NVMF_ST(NVME_SCT_GENERIC, NVME_SC_ABORTED_FAILED_FUSED)
 
 void nvmf_ns_locks_init(struct nvmf_ns_locks *l)
@@ -76,7 +76,8 @@ static void grant_scan(struct nvmf_ns_locks *l)
 {
 	struct nvmf_range_lock *e;
 
-	TAILQ_FOREACH(e, &l->queue, link) {
+	TAILQ_FOREACH(e, &l->queue, link)
+	{
 		if (e->state != NVMF_RL_WAITING || !grantable(l, e))
 			continue;
 		e->state = NVMF_RL_HELD;
@@ -181,7 +182,8 @@ bool nvmf_range_lock_abort(struct nvmf_qpair *qp, uint16_t cid)
 	struct nvmf_req *req = NULL, *peer;
 	bool waiting, named;
 
-	TAILQ_FOREACH(rl, &qp->rl_waiters, qlink) {
+	TAILQ_FOREACH(rl, &qp->rl_waiters, qlink)
+	{
 		struct nvmf_req *r = req_of(rl);
 
 		if (get_le16(&r->cmd.cid) == cid ||

@@ -42,37 +42,37 @@ struct nvmf_qpair;
 #define NVMF_RL_SLOTS 16 /* fast-path in-flight counters per namespace (reactor id % slots) */
 
 enum nvmf_rl_state {
-	NVMF_RL_NONE,	 /* holds nothing */
-	NVMF_RL_FAST,	 /* shared, by the fast path: counted in its slot only */
+	NVMF_RL_NONE,    /* holds nothing */
+	NVMF_RL_FAST,    /* shared, by the fast path: counted in its slot only */
 	NVMF_RL_WAITING, /* queued on the namespace, and on its queue pair's waiter list */
-	NVMF_RL_HELD,	 /* queued on the namespace, granted (continuation posted or run) */
+	NVMF_RL_HELD,    /* queued on the namespace, granted (continuation posted or run) */
 };
 
 /* One request's lock (embedded in struct nvmf_req). */
 struct nvmf_range_lock {
 	enum nvmf_rl_state state;
 	bool excl;
-	uint64_t slba, end;	   /* blocks [slba, end) */
-	unsigned int slot;	   /* NVMF_RL_FAST: the counter it holds */
-	struct nvmf_ns_locks *ns;  /* WAITING/HELD/FAST: the namespace's lock table */
+	uint64_t slba, end;                 /* blocks [slba, end) */
+	unsigned int slot;                  /* NVMF_RL_FAST: the counter it holds */
+	struct nvmf_ns_locks *ns;           /* WAITING/HELD/FAST: the namespace's lock table */
 	void (*cont)(struct nvmf_req *req); /* runs once granted */
 	TAILQ_ENTRY(nvmf_range_lock) link;  /* ns queue (under the ns lock) */
 	TAILQ_ENTRY(nvmf_range_lock) qlink; /* qpair waiter list (its reactor only) */
-	struct reactor_post grant;	    /* continues a request granted elsewhere */
+	struct reactor_post grant;          /* continues a request granted elsewhere */
 };
 
 struct nvmf_rl_slot {
-	uint64_t n;		   /* fast-path writers in flight */
+	uint64_t n; /* fast-path writers in flight */
 	uint8_t pad[56];
 };
 
 /* A namespace's lock table (embedded in struct nvmf_ns). */
 struct nvmf_ns_locks {
-	unsigned int excl;	   /* atomic: exclusive requests queued or held */
+	unsigned int excl; /* atomic: exclusive requests queued or held */
 	struct nvmf_rl_slot fast[NVMF_RL_SLOTS];
-	pthread_mutex_t lock;	   /* queue below; slow path only */
+	pthread_mutex_t lock;                /* queue below; slow path only */
 	TAILQ_HEAD(, nvmf_range_lock) queue; /* WAITING and HELD, in arrival order */
-	uint64_t waits;		   /* requests that had to wait (statistics, tests) */
+	uint64_t waits;                      /* requests that had to wait (statistics, tests) */
 };
 
 TAILQ_HEAD(nvmf_rl_waiters, nvmf_range_lock);

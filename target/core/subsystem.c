@@ -265,8 +265,8 @@ static void ns_derive_ids(struct nvmf_ns *ns, const struct nvmf_ns_opts *o)
 		rc = nvmf_ns_ident_get(dir, ns->subsys->nqn, ns->nsid, &kept);
 		if (rc)
 			log_warn("%s: namespace %u: state directory %s: %s; identifiers hashed "
-				 "from the backend path instead", ns->subsys->nqn, ns->nsid, dir,
-				 strerror(-rc));
+				 "from the backend path instead",
+				 ns->subsys->nqn, ns->nsid, dir, strerror(-rc));
 		have_kept = rc == 0;
 	}
 	if (!(o->has_nguid && !all_zero(o->nguid, 16))) {

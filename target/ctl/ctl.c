@@ -19,9 +19,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define PROG "nvmeof-ctl"
+#define PROG           "nvmeof-ctl"
 #define DEFAULT_SOCKET "/run/nvmeof/nvmeof-target.sock"
-#define MAX_REPLY (64u << 20)
+#define MAX_REPLY      (64u << 20)
 
 enum { EXIT_RPC = 1, EXIT_USAGE = 2, EXIT_CONNECT = 3 };
 
@@ -69,7 +69,7 @@ static void usage(FILE *f)
 
 static int ctl_connect(struct ctl *c)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
 	if (strlen(c->socket) >= sizeof(sa.sun_path)) {
 		fprintf(stderr, PROG ": %s: path too long\n", c->socket);
@@ -157,9 +157,11 @@ static json_object *call(struct ctl *c, const char *method, json_object *params,
 		json_object_object_get_ex(v, "code", &code);
 		json_object_object_get_ex(v, "message", &msg);
 		if (c->json)
-			printf("%s\n", json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PRETTY));
+			printf("%s\n",
+			       json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PRETTY));
 		fprintf(stderr, PROG ": %s: %s (%d)\n", method,
-			msg ? json_object_get_string(msg) : "error", code ? json_object_get_int(code) : 0);
+			msg ? json_object_get_string(msg) : "error",
+			code ? json_object_get_int(code) : 0);
 		json_object_put(resp);
 		*rc = EXIT_RPC;
 		return NULL;
@@ -188,7 +190,7 @@ static int64_t jint(json_object *o, const char *key)
 
 static void print_size(uint64_t b)
 {
-	static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
 	unsigned int i = 0;
 	double v = (double)b;
 
@@ -206,7 +208,8 @@ static void print_subsystems(json_object *arr)
 
 		printf("%s (%s)%s\n", jget(s, "nqn"), jget(s, "subtype"),
 		       json_object_object_get_ex(s, "allow_any_host", &v) &&
-				       json_object_get_boolean(v) && strcmp(jget(s, "subtype"), "Discovery")
+				       json_object_get_boolean(v) &&
+				       strcmp(jget(s, "subtype"), "Discovery")
 			       ? ", any host"
 			       : "");
 		if (json_object_object_get_ex(s, "listen_addresses", &l))
@@ -220,7 +223,8 @@ static void print_subsystems(json_object *arr)
 			}
 		if (json_object_object_get_ex(s, "hosts", &l))
 			for (size_t j = 0; j < json_object_array_length(l); j++)
-				printf("  host %s\n", json_object_get_string(json_object_array_get_idx(l, j)));
+				printf("  host %s\n",
+				       json_object_get_string(json_object_array_get_idx(l, j)));
 		if (json_object_object_get_ex(s, "namespaces", &l))
 			for (size_t j = 0; j < json_object_array_length(l); j++) {
 				json_object *n = json_object_array_get_idx(l, j);
@@ -248,9 +252,11 @@ static void print_controllers(json_object *arr)
 		       jget(c, "nqn"), jget(c, "peer")[0] ? jget(c, "peer") : jget(c, "trtype"),
 		       (long long)jint(c, "io_queues"), jget(c, "hostnqn"));
 		if (json_object_object_get_ex(c, "stats", &st))
-			printf("       reads %lld (%lld bytes), writes %lld (%lld bytes), other %lld\n",
+			printf("       reads %lld (%lld bytes), writes %lld (%lld bytes), other "
+			       "%lld\n",
 			       (long long)jint(st, "read_cmds"), (long long)jint(st, "read_bytes"),
-			       (long long)jint(st, "write_cmds"), (long long)jint(st, "write_bytes"),
+			       (long long)jint(st, "write_cmds"),
+			       (long long)jint(st, "write_bytes"),
 			       (long long)jint(st, "other_cmds"));
 	}
 }
@@ -267,7 +273,8 @@ static void print_ana(json_object *arr)
 		       (long long)jint(g, "refused"));
 		if (json_object_object_get_ex(g, "nqns", &nqns))
 			for (size_t j = 0; j < json_object_array_length(nqns); j++)
-				printf(" %s", json_object_get_string(json_object_array_get_idx(nqns, j)));
+				printf(" %s",
+				       json_object_get_string(json_object_array_get_idx(nqns, j)));
 		printf("\n");
 	}
 }
@@ -327,13 +334,13 @@ static bool is_uint(const char *s)
 	return true;
 }
 
-#define NEED(n)                                                                            \
-	do {                                                                               \
-		if (argc != (n)) {                                                         \
+#define NEED(n)                                                                                \
+	do {                                                                                   \
+		if (argc != (n)) {                                                             \
 			fprintf(stderr, PROG ": %s %s: expected %d argument%s (see --help)\n", \
-				obj, verb, (n), (n) == 1 ? "" : "s");                      \
-			return EXIT_USAGE;                                                 \
-		}                                                                          \
+				obj, verb, (n), (n) == 1 ? "" : "s");                          \
+			return EXIT_USAGE;                                                     \
+		}                                                                              \
 	} while (0)
 
 /* Options after the positional arguments of a verb: --name VALUE or --flag. */
@@ -453,7 +460,8 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 			return EXIT_USAGE;
 		NEED(1);
 		if (!is_uint(argv[0])) {
-			fprintf(stderr, PROG ": controller disconnect: '%s' is not a controller ID\n",
+			fprintf(stderr,
+				PROG ": controller disconnect: '%s' is not a controller ID\n",
 				argv[0]);
 			return EXIT_USAGE;
 		}
@@ -499,8 +507,9 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 	if (rc)
 		return rc;
 	if (c->json || !strcmp(obj, "rpc"))
-		printf("%s\n", json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY |
-								     JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n",
+		       json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
 	else if (!strcmp(method, "nvmf_get_subsystems"))
 		print_subsystems(r);
 	else if (!strcmp(method, "nvmf_get_controllers"))
@@ -512,7 +521,8 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 	else if (!strcmp(method, "nvmf_subsystem_add_listener"))
 		printf("port %lld\n", (long long)jint(r, "portid"));
 	else if (!strcmp(method, "nvmf_subsystem_remove_host"))
-		printf("%lld controller(s) disconnected\n", (long long)jint(r, "disconnected_controllers"));
+		printf("%lld controller(s) disconnected\n", (long long)jint(r, "disconnected_"
+									       "controllers"));
 	json_object_put(r);
 	return 0;
 }
@@ -547,7 +557,8 @@ static int run_simple(struct ctl *c, const char *cmd, int argc, char **argv)
 		if (rc)
 			return rc;
 		if (!json_object_object_get_ex(st, "config_file", &f) || !f) {
-			fprintf(stderr, PROG ": save: the target runs without -c FILE; name a file\n");
+			fprintf(stderr, PROG ": save: the target runs without -c FILE; name a "
+					     "file\n");
 			json_object_put(st);
 			json_object_put(p);
 			return EXIT_USAGE;
@@ -567,7 +578,8 @@ static int run_simple(struct ctl *c, const char *cmd, int argc, char **argv)
 			json_object_put(r);
 			return EXIT_RPC;
 		}
-		secret = json_object_object_get_ex(r, "secrets", &sec) && json_object_get_boolean(sec);
+		secret = json_object_object_get_ex(r, "secrets", &sec) &&
+			 json_object_get_boolean(sec);
 		text = json_object_to_json_string_ext(cfg, JSON_C_TO_STRING_PRETTY |
 								   JSON_C_TO_STRING_SPACED |
 								   JSON_C_TO_STRING_NOSLASHESCAPE);
@@ -594,8 +606,9 @@ static int run_simple(struct ctl *c, const char *cmd, int argc, char **argv)
 		return 0;
 	}
 	if (c->json || !strcmp(method, "target_get_status"))
-		printf("%s\n", json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY |
-								     JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n",
+		       json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
 	else if (!strcmp(method, "log_get_level"))
 		printf("%s\n", json_object_get_string(r));
 	else if (!strcmp(method, "save_config"))
@@ -607,13 +620,13 @@ static int run_simple(struct ctl *c, const char *cmd, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"output", required_argument, NULL, 'o'},
-		{"version", no_argument, NULL, 'V'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "socket", required_argument, NULL, 's' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct ctl c = {.socket = DEFAULT_SOCKET, .fd = -1};
+	struct ctl c = { .socket = DEFAULT_SOCKET, .fd = -1 };
 	int ch, rc;
 
 	/* "+": stop at the first command word, so verb options (--nsid) reach run(). */
@@ -647,8 +660,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (!strcmp(argv[0], "log-level") || !strcmp(argv[0], "save") ||
-	    !strcmp(argv[0], "status"))
+	if (!strcmp(argv[0], "log-level") || !strcmp(argv[0], "save") || !strcmp(argv[0], "status"))
 		rc = run_simple(&c, argv[0], argc - 1, argv + 1);
 	else if (argc < 2) {
 		fprintf(stderr, PROG ": %s: missing verb (see --help)\n", argv[0]);

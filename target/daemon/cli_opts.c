@@ -84,8 +84,8 @@ void cli_usage(FILE *f)
 	fputs("Usage: nvmeof-target [OPTIONS]\n"
 	      "Serve NVMe namespaces over NVMe/TCP and iSCSI. With no options: a 1 GiB RAM\n"
 	      "namespace as " NVMF_DEFAULT_NQN " on " CLI_DEFAULT_LISTEN ",\n"
-	      "the same namespace as LUN 0 of " ISCSI_DEFAULT_IQN " on\n"
-	      CLI_DEFAULT_ISCSI_LISTEN ", and the discovery service on port 8009.\n"
+	      "the same namespace as LUN 0 of " ISCSI_DEFAULT_IQN " on\n" CLI_DEFAULT_ISCSI_LISTEN
+	      ", and the discovery service on port 8009.\n"
 	      "\n"
 	      "Quick setup (one subsystem):\n"
 	      "  --ns SPEC             namespace: ram:SIZE, null:SIZE, a file/block device or\n"
@@ -371,8 +371,8 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 		return 0;
 	case OPT_CONTROL_SOCKET:
 		if (*arg != '/')
-			return fail(err, errlen, "--control-socket: expected an absolute path, got '%s'",
-				    arg);
+			return fail(err, errlen,
+				    "--control-socket: expected an absolute path, got '%s'", arg);
 		o->control_socket = arg;
 		return 0;
 	case OPT_NO_CONTROL_SOCKET:

@@ -17,7 +17,7 @@
 #define CLI_DEFAULT_LISTEN "tcp://127.0.0.1:4420"
 #define CLI_DEFAULT_ISCSI_LISTEN "iscsi://127.0.0.1:3260"
 #define CLI_DEFAULT_NS "ram:1G"
-#define CLI_STATE_DIR "/var/lib/nvmeof"
+#define CLI_STATE_DIR            "/var/lib/nvmeof"
 
 struct cli_opts {
 	const char *config;		/* -c FILE; excludes the quick-setup flags below */
@@ -43,23 +43,22 @@ struct cli_opts {
 	const char *pidfile;
 	bool syslog;
 	bool help, version;
-	const char *state_dir;		/* --state-dir DIR (default CLI_DEFAULT_STATE_DIR) */
+	const char *state_dir;          /* --state-dir DIR (default CLI_DEFAULT_STATE_DIR) */
 	const char *stats_socket;	/* --stats-socket PATH: statistics server (stats.h) */
-	const char *metrics;		/* --metrics tcp://ADDR:PORT: Prometheus endpoint (metrics.h) */
+	const char *metrics; /* --metrics tcp://ADDR:PORT: Prometheus endpoint (metrics.h) */
 	uint32_t max_connections;	/* --max-connections; 0 = default (4096) */
-	uint32_t max_connecting;	/* --max-connecting; 0 = default (1024) */
-	uint32_t connect_timeout_ms;	/* --connect-timeout, when connect_timeout_set */
+	uint32_t max_connecting;        /* --max-connecting; 0 = default (1024) */
+	uint32_t connect_timeout_ms;    /* --connect-timeout, when connect_timeout_set */
 	bool connect_timeout_set;
 	bool unsafe_ignore_flush;	/* --unsafe-ignore-flush (hidden): bdev_file_unsafe_ignore_flush */
-	const char *control_socket;	/* --control-socket PATH; NULL = the default (control.h) */
-	bool no_control_socket;		/* --no-control-socket */
-	const char *control_group;	/* --control-group NAME: may use the control socket */
-	const char *log_file;		/* --log-file PATH; with -d and no --syslog: the default */
+	const char *control_socket;     /* --control-socket PATH; NULL = the default (control.h) */
+	bool no_control_socket;         /* --no-control-socket */
+	const char *control_group;      /* --control-group NAME: may use the control socket */
+	const char *log_file;           /* --log-file PATH; with -d and no --syslog: the default */
 };
 
-#define CLI_DEFAULT_LOG_FILE "/var/log/nvmeof-target.log"
+#define CLI_DEFAULT_LOG_FILE  "/var/log/nvmeof-target.log"
 #define CLI_DEFAULT_STATE_DIR "/var/lib/nvmeof"
-
 
 /*
  * Parse @argv into @o. Returns 0, or -EINVAL with a one-line message in @err naming the

@@ -31,7 +31,7 @@ struct rpc_err {
 };
 
 __attribute__((format(printf, 3, 4))) static int rpc_fail(struct rpc_err *e, int code,
-							   const char *fmt, ...)
+							  const char *fmt, ...)
 {
 	va_list ap;
 
@@ -49,14 +49,15 @@ static int p_str(json_object *params, const char *name, bool required, char *out
 	json_object *v;
 	size_t len;
 
-	if (!params || !json_object_object_get_ex(params, name, &v) || json_object_is_type(v, json_type_null)) {
+	if (!params || !json_object_object_get_ex(params, name, &v) ||
+	    json_object_is_type(v, json_type_null)) {
 		if (required)
 			return rpc_fail(e, RPC_INVALID_PARAMS, "missing parameter \"%s\"", name);
 		return 0;
 	}
 	if (!json_object_is_type(v, json_type_string))
-		return rpc_fail(e, RPC_INVALID_PARAMS, "parameter \"%s\": %s is not a string",
-				name, json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+		return rpc_fail(e, RPC_INVALID_PARAMS, "parameter \"%s\": %s is not a string", name,
+				json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 	len = (size_t)json_object_get_string_len(v);
 	if (len == 0 || len >= size || strlen(json_object_get_string(v)) != len)
 		return rpc_fail(e, RPC_INVALID_PARAMS,
@@ -67,15 +68,16 @@ static int p_str(json_object *params, const char *name, bool required, char *out
 }
 
 /* An integer parameter in [min, max] (a decimal string is accepted too). */
-static int p_uint(json_object *params, const char *name, bool required, uint64_t min,
-		  uint64_t max, uint64_t *out, struct rpc_err *e)
+static int p_uint(json_object *params, const char *name, bool required, uint64_t min, uint64_t max,
+		  uint64_t *out, struct rpc_err *e)
 {
 	json_object *v;
 	const char *txt;
 	char *end;
 	uint64_t n;
 
-	if (!params || !json_object_object_get_ex(params, name, &v) || json_object_is_type(v, json_type_null)) {
+	if (!params || !json_object_object_get_ex(params, name, &v) ||
+	    json_object_is_type(v, json_type_null)) {
 		if (required)
 			return rpc_fail(e, RPC_INVALID_PARAMS, "missing parameter \"%s\"", name);
 		return 0;
@@ -246,8 +248,7 @@ static int commit(struct control_ctx *ctx, struct tgt_config *next, const char *
 	return 0;
 }
 
-static struct config_subsys *need_subsys(struct tgt_config *cfg, const char *nqn,
-					 struct rpc_err *e)
+static struct config_subsys *need_subsys(struct tgt_config *cfg, const char *nqn, struct rpc_err *e)
 {
 	int i = subsys_index(cfg, nqn);
 
@@ -271,13 +272,14 @@ static json_object *subsys_json(struct nvmf_tgt *tgt, struct nvmf_subsys *s)
 	struct nvmf_port *p;
 
 	json_object_object_add(o, "nqn", json_object_new_string(s->nqn));
-	json_object_object_add(o, "subtype", json_object_new_string(
-						     s->type == NVMF_SUBSYS_DISCOVERY ? "Discovery" : "NVMe"));
+	json_object_object_add(o, "subtype",
+			       json_object_new_string(s->type == NVMF_SUBSYS_DISCOVERY ? "Discovery"
+										       : "NVMe"));
 	json_object_object_add(o, "serial_number", json_object_new_string(s->serial));
 	json_object_object_add(o, "model_number", json_object_new_string(s->model));
 	json_object_object_add(o, "allow_any_host", json_object_new_boolean(s->allow_any_host));
-	TAILQ_FOREACH (h, &s->hosts, link) /* tgt->lock held */
-		json_object_array_add(hosts, json_object_new_string(h->nqn));
+	TAILQ_FOREACH(h, &s->hosts, link) /* tgt->lock held */
+	json_object_array_add(hosts, json_object_new_string(h->nqn));
 	json_object_object_add(o, "hosts", hosts);
 	pthread_mutex_lock(&s->lock);
 	for (uint32_t nsid = 1; nsid <= NVMF_MAX_NAMESPACES; nsid++) {
@@ -289,15 +291,19 @@ static json_object *subsys_json(struct nvmf_tgt *tgt, struct nvmf_subsys *s)
 		n = json_object_new_object();
 		json_object_object_add(n, "nsid", json_object_new_int64(nsid));
 		json_object_object_add(n, "path", json_object_new_string(ns->bdev->spec));
-		json_object_object_add(n, "block_size", json_object_new_int64(1 << ns->block_shift));
-		json_object_object_add(n, "num_blocks", json_object_new_int64((int64_t)ns->nblocks));
-		json_object_object_add(n, "size", json_object_new_int64(
-							  (int64_t)(ns->nblocks << ns->block_shift)));
+		json_object_object_add(n, "block_size",
+				       json_object_new_int64(1 << ns->block_shift));
+		json_object_object_add(n, "num_blocks",
+				       json_object_new_int64((int64_t)ns->nblocks));
+		json_object_object_add(
+			n, "size",
+			json_object_new_int64((int64_t)(ns->nblocks << ns->block_shift)));
 		json_object_array_add(nss, n);
 	}
 	pthread_mutex_unlock(&s->lock);
 	json_object_object_add(o, "namespaces", nss);
-	TAILQ_FOREACH (p, &tgt->ports, link) {
+	TAILQ_FOREACH(p, &tgt->ports, link)
+	{
 		json_object *a;
 		bool exp = false;
 
@@ -308,8 +314,9 @@ static json_object *subsys_json(struct nvmf_tgt *tgt, struct nvmf_subsys *s)
 		a = json_object_new_object();
 		json_object_object_add(a, "portid", json_object_new_int64(p->portid));
 		json_object_object_add(a, "trtype", json_object_new_string(p->ops->name));
-		json_object_object_add(a, "adrfam", json_object_new_string(
-							 p->adrfam == NVMF_ADRFAM_IPV6 ? "ipv6" : "ipv4"));
+		json_object_object_add(
+			a, "adrfam",
+			json_object_new_string(p->adrfam == NVMF_ADRFAM_IPV6 ? "ipv6" : "ipv4"));
 		json_object_object_add(a, "traddr", json_object_new_string(p->traddr));
 		json_object_object_add(a, "trsvcid", json_object_new_string(p->trsvcid));
 		json_object_array_add(ls, a);
@@ -332,9 +339,9 @@ static int m_get_subsystems(struct control_ctx *ctx, json_object *params, json_o
 	pthread_mutex_lock(&ctx->tgt->lock);
 	if (!has)
 		json_object_array_add(arr, subsys_json(ctx->tgt, ctx->tgt->discovery));
-	TAILQ_FOREACH (s, &ctx->tgt->subsystems, link)
-		if (!has || !strcmp(s->nqn, nqn))
-			json_object_array_add(arr, subsys_json(ctx->tgt, s));
+	TAILQ_FOREACH(s, &ctx->tgt->subsystems, link)
+	if (!has || !strcmp(s->nqn, nqn))
+		json_object_array_add(arr, subsys_json(ctx->tgt, s));
 	pthread_mutex_unlock(&ctx->tgt->lock);
 	if (has && json_object_array_length(arr) == 0) {
 		json_object_put(arr);
@@ -359,8 +366,10 @@ static int m_create_subsystem(struct control_ctx *ctx, json_object *params, json
 	    p_bool(params, "allow_any_host", &any, e) < 0)
 		return -1;
 	if (!strcmp(nqn, NVME_DISCOVERY_NQN))
-		return rpc_fail(e, RPC_INVALID_PARAMS, "parameter \"nqn\": \"%s\" is the discovery "
-				"subsystem", nqn);
+		return rpc_fail(e, RPC_INVALID_PARAMS,
+				"parameter \"nqn\": \"%s\" is the discovery "
+				"subsystem",
+				nqn);
 	if (!ctx->tgt)
 		return 0;
 	if (subsys_index(*ctx->cfg, nqn) >= 0 || nvmf_subsys_find(ctx->tgt, nqn))
@@ -442,8 +451,10 @@ static int m_add_ns(struct control_ctx *ctx, json_object *params, json_object **
 	    p_uint(params, "nsid", false, 1, NVMF_MAX_NAMESPACES, &nsid, e) < 0)
 		return -1;
 	if (strncmp(path, "ram:", 4) && strncmp(path, "null:", 5) && path[0] != '/')
-		return rpc_fail(e, RPC_INVALID_PARAMS, "parameter \"path\": \"%s\": expected "
-				"ram:SIZE, null:SIZE or an absolute file or device path", path);
+		return rpc_fail(e, RPC_INVALID_PARAMS,
+				"parameter \"path\": \"%s\": expected "
+				"ram:SIZE, null:SIZE or an absolute file or device path",
+				path);
 	if (!ctx->tgt)
 		return 0;
 	if (!need_subsys(*ctx->cfg, nqn, e))
@@ -567,7 +578,7 @@ static int m_add_host(struct control_ctx *ctx, json_object *params, json_object 
 		      struct rpc_err *e)
 {
 	char nqn[NVME_NQN_FIELD], host[NVME_NQN_FIELD], what[600];
-	struct config_host_key k = {0};
+	struct config_host_key k = { 0 };
 	struct config_subsys *cs;
 	struct tgt_config *next;
 	int rc;
@@ -582,11 +593,12 @@ static int m_add_host(struct control_ctx *ctx, json_object *params, json_object 
 	    (k.ctrl_key[0] && strncmp(k.ctrl_key, "DHHC-1:", 7))) {
 		rpc_fail(e, RPC_INVALID_PARAMS, "parameter \"%s\": not a DHHC-1 secret",
 			 k.key[0] && strncmp(k.key, "DHHC-1:", 7) ? "dhchap_key"
-								 : "dhchap_ctrlr_key");
+								  : "dhchap_ctrlr_key");
 		goto fail;
 	}
 	if (k.ctrl_key[0] && !k.key[0]) {
-		rpc_fail(e, RPC_INVALID_PARAMS, "parameter \"dhchap_ctrlr_key\": needs "
+		rpc_fail(e, RPC_INVALID_PARAMS,
+			 "parameter \"dhchap_ctrlr_key\": needs "
 			 "\"dhchap_key\" as well");
 		goto fail;
 	}
@@ -595,8 +607,10 @@ static int m_add_host(struct control_ctx *ctx, json_object *params, json_object 
 	if (!(cs = need_subsys(*ctx->cfg, nqn, e)))
 		goto fail;
 	if (cs->allow_any_host) {
-		rpc_fail(e, -EINVAL, "parameter \"nqn\": %s allows any host; a host list would "
-			 "not restrict it", nqn);
+		rpc_fail(e, -EINVAL,
+			 "parameter \"nqn\": %s allows any host; a host list would "
+			 "not restrict it",
+			 nqn);
 		goto fail;
 	}
 	if (host_in_list(cs->allowed_hosts, cs->nallowed_hosts, host) && !k.key[0]) {
@@ -612,7 +626,8 @@ static int m_add_host(struct control_ctx *ctx, json_object *params, json_object 
 	if (!rc && !host_in_list(cs->allowed_hosts, cs->nallowed_hosts, host))
 		rc = push_nqn(&cs->allowed_hosts, &cs->nallowed_hosts, host);
 	if (!rc && k.key[0]) {
-		struct config_host_key *hk = (struct config_host_key *)config_find_host_key(next, host);
+		struct config_host_key *hk =
+			(struct config_host_key *)config_find_host_key(next, host);
 
 		if (!hk) {
 			hk = realloc(next->host_keys, (next->nhost_keys + 1) * sizeof(*hk));
@@ -726,8 +741,10 @@ static int parse_listener(json_object *params, char *nqn, struct uri_listen *u, 
 	if (uri_parse_listen(uri, u, uerr, sizeof(uerr)))
 		return rpc_fail(e, RPC_INVALID_PARAMS, "parameter \"uri\": \"%s\": %s", uri, uerr);
 	if (u->transport == URI_TRANSPORT_ISCSI)
-		return rpc_fail(e, -EOPNOTSUPP, "parameter \"uri\": \"%s\": iSCSI portals are set "
-				"in the configuration file's iscsi section and need a restart", uri);
+		return rpc_fail(e, -EOPNOTSUPP,
+				"parameter \"uri\": \"%s\": iSCSI portals are set "
+				"in the configuration file's iscsi section and need a restart",
+				uri);
 	snprintf(svc, 16, "%u", u->port);
 	return 0;
 }
@@ -778,7 +795,8 @@ static int m_add_listener(struct control_ctx *ctx, json_object *params, json_obj
 	p = &next->ports[i];
 	if (host_in_list(p->subsystems, p->nsubsystems, nqn)) {
 		config_free(next);
-		return rpc_fail(e, -EEXIST, "parameter \"uri\": %s already listens on %s", nqn, uri);
+		return rpc_fail(e, -EEXIST, "parameter \"uri\": %s already listens on %s", nqn,
+				uri);
 	}
 	if (push_nqn(&p->subsystems, &p->nsubsystems, nqn)) {
 		config_free(next);
@@ -816,8 +834,8 @@ static int m_remove_listener(struct control_ctx *ctx, json_object *params, json_
 	if (!ctx->tgt)
 		return 0;
 	i = port_for(*ctx->cfg, &u, svc);
-	if (i < 0 || !host_in_list((*ctx->cfg)->ports[i].subsystems,
-				   (*ctx->cfg)->ports[i].nsubsystems, nqn))
+	if (i < 0 ||
+	    !host_in_list((*ctx->cfg)->ports[i].subsystems, (*ctx->cfg)->ports[i].nsubsystems, nqn))
 		return rpc_fail(e, -ENOENT, "parameter \"uri\": %s does not listen on %s", nqn,
 				uri);
 	if (!(next = begin(ctx, e)))
@@ -850,7 +868,8 @@ static void ctrlr_to_json(const struct nvmf_ctrlr_info *ci, void *arg)
 	json_object_object_add(o, "ready", json_object_new_boolean(ci->ready));
 	json_object_object_add(o, "io_queues", json_object_new_int((int)ci->io_queues));
 	json_object_object_add(o, "kato_ms", json_object_new_int64(ci->kato_ms));
-	json_object_object_add(st, "read_cmds", json_object_new_int64((int64_t)ci->stats.read_cmds));
+	json_object_object_add(st, "read_cmds",
+			       json_object_new_int64((int64_t)ci->stats.read_cmds));
 	json_object_object_add(st, "write_cmds",
 			       json_object_new_int64((int64_t)ci->stats.write_cmds));
 	json_object_object_add(st, "other_cmds",
@@ -898,7 +917,7 @@ static void find_cntlid_cb(const struct nvmf_ctrlr_info *ci, void *arg)
 static int m_disconnect_controller(struct control_ctx *ctx, json_object *params,
 				   json_object **result, struct rpc_err *e)
 {
-	struct find_cntlid f = {0};
+	struct find_cntlid f = { 0 };
 	struct nvmf_subsys *s;
 	uint64_t cntlid;
 	int has;
@@ -912,7 +931,8 @@ static int m_disconnect_controller(struct control_ctx *ctx, json_object *params,
 	if (!has) {
 		nvmf_tgt_list_ctrlrs(ctx->tgt, NULL, find_cntlid_cb, &f);
 		if (f.n > 1)
-			return rpc_fail(e, RPC_INVALID_PARAMS, "parameter \"cntlid\": %llu is used "
+			return rpc_fail(e, RPC_INVALID_PARAMS,
+					"parameter \"cntlid\": %llu is used "
 					"by %u subsystems; give \"nqn\" too",
 					(unsigned long long)cntlid, f.n);
 		if (!f.n)
@@ -930,7 +950,7 @@ static int m_disconnect_controller(struct control_ctx *ctx, json_object *params,
 	return 0;
 }
 
-static const char *const level_names[] = {"err", "warn", "notice", "info", "debug"};
+static const char *const level_names[] = { "err", "warn", "notice", "info", "debug" };
 
 static int m_log_set_level(struct control_ctx *ctx, json_object *params, json_object **result,
 			   struct rpc_err *e)
@@ -949,7 +969,8 @@ static int m_log_set_level(struct control_ctx *ctx, json_object *params, json_ob
 			return 0;
 		}
 	return rpc_fail(e, RPC_INVALID_PARAMS,
-			"parameter \"level\": \"%s\": expected err, warn, notice, info or debug", lvl);
+			"parameter \"level\": \"%s\": expected err, warn, notice, info or debug",
+			lvl);
 }
 
 static int m_log_get_level(struct control_ctx *ctx, json_object *params, json_object **result,
@@ -976,8 +997,10 @@ static int m_save_config(struct control_ctx *ctx, json_object *params, json_obje
 	if (has < 0)
 		return -1;
 	if (has && file[0] != '/')
-		return rpc_fail(e, RPC_INVALID_PARAMS, "parameter \"file\": \"%s\": expected an "
-				"absolute path (the daemon's working directory is /)", file);
+		return rpc_fail(e, RPC_INVALID_PARAMS,
+				"parameter \"file\": \"%s\": expected an "
+				"absolute path (the daemon's working directory is /)",
+				file);
 	if (!ctx->tgt)
 		return 0;
 	if (has) {
@@ -1014,15 +1037,14 @@ static int m_get_status(struct control_ctx *ctx, json_object *params, json_objec
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
-	json_object_object_add(o, "config_file", ctx->config_path
-							 ? json_object_new_string(ctx->config_path)
-							 : NULL);
+	json_object_object_add(o, "config_file",
+			       ctx->config_path ? json_object_new_string(ctx->config_path) : NULL);
 	json_object_object_add(o, "dirty", json_object_new_boolean(ctx->dirty));
 	json_object_object_add(o, "live_changes", json_object_new_int((int)ctx->changes));
 	if (ctx->tgt)
-		json_object_object_add(o, "connections", json_object_new_int((int)__atomic_load_n(
-								 &ctx->tgt->nconnections,
-								 __ATOMIC_RELAXED)));
+		json_object_object_add(o, "connections",
+				       json_object_new_int((int)__atomic_load_n(
+					       &ctx->tgt->nconnections, __ATOMIC_RELAXED)));
 	*result = o;
 	return 0;
 }
@@ -1061,8 +1083,10 @@ static int m_set_ana_state(struct control_ctx *ctx, json_object *params, json_ob
 		return -1;
 	if (nvmf_ana_state_parse(state, &st))
 		return rpc_fail(e, -EINVAL,
-				"parameter \"ana_state\": \"%s\": expected optimized, non-optimized, "
-				"inaccessible, persistent-loss or change", state);
+				"parameter \"ana_state\": \"%s\": expected optimized, "
+				"non-optimized, "
+				"inaccessible, persistent-loss or change",
+				state);
 	if (!ctx->tgt)
 		return 0;
 	if (!need_subsys(*ctx->cfg, nqn, e))
@@ -1116,7 +1140,8 @@ static int m_get_ana_states(struct control_ctx *ctx, json_object *params, json_o
 		return 0;
 	arr = json_object_new_array();
 	pthread_mutex_lock(&ctx->tgt->lock);
-	TAILQ_FOREACH (port, &ctx->tgt->ports, link) {
+	TAILQ_FOREACH(port, &ctx->tgt->ports, link)
+	{
 		if (port->discovery_only)
 			continue;
 		for (uint32_t g = 1; g <= NVMF_ANA_MAX_GRPS; g++) {
@@ -1170,26 +1195,26 @@ static const struct {
 	const char *name;
 	method_fn fn;
 } control_methods[] = {
-	{"nvmf_get_subsystems", m_get_subsystems},
-	{"nvmf_create_subsystem", m_create_subsystem},
-	{"nvmf_delete_subsystem", m_delete_subsystem},
-	{"nvmf_subsystem_add_ns", m_add_ns},
-	{"nvmf_subsystem_remove_ns", m_remove_ns},
-	{"nvmf_subsystem_resize_ns", m_resize_ns},
-	{"bdev_resize", m_resize_ns},
-	{"nvmf_subsystem_add_host", m_add_host},
-	{"nvmf_subsystem_remove_host", m_remove_host},
-	{"nvmf_subsystem_add_listener", m_add_listener},
-	{"nvmf_subsystem_remove_listener", m_remove_listener},
-	{"nvmf_get_controllers", m_get_controllers},
-	{"nvmf_disconnect_controller", m_disconnect_controller},
-	{"nvmf_subsystem_set_ana_state", m_set_ana_state},
-	{"nvmf_get_ana_states", m_get_ana_states},
-	{"log_set_level", m_log_set_level},
-	{"log_get_level", m_log_get_level},
-	{"save_config", m_save_config},
-	{"target_get_status", m_get_status},
-	{"rpc_get_methods", m_get_methods},
+	{ "nvmf_get_subsystems", m_get_subsystems },
+	{ "nvmf_create_subsystem", m_create_subsystem },
+	{ "nvmf_delete_subsystem", m_delete_subsystem },
+	{ "nvmf_subsystem_add_ns", m_add_ns },
+	{ "nvmf_subsystem_remove_ns", m_remove_ns },
+	{ "nvmf_subsystem_resize_ns", m_resize_ns },
+	{ "bdev_resize", m_resize_ns },
+	{ "nvmf_subsystem_add_host", m_add_host },
+	{ "nvmf_subsystem_remove_host", m_remove_host },
+	{ "nvmf_subsystem_add_listener", m_add_listener },
+	{ "nvmf_subsystem_remove_listener", m_remove_listener },
+	{ "nvmf_get_controllers", m_get_controllers },
+	{ "nvmf_disconnect_controller", m_disconnect_controller },
+	{ "nvmf_subsystem_set_ana_state", m_set_ana_state },
+	{ "nvmf_get_ana_states", m_get_ana_states },
+	{ "log_set_level", m_log_set_level },
+	{ "log_get_level", m_log_get_level },
+	{ "save_config", m_save_config },
+	{ "target_get_status", m_get_status },
+	{ "rpc_get_methods", m_get_methods },
 };
 
 static int m_get_methods(struct control_ctx *ctx, json_object *params, json_object **result,
@@ -1216,11 +1241,12 @@ static char *reply_text(json_object *id, json_object *result, const struct rpc_e
 		json_object_object_add(eo, "message", json_object_new_string(e->msg));
 		json_object_object_add(r, "error", eo);
 	} else {
-		json_object_object_add(r, "result", result ? result : json_object_new_boolean(true));
+		json_object_object_add(r, "result",
+				       result ? result : json_object_new_boolean(true));
 	}
 	json_object_object_add(r, "id", id ? json_object_get(id) : NULL);
 	out = strdup(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN |
-							     JSON_C_TO_STRING_NOSLASHESCAPE));
+							       JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(r);
 	return out;
 }
@@ -1229,7 +1255,7 @@ int control_handle(struct control_ctx *ctx, const char *line, size_t len, char *
 {
 	struct json_tokener *tok = json_tokener_new();
 	json_object *req = NULL, *id = NULL, *v, *params = NULL, *result = NULL;
-	struct rpc_err e = {0};
+	struct rpc_err e = { 0 };
 	const char *method;
 	bool notification = false;
 	size_t i;
@@ -1243,7 +1269,8 @@ int control_handle(struct control_ctx *ctx, const char *line, size_t len, char *
 		/* Trailing blanks after the object are fine; anything else is not. */
 		size_t end = req ? json_tokener_get_parse_end(tok) : 0;
 
-		while (req && end < len && (line[end] == ' ' || line[end] == '\t' || line[end] == '\r'))
+		while (req && end < len &&
+		       (line[end] == ' ' || line[end] == '\t' || line[end] == '\r'))
 			end++;
 		if (!req || end < len) {
 			rpc_fail(&e, RPC_PARSE_ERROR, "parse error: %s",
@@ -1263,7 +1290,8 @@ int control_handle(struct control_ctx *ctx, const char *line, size_t len, char *
 	if (id && !json_object_is_type(id, json_type_int) &&
 	    !json_object_is_type(id, json_type_string)) {
 		id = NULL;
-		rpc_fail(&e, RPC_INVALID_REQUEST, "invalid request: \"id\" must be a number or a "
+		rpc_fail(&e, RPC_INVALID_REQUEST,
+			 "invalid request: \"id\" must be a number or a "
 			 "string");
 		goto out;
 	}
@@ -1280,7 +1308,8 @@ int control_handle(struct control_ctx *ctx, const char *line, size_t len, char *
 	method = json_object_get_string(v);
 	if (json_object_object_get_ex(req, "params", &params) && params &&
 	    !json_object_is_type(params, json_type_object)) {
-		rpc_fail(&e, RPC_INVALID_PARAMS, "invalid params: expected an object of named "
+		rpc_fail(&e, RPC_INVALID_PARAMS,
+			 "invalid params: expected an object of named "
 			 "parameters");
 		goto out;
 	}
@@ -1405,7 +1434,7 @@ static void conn_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 
 		if (cap > CONTROL_MAX_LINE + 4096 || !(b = realloc(c->in, cap))) {
 			char *r = NULL;
-			struct rpc_err e = {.code = RPC_INVALID_REQUEST};
+			struct rpc_err e = { .code = RPC_INVALID_REQUEST };
 
 			snprintf(e.msg, sizeof(e.msg), "request longer than %u bytes",
 				 CONTROL_MAX_LINE);
@@ -1488,7 +1517,8 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 		return;
 	if (!peer_allowed(cs, fd, &uc)) {
 		log_peer("control: refused a client (uid %u, gid %u): not root or in the control "
-			 "group", (unsigned int)uc.uid, (unsigned int)uc.gid);
+			 "group",
+			 (unsigned int)uc.uid, (unsigned int)uc.gid);
 		close(fd);
 		return;
 	}
@@ -1510,7 +1540,7 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 /* Whether a daemon answers on @path. */
 static bool socket_alive(const char *path)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	bool alive;
 
@@ -1523,10 +1553,9 @@ static bool socket_alive(const char *path)
 }
 
 struct control_server *control_server_start(struct ev_loop *loop, struct control_ctx *ctx,
-					    const char *path, gid_t gid, char *err,
-					    size_t errlen)
+					    const char *path, gid_t gid, char *err, size_t errlen)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct control_server *cs;
 	char dir[sizeof(sa.sun_path)], *slash;
 	struct stat st;
@@ -1549,15 +1578,16 @@ struct control_server *control_server_start(struct ev_loop *loop, struct control
 					 (unsigned int)gid, strerror(errno));
 		} else if (errno != EEXIST) {
 			rc = errno;
-			snprintf(err, errlen, "--control-socket %s: cannot create %s: %s", path, dir,
-				 strerror(rc));
+			snprintf(err, errlen, "--control-socket %s: cannot create %s: %s", path,
+				 dir, strerror(rc));
 			errno = rc;
 			return NULL;
 		}
 	}
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
-			snprintf(err, errlen, "--control-socket %s: exists and is not a socket", path);
+			snprintf(err, errlen, "--control-socket %s: exists and is not a socket",
+				 path);
 			errno = EEXIST;
 			return NULL;
 		}

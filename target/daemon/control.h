@@ -25,22 +25,22 @@ struct nvmf_tgt;
 struct tgt_config;
 
 #define CONTROL_DEFAULT_SOCKET "/run/nvmeof/nvmeof-target.sock"
-#define CONTROL_MAX_LINE (1u << 20) /* a longer request is an error and ends the connection */
+#define CONTROL_MAX_LINE       (1u << 20) /* a longer request is an error and ends the connection */
 
 /* JSON-RPC 2.0 error codes; failures of an operation use -errno as the code. */
-#define RPC_PARSE_ERROR -32700
-#define RPC_INVALID_REQUEST -32600
+#define RPC_PARSE_ERROR      -32700
+#define RPC_INVALID_REQUEST  -32600
 #define RPC_METHOD_NOT_FOUND -32601
-#define RPC_INVALID_PARAMS -32602
-#define RPC_INTERNAL_ERROR -32603
+#define RPC_INVALID_PARAMS   -32602
+#define RPC_INTERNAL_ERROR   -32603
 
 /* What the methods act on. */
 struct control_ctx {
-	struct nvmf_tgt *tgt;	   /* NULL in parse/dispatch tests: methods stop at params */
-	struct tgt_config **cfg;   /* the running model (never NULL once serving) */
-	const char *config_path;   /* -c FILE, or NULL */
-	bool dirty;		   /* live changes not yet saved to config_path */
-	unsigned int changes;	   /* live changes since start */
+	struct nvmf_tgt *tgt;    /* NULL in parse/dispatch tests: methods stop at params */
+	struct tgt_config **cfg; /* the running model (never NULL once serving) */
+	const char *config_path; /* -c FILE, or NULL */
+	bool dirty;              /* live changes not yet saved to config_path */
+	unsigned int changes;    /* live changes since start */
 };
 
 struct control_server;
@@ -51,8 +51,7 @@ struct control_server;
  * message in @err (-EADDRINUSE when another daemon answers there).
  */
 struct control_server *control_server_start(struct ev_loop *loop, struct control_ctx *ctx,
-					    const char *path, gid_t gid, char *err,
-					    size_t errlen);
+					    const char *path, gid_t gid, char *err, size_t errlen);
 /* Close the socket, every connection, and unlink the path. NULL is fine. */
 void control_server_stop(struct control_server *cs);
 

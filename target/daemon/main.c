@@ -51,12 +51,12 @@ struct daemon_ctx {
 	struct nvmf_tgt *tgt;
 	struct tgt_config *cfg;
 	ev_signal sigint, sigterm, sighup;
-	ev_timer ana_tick;	     /* ANA groups leaving Change (core/ana.h) */
+	ev_timer ana_tick; /* ANA groups leaving Change (core/ana.h) */
 	int stop_signal;
 	struct stats_server *stats; /* --stats-socket */
-	struct control_ctx control;  /* --control-socket: acts on cfg */
+	struct control_ctx control; /* --control-socket: acts on cfg */
 	struct control_server *ctl;
-	const char *log_file;	     /* --log-file, or the default with -d */
+	const char *log_file;             /* --log-file, or the default with -d */
 	uint32_t control_started_io_size; /* MDTS the reactors' buffers were sized for */
 	char config_path[CONFIG_PATH_MAX];
 	struct metrics_server *metrics; /* --metrics or the config's "metrics" */
@@ -126,7 +126,8 @@ static int add_discovery_ports(struct nvmf_tgt *tgt, const struct cli_opts *o)
 		}
 		rc = nvmf_port_listen(port);
 		if (rc != 0) {
-			log_warn("discovery listener %s:%s: cannot listen: %s (continuing without it)",
+			log_warn("discovery listener %s:%s: cannot listen: %s (continuing without "
+				 "it)",
 				 u->addr, svc, strerror(-rc));
 			nvmf_port_destroy(port);
 		}
@@ -357,14 +358,16 @@ static void reload_limits(struct daemon_ctx *d)
 	apply_limits(d->o, d->cfg, &t);
 	if (t.max_io_size > d->control_started_io_size) {
 		log_warn("limits.max_io_size %u: larger than at start (%u) needs a restart; "
-			 "keeping %u", t.max_io_size, d->control_started_io_size, cur->max_io_size);
+			 "keeping %u",
+			 t.max_io_size, d->control_started_io_size, cur->max_io_size);
 		t.max_io_size = cur->max_io_size;
 	}
-	if (t.max_connections != cur->max_connections || t.max_queue_depth != cur->max_queue_depth ||
+	if (t.max_connections != cur->max_connections ||
+	    t.max_queue_depth != cur->max_queue_depth ||
 	    t.in_capsule_size != cur->in_capsule_size || t.max_io_size != cur->max_io_size)
 		log_notice("limits for new connections: max_connections %u, max_queue_depth %u, "
-			   "in_capsule_size %u, max_io_size %u", t.max_connections,
-			   t.max_queue_depth, t.in_capsule_size, t.max_io_size);
+			   "in_capsule_size %u, max_io_size %u",
+			   t.max_connections, t.max_queue_depth, t.in_capsule_size, t.max_io_size);
 	__atomic_store_n(&cur->max_connections, t.max_connections, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->max_connecting, t.max_connecting, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->connect_timeout_ms, t.connect_timeout_ms, __ATOMIC_RELAXED);
@@ -392,7 +395,8 @@ static void hup_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	log_notice("SIGHUP: reloading %s", d->o->config);
 	if (d->control.dirty)
 		log_warn("SIGHUP: live changes not saved to %s are replaced by its contents "
-			 "(nvmeof-ctl save keeps them)", d->o->config);
+			 "(nvmeof-ctl save keeps them)",
+			 d->o->config);
 	service_reloading();
 	if (config_reload_file(d->tgt, &d->cfg, err, sizeof(err)) != 0) {
 		log_err("reload failed, keeping the running configuration: %s", err);
@@ -602,7 +606,7 @@ int main(int argc, char **argv)
 		if (!d.stats)
 			return fail_start(&d, err);
 	}
-	d.control = (struct control_ctx){.tgt = d.tgt, .cfg = &d.cfg};
+	d.control = (struct control_ctx){ .tgt = d.tgt, .cfg = &d.cfg };
 	if (o.config) /* absolute: the model's path, kept while models come and go */
 		snprintf(d.config_path, sizeof(d.config_path), "%s", d.cfg->path);
 	d.control.config_path = o.config ? d.config_path : NULL;

@@ -98,8 +98,7 @@ void metrics_label(char *labels, size_t len, const char *key, const char *value)
 	}
 }
 
-static void put_name(struct metrics_buf *b, const char *name, const char *labels,
-		     const char *extra)
+static void put_name(struct metrics_buf *b, const char *name, const char *labels, const char *extra)
 {
 	const char *l = labels && *labels == ',' ? labels + 1 : labels ? labels : "";
 	bool any = *l || (extra && *extra);
@@ -169,7 +168,8 @@ static int collect_ns(struct nvmf_tgt *tgt, struct ns_snap **out, unsigned int *
 	int rc = 0;
 
 	pthread_mutex_lock(&tgt->lock);
-	TAILQ_FOREACH (s, &tgt->subsystems, link) {
+	TAILQ_FOREACH(s, &tgt->subsystems, link)
+	{
 		if (s->type == NVMF_SUBSYS_DISCOVERY)
 			continue;
 		pthread_mutex_lock(&s->lock);
@@ -217,20 +217,21 @@ static int collect_ports(struct nvmf_tgt *tgt, struct port_snap **out, unsigned 
 	struct port_snap *v;
 
 	pthread_mutex_lock(&tgt->lock);
-	TAILQ_FOREACH (p, &tgt->ports, link)
-		n++;
+	TAILQ_FOREACH(p, &tgt->ports, link)
+	n++;
 	v = calloc(n ? n : 1, sizeof(*v));
 	if (!v) {
 		pthread_mutex_unlock(&tgt->lock);
 		return -ENOMEM;
 	}
-	TAILQ_FOREACH (p, &tgt->ports, link) {
+	TAILQ_FOREACH(p, &tgt->ports, link)
+	{
 		v[i].portid = p->portid;
 		snprintf(v[i].trtype, sizeof(v[i].trtype), "%s", p->ops ? p->ops->name : "");
 		snprintf(v[i].traddr, sizeof(v[i].traddr), "%s", p->traddr);
 		snprintf(v[i].trsvcid, sizeof(v[i].trsvcid), "%s", p->trsvcid);
-		TAILQ_FOREACH (qp, &p->qpairs, link)
-			v[i].conns++;
+		TAILQ_FOREACH(qp, &p->qpairs, link)
+		v[i].conns++;
 		i++;
 	}
 	pthread_mutex_unlock(&tgt->lock);
@@ -318,7 +319,8 @@ static void format_ns(struct metrics_buf *b, const struct ns_snap *v, unsigned i
 			if (p != NVMF_PATH_TCP && !path_used(&v[i].io[p]))
 				continue;
 			ns_labels(l, sizeof(l), &v[i], p);
-			metrics_histogram(b, "nvmeof_namespace_latency_seconds", l, &v[i].io[p].lat);
+			metrics_histogram(b, "nvmeof_namespace_latency_seconds", l,
+					  &v[i].io[p].lat);
 		}
 	metrics_family(b, "nvmeof_namespace_outstanding_commands", "gauge",
 		       "Commands received and not yet completed (queue depth).");
@@ -388,8 +390,8 @@ static void format_paths(struct metrics_buf *b, const struct stats_snapshot *s)
 	}
 }
 
-static void reactor_family(struct metrics_buf *b, const struct stats_snapshot *s,
-			   const char *name, const char *help, int which)
+static void reactor_family(struct metrics_buf *b, const struct stats_snapshot *s, const char *name,
+			   const char *help, int which)
 {
 	unsigned int n = s->nreactors < STATS_MAX_REACTORS ? s->nreactors : STATS_MAX_REACTORS;
 	char l[64], id[16];
@@ -408,7 +410,8 @@ static void reactor_family(struct metrics_buf *b, const struct stats_snapshot *s
 		case 1:
 			metrics_sample(b, name, l,
 				       s->uptime_ns > r->cpu_ns
-					       ? (double)(s->uptime_ns - r->cpu_ns) / 1e9 : 0);
+					       ? (double)(s->uptime_ns - r->cpu_ns) / 1e9
+					       : 0);
 			break;
 		case 2:
 			metrics_sample_u64(b, name, l, r->loops);
@@ -428,16 +431,18 @@ static void reactor_family(struct metrics_buf *b, const struct stats_snapshot *s
 
 static void format_reactors(struct metrics_buf *b, const struct stats_snapshot *s)
 {
-	reactor_family(b, s, "nvmeof_reactor_busy_seconds_total",
-		       "CPU time of the reactor thread.", 0);
+	reactor_family(b, s, "nvmeof_reactor_busy_seconds_total", "CPU time of the reactor thread.",
+		       0);
 	reactor_family(b, s, "nvmeof_reactor_idle_seconds_total",
 		       "Time since start the reactor thread was not on a CPU (waiting for "
-		       "events).", 1);
+		       "events).",
+		       1);
 	reactor_family(b, s, "nvmeof_reactor_loops_total", "Event loop iterations.", 2);
 	reactor_family(b, s, "nvmeof_reactor_messages_total", "Cross-thread messages run.", 3);
 	reactor_family(b, s, "nvmeof_scsi_translation_seconds_total",
 		       "Time spent on the SCSI side of iSCSI commands (estimated from a "
-		       "sample of one command in 16).", 4);
+		       "sample of one command in 16).",
+		       4);
 	reactor_family(b, s, "nvmeof_scsi_commands_total", "SCSI commands started.", 5);
 }
 
@@ -547,8 +552,7 @@ struct metrics_server *metrics_server_start(struct nvmf_tgt *tgt, const char *ur
 					    size_t errlen)
 {
 	struct uri_listen u;
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE },
-			*ai = NULL;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *ai = NULL;
 	struct metrics_server *srv;
 	const union MHD_DaemonInfo *info;
 	char port[8], e[256];
@@ -610,8 +614,10 @@ struct metrics_server *metrics_server_start(struct nvmf_tgt *tgt, const char *ur
 					    size_t errlen)
 {
 	(void)tgt;
-	snprintf(err, errlen, "--metrics %s: built without metrics support (configure found no "
-			      "libmicrohttpd: apt-get install libmicrohttpd-dev)", uri);
+	snprintf(err, errlen,
+		 "--metrics %s: built without metrics support (configure found no "
+		 "libmicrohttpd: apt-get install libmicrohttpd-dev)",
+		 uri);
 	return NULL;
 }
 

@@ -34,18 +34,16 @@ struct metrics_server;
 struct metrics_buf {
 	char *p;
 	size_t len, cap;
-	bool oom;		/* an allocation failed: the text is incomplete */
+	bool oom; /* an allocation failed: the text is incomplete */
 };
 
 /* "# HELP" and "# TYPE" lines of a family (once, before its samples). */
-void metrics_family(struct metrics_buf *b, const char *name, const char *type,
-		    const char *help);
+void metrics_family(struct metrics_buf *b, const char *name, const char *type, const char *help);
 /* One label pair for metrics_sample(): appended to @labels (",key=\"value\"", escaped). */
 void metrics_label(char *labels, size_t len, const char *key, const char *value);
 /* name{labels} value; @labels as built by metrics_label() (leading comma dropped). */
 void metrics_sample(struct metrics_buf *b, const char *name, const char *labels, double v);
-void metrics_sample_u64(struct metrics_buf *b, const char *name, const char *labels,
-			uint64_t v);
+void metrics_sample_u64(struct metrics_buf *b, const char *name, const char *labels, uint64_t v);
 /* name_bucket{labels,le=...} for each power of two of @h (seconds), +Inf, name_sum and
  * name_count (the +Inf bucket). */
 void metrics_histogram(struct metrics_buf *b, const char *name, const char *labels,

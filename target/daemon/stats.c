@@ -249,7 +249,8 @@ static void collect_ports(struct nvmf_tgt *tgt, struct stats_snapshot *snap)
 	struct nvmf_qpair *qp;
 
 	pthread_mutex_lock(&tgt->lock);
-	TAILQ_FOREACH (port, &tgt->ports, link) {
+	TAILQ_FOREACH(port, &tgt->ports, link)
+	{
 		struct stats_port *sp;
 
 		if (port->discovery_only || snap->nports >= STATS_MAX_PORTS)
@@ -258,7 +259,8 @@ static void collect_ports(struct nvmf_tgt *tgt, struct stats_snapshot *snap)
 		sp->portid = port->portid;
 		snprintf(sp->trsvcid, sizeof(sp->trsvcid), "%s", port->trsvcid);
 		sp->ana_refused = __atomic_load_n(&port->ana_refused, __ATOMIC_RELAXED);
-		TAILQ_FOREACH (qp, &port->qpairs, link) {
+		TAILQ_FOREACH(qp, &port->qpairs, link)
+		{
 			struct nvmf_qpair_stats qs;
 
 			nvmf_stats_read(&qp->stats, &qs);
@@ -397,10 +399,10 @@ int stats_format_json(const struct stats_snapshot *snap, char *buf, size_t len)
 	     "\"closed_pdus_rx\":%llu,\"closed_pdus_tx\":%llu,"
 	     "\"closed_bytes_rx\":%llu,\"closed_bytes_tx\":%llu,",
 	     (unsigned long long)t->accepted, (unsigned long long)t->rejected,
-	     (unsigned long long)t->closed, (unsigned long long)t->fatal, t->live,
-	     t->connecting, (unsigned long long)t->connect_timeouts,
-	     (unsigned long long)t->totals.pdus_rx, (unsigned long long)t->totals.pdus_tx,
-	     (unsigned long long)t->totals.bytes_rx, (unsigned long long)t->totals.bytes_tx);
+	     (unsigned long long)t->closed, (unsigned long long)t->fatal, t->live, t->connecting,
+	     (unsigned long long)t->connect_timeouts, (unsigned long long)t->totals.pdus_rx,
+	     (unsigned long long)t->totals.pdus_tx, (unsigned long long)t->totals.bytes_rx,
+	     (unsigned long long)t->totals.bytes_tx);
 	jstates(&b, "req_states", t->totals.req_state_entries, NVMF_TCP_REQ_NSTATES,
 		nvmf_tcp_req_state_name);
 	jput(&b, ",");

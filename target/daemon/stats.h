@@ -68,9 +68,9 @@ struct stats_path {
 struct stats_reactor {
 	uint64_t cpu_ns;
 	uint64_t loops, msgs;
-	uint64_t xlate_ns;	/* SCSI-side time of those commands (estimated from the sample) */
-	uint64_t xlate_calls;	/* SCSI commands started (JSON "xlate_calls") */
-	uint64_t xlate_sampled;	/* of which timed in full */
+	uint64_t xlate_ns;      /* SCSI-side time of those commands (estimated from the sample) */
+	uint64_t xlate_calls;   /* SCSI commands started (JSON "xlate_calls") */
+	uint64_t xlate_sampled; /* of which timed in full */
 };
 
 /* Commands through one port: its live connections (admin and I/O queues), and the I/O
@@ -92,13 +92,13 @@ struct stats_snapshot {
 	struct stats_reactor reactor[STATS_MAX_REACTORS];
 	struct stats_reactor total; /* sums over all reactors */
 	double tick_hz;
-	double probe_ns;	  /* cost of the probes of one SCSI command */
+	double probe_ns;          /* cost of the probes of one SCSI command */
 	double tick_overhead_ns;  /* taken off each timed call */
 	struct stats_path nvme;	  /* native: controllers with a fabric admin queue */
 	struct stats_path scsi;	  /* controllers of in-process front ends (iSCSI sessions) */
 	unsigned int connections; /* queue pairs bound to the target, all transports */
 	struct nvmf_tcp_stats tcp;
-	unsigned int nports;	  /* ports listed in port[] (discovery-only ones left out) */
+	unsigned int nports; /* ports listed in port[] (discovery-only ones left out) */
 	struct stats_port port[STATS_MAX_PORTS];
 };
 

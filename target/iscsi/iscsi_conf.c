@@ -208,12 +208,13 @@ int iscsi_config_apply(struct nvmf_tgt *tgt, const char *json, bool start_portal
 			rc = iscsi_portal_start(tgt, addr, port, port, sizeof(port), perr,
 						sizeof(perr));
 			if (rc)
-				snprintf(err, errlen, "iscsi.portals[%zu] (iscsi://%s%s%s:%s): %s", i,
-					 strchr(addr, ':') ? "[" : "", addr,
+				snprintf(err, errlen, "iscsi.portals[%zu] (iscsi://%s%s%s:%s): %s",
+					 i, strchr(addr, ':') ? "[" : "", addr,
 					 strchr(addr, ':') ? "]" : "", port, perr);
 			else
-				log_notice("listening on iscsi://%s%s%s:%s", strchr(addr, ':') ? "[" : "",
-					   addr, strchr(addr, ':') ? "]" : "", port);
+				log_notice("listening on iscsi://%s%s%s:%s",
+					   strchr(addr, ':') ? "[" : "", addr,
+					   strchr(addr, ':') ? "]" : "", port);
 			adv = jstr(p, "advertise");
 			if (!rc && adv && iscsi_portal_advertise(addr, port, adv) != 0) {
 				snprintf(err, errlen, "iscsi.portals[%zu].advertise: invalid", i);

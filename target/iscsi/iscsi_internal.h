@@ -35,7 +35,7 @@
 #define ISCSI_TPGT 1
 #define ISCSI_AHS_MAX 1020	  /* TotalAHSLength is 8 bits of 4-byte words */
 #define ISCSI_TASK_BUFS 16	  /* reactor chunks one SCSI command may use */
-#define ISCSI_POOL_SHARE 8	  /* a session holds at most 1/8 of its reactor's pool */
+#define ISCSI_POOL_SHARE      8         /* a session holds at most 1/8 of its reactor's pool */
 
 /* ---- Targets -------------------------------------------------------------------------------- */
 struct iscsi_lun_map {
@@ -135,7 +135,7 @@ struct iscsi_task {
 	bool aborted;			/* TMF: finish silently */
 	bool nvme_busy;			/* an NVMe command is owned by the executor */
 	uint8_t nvme_pending;		/* commands of a fused pair still out */
-	struct stats_xlate_io xio;	/* SCSI-side cost, when this command is sampled */
+	struct stats_xlate_io xio;      /* SCSI-side cost, when this command is sampled */
 	uint32_t itt;
 	uint32_t cmdsn;
 	uint64_t lun;
@@ -146,7 +146,7 @@ struct iscsi_task {
 	bool ready;			/* immediate data received */
 	bool collapsed;			/* status went with the last Data-In */
 	bool data_err;			/* a DataSN sequence error: fail after the data */
-	bool cap_wait;			/* NEED_BUFFER: over the connection's share */
+	bool cap_wait;                  /* NEED_BUFFER: over the connection's share */
 	uint8_t cdb[SCSI_CDB_MAX];
 	uint8_t flags;			/* R/W bits of the command */
 	uint32_t edtl;
@@ -298,9 +298,9 @@ struct iscsi_conn {
 	struct iscsi_task_list active;
 	struct iscsi_task_list pending;	/* received, waiting for their turn in CmdSN order */
 	unsigned int free_immediate;	/* immediate slots left */
-	unsigned int bufs_held;		/* reactor chunks held by its tasks */
-	unsigned int buf_cap;		/* its share of the reactor's pool (0: not set yet) */
-	unsigned int cap_waiting;	/* tasks in NEED_BUFFER waiting for that share */
+	unsigned int bufs_held;         /* reactor chunks held by its tasks */
+	unsigned int buf_cap;           /* its share of the reactor's pool (0: not set yet) */
+	unsigned int cap_waiting;       /* tasks in NEED_BUFFER waiting for that share */
 
 	/* TMF waiting for aborted tasks to drain */
 	bool tmf_pending;

@@ -120,7 +120,8 @@ static void task_buf_put(struct iscsi_conn *c, uint8_t *b)
 	if (!c->cap_waiting || c->state == CONN_CLOSING)
 		return;
 	/* room in the share: the oldest task waiting for it retries (deferred) */
-	TAILQ_FOREACH(t, &c->active, link) {
+	TAILQ_FOREACH(t, &c->active, link)
+	{
 		if (t->state == TASK_NEED_BUFFER && t->cap_wait && !t->buf_work.queued) {
 			reactor_defer(c->r, &t->buf_work);
 			return;

@@ -23,11 +23,11 @@ struct reactor_stats {
 	uint64_t loops;
 	uint64_t msgs;
 	/* SCSI path cost, sampled per command (xlate_timer.h) */
-	uint64_t xlate_ios;	/* SCSI commands started */
-	uint64_t xlate_sampled;	/* of which timed in full */
-	uint64_t xlate_spans;	/* timed spans of SCSI-side work of those */
+	uint64_t xlate_ios;     /* SCSI commands started */
+	uint64_t xlate_sampled; /* of which timed in full */
+	uint64_t xlate_spans;   /* timed spans of SCSI-side work of those */
 	uint64_t xlate_ticks;	/* their time, stats_ticks() units */
-	uint64_t xlate_rng;	/* the sampler's state */
+	uint64_t xlate_rng;     /* the sampler's state */
 };
 
 struct reactor {

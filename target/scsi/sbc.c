@@ -216,7 +216,8 @@ void sbc_compare_and_write(struct xctx *x)
 	uint32_t n = c[13];
 
 	if (!x->lu->compare_write) {
-		scsi_plan_check_condition(x->plan, SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_INVALID_OPCODE);
+		scsi_plan_check_condition(x->plan, SCSI_SK_ILLEGAL_REQUEST,
+					  SCSI_ASC_INVALID_OPCODE);
 		return;
 	}
 	if (c[1] >> 5) {
@@ -355,7 +356,8 @@ void sbc_unmap(struct xctx *x)
 	uint32_t len = get_be16(&c[7]);
 
 	if (!x->lu->thin) {
-		scsi_plan_check_condition(x->plan, SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_INVALID_OPCODE);
+		scsi_plan_check_condition(x->plan, SCSI_SK_ILLEGAL_REQUEST,
+					  SCSI_ASC_INVALID_OPCODE);
 		return;
 	}
 	if (c[1] & 0x01) { /* ANCHOR */
@@ -388,7 +390,7 @@ void sbc_read_capacity10(struct xctx *x)
 		return;
 	}
 	put_be32(&x->buf[0], last > SCSI_READ_CAPACITY10_MAX_LBA ? SCSI_READ_CAPACITY10_MAX_LBA
-								  : (uint32_t)last);
+								 : (uint32_t)last);
 	put_be32(&x->buf[4], x->lu->block_size);
 	x->plan->alloc_len = 8;
 	xlate_done_data(x, 8);
@@ -415,7 +417,8 @@ void sbc_get_lba_status(struct xctx *x)
 
 	x->plan->alloc_len = get_be32(&c[10]);
 	if (!x->lu->lba_status) {
-		scsi_plan_check_condition(x->plan, SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_INVALID_OPCODE);
+		scsi_plan_check_condition(x->plan, SCSI_SK_ILLEGAL_REQUEST,
+					  SCSI_ASC_INVALID_OPCODE);
 		return;
 	}
 	if (lba >= x->lu->nblocks) {
@@ -457,7 +460,13 @@ void sbc_start_stop(struct xctx *x)
 	uint8_t pc = c[4] >> 4;
 
 	switch (pc) {
-	case 0x0: case 0x1: case 0x2: case 0x3: case 0x7: case 0xa: case 0xb:
+	case 0x0:
+	case 0x1:
+	case 0x2:
+	case 0x3:
+	case 0x7:
+	case 0xa:
+	case 0xb:
 		break;
 	default:
 		scsi_plan_invalid_field(x->plan, true, 4, 7);
@@ -478,8 +487,8 @@ void sbc_test_unit_ready(struct xctx *x)
 
 /* ---- Data-out ------------------------------------------------------------------------------ */
 
-bool sbc_unmap_data(const struct scsi_lu *lu, struct scsi_plan *p, const uint8_t *d,
-		    uint32_t len, uint8_t *scratch, uint32_t scratch_len)
+bool sbc_unmap_data(const struct scsi_lu *lu, struct scsi_plan *p, const uint8_t *d, uint32_t len,
+		    uint8_t *scratch, uint32_t scratch_len)
 {
 	uint32_t bddl, n, ndsm = 0;
 	uint64_t total = 0;
@@ -542,8 +551,8 @@ bool sbc_write_same_data(const struct scsi_lu *lu, struct scsi_plan *p, const ui
 }
 
 /* GET LBA STATUS from the Get LBA Allocation Status descriptor list in @d (lba_status.h). */
-void sbc_lba_status_finish(struct scsi_plan *p, uint8_t *buf, uint32_t buf_len,
-			   const uint8_t *d, uint32_t len)
+void sbc_lba_status_finish(struct scsi_plan *p, uint8_t *buf, uint32_t buf_len, const uint8_t *d,
+			   uint32_t len)
 {
 	struct scsi_lba_extent ext[64];
 	uint32_t n, max = (len - NVMF_LBA_STATUS_HDR) / NVMF_LBA_STATUS_DESC;

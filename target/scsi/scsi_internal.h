@@ -24,11 +24,13 @@ struct xctx {
 #define SCSI_SA_COUNT 32
 
 /* What a command needs before or while its handler runs (scsi_cmd_desc.flags). */
-#define SCSI_CMD_NEEDS_LU 0x01	/* refused (LOGICAL UNIT NOT SUPPORTED) without a logical unit */
-#define SCSI_CMD_WP_CHECK 0x02	/* refused (WRITE PROTECTED) on a write-protected LU, checked
+#define SCSI_CMD_NEEDS_LU 0x01 /* refused (LOGICAL UNIT NOT SUPPORTED) without a logical unit */
+#define SCSI_CMD_WP_CHECK \
+	0x02                   /* refused (WRITE PROTECTED) on a write-protected LU, checked
 				 * by the handler once the CDB's fields are valid */
-#define SCSI_CMD_RESV6_OK 0x04	/* runs while another I_T nexus holds a RESERVE(6) */
-#define SCSI_CMD_SA_FIELD 0x08	/* an unknown service action is INVALID FIELD IN CDB (byte 1
+#define SCSI_CMD_RESV6_OK 0x04 /* runs while another I_T nexus holds a RESERVE(6) */
+#define SCSI_CMD_SA_FIELD \
+	0x08 /* an unknown service action is INVALID FIELD IN CDB (byte 1
 				 * bit 4), not INVALID COMMAND OPERATION CODE */
 
 /*
@@ -39,11 +41,11 @@ struct xctx {
  * low 5 bits of usage[1] are the service action field (all ones: any value allowed there).
  */
 struct scsi_cmd_desc {
-	void (*handler)(struct xctx *x);	/* NULL in an opcode row with service actions */
-	const struct scsi_cmd_desc *sa;		/* [SCSI_SA_COUNT] service action rows, or NULL */
+	void (*handler)(struct xctx *x); /* NULL in an opcode row with service actions */
+	const struct scsi_cmd_desc *sa;  /* [SCSI_SA_COUNT] service action rows, or NULL */
 	uint8_t cdb_len;
-	uint8_t dir;				/* enum scsi_dir: data moved when there is some */
-	uint8_t flags;				/* SCSI_CMD_* */
+	uint8_t dir;   /* enum scsi_dir: data moved when there is some */
+	uint8_t flags; /* SCSI_CMD_* */
 	uint8_t usage[16];
 };
 
@@ -88,12 +90,12 @@ void sbc_read_capacity10(struct xctx *x);
 void sbc_read_capacity16(struct xctx *x);
 void sbc_get_lba_status(struct xctx *x);
 /* Their data-out and data-in */
-bool sbc_unmap_data(const struct scsi_lu *lu, struct scsi_plan *p, const uint8_t *d,
-		    uint32_t len, uint8_t *scratch, uint32_t scratch_len);
+bool sbc_unmap_data(const struct scsi_lu *lu, struct scsi_plan *p, const uint8_t *d, uint32_t len,
+		    uint8_t *scratch, uint32_t scratch_len);
 bool sbc_write_same_data(const struct scsi_lu *lu, struct scsi_plan *p, const uint8_t *data,
 			 uint32_t len);
-void sbc_lba_status_finish(struct scsi_plan *p, uint8_t *buf, uint32_t buf_len,
-			   const uint8_t *d, uint32_t len);
+void sbc_lba_status_finish(struct scsi_plan *p, uint8_t *buf, uint32_t buf_len, const uint8_t *d,
+			   uint32_t len);
 /* Blocks one NVMe data command may move (MDTS and the NLB field). */
 uint32_t sbc_cmd_max_blocks(const struct scsi_lu *lu);
 

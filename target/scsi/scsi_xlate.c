@@ -100,8 +100,8 @@ static const struct status_map status_maps[] = {
 	  SCSI_SK_MEDIUM_ERROR, SCSI_ASC_NO_ADDITIONAL_SENSE },
 	{ NVME_SCT_GENERIC, NVME_SC_ABORTED_POWER_LOSS, SCSI_STATUS_TASK_ABORTED,
 	  SCSI_SK_ABORTED_COMMAND, SCSI_ASC_WARNING_POWER_LOSS },
-	{ NVME_SCT_GENERIC, NVME_SC_INTERNAL, SCSI_STATUS_CHECK_CONDITION,
-	  SCSI_SK_HARDWARE_ERROR, SCSI_ASC_INTERNAL_TARGET_FAILURE },
+	{ NVME_SCT_GENERIC, NVME_SC_INTERNAL, SCSI_STATUS_CHECK_CONDITION, SCSI_SK_HARDWARE_ERROR,
+	  SCSI_ASC_INTERNAL_TARGET_FAILURE },
 	{ NVME_SCT_GENERIC, NVME_SC_ABORT_REQUESTED, SCSI_STATUS_TASK_ABORTED,
 	  SCSI_SK_ABORTED_COMMAND, SCSI_ASC_NO_ADDITIONAL_SENSE },
 	{ NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION, SCSI_STATUS_TASK_ABORTED,
@@ -120,20 +120,20 @@ static const struct status_map status_maps[] = {
 	  SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_LBA_OUT_OF_RANGE },
 	{ NVME_SCT_GENERIC, NVME_SC_CAPACITY_EXCEEDED, SCSI_STATUS_CHECK_CONDITION,
 	  SCSI_SK_MEDIUM_ERROR, SCSI_ASC_NO_ADDITIONAL_SENSE },
-	{ NVME_SCT_GENERIC, NVME_SC_NS_NOT_READY, SCSI_STATUS_CHECK_CONDITION,
-	  SCSI_SK_NOT_READY, SCSI_ASC_LUN_NOT_READY },
+	{ NVME_SCT_GENERIC, NVME_SC_NS_NOT_READY, SCSI_STATUS_CHECK_CONDITION, SCSI_SK_NOT_READY,
+	  SCSI_ASC_LUN_NOT_READY },
 	{ NVME_SCT_GENERIC, NVME_SC_RESERVATION_CONFLICT, SCSI_STATUS_RESERVATION_CONFLICT,
 	  SCSI_SK_NO_SENSE, SCSI_ASC_NO_ADDITIONAL_SENSE },
 	{ NVME_SCT_GENERIC, NVME_SC_FORMAT_IN_PROGRESS, SCSI_STATUS_CHECK_CONDITION,
 	  SCSI_SK_NOT_READY, SCSI_ASC_LUN_NOT_READY_FORMAT },
-	{ NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONFLICTING_ATTRIBUTES,
-	  SCSI_STATUS_CHECK_CONDITION, SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_INVALID_FIELD_IN_CDB },
-	{ NVME_SCT_COMMAND_SPECIFIC, NVME_SC_INVALID_PROTECTION_INFO,
-	  SCSI_STATUS_CHECK_CONDITION, SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_INVALID_FIELD_IN_CDB },
+	{ NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONFLICTING_ATTRIBUTES, SCSI_STATUS_CHECK_CONDITION,
+	  SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_INVALID_FIELD_IN_CDB },
+	{ NVME_SCT_COMMAND_SPECIFIC, NVME_SC_INVALID_PROTECTION_INFO, SCSI_STATUS_CHECK_CONDITION,
+	  SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_INVALID_FIELD_IN_CDB },
 	{ NVME_SCT_COMMAND_SPECIFIC, NVME_SC_ATTEMPTED_WRITE_TO_RO_RANGE,
 	  SCSI_STATUS_CHECK_CONDITION, SCSI_SK_DATA_PROTECT, SCSI_ASC_WRITE_PROTECTED },
-	{ NVME_SCT_MEDIA, NVME_SC_WRITE_FAULT, SCSI_STATUS_CHECK_CONDITION,
-	  SCSI_SK_MEDIUM_ERROR, SCSI_ASC_WRITE_FAULT },
+	{ NVME_SCT_MEDIA, NVME_SC_WRITE_FAULT, SCSI_STATUS_CHECK_CONDITION, SCSI_SK_MEDIUM_ERROR,
+	  SCSI_ASC_WRITE_FAULT },
 	{ NVME_SCT_MEDIA, NVME_SC_UNRECOVERED_READ_ERROR, SCSI_STATUS_CHECK_CONDITION,
 	  SCSI_SK_MEDIUM_ERROR, SCSI_ASC_UNRECOVERED_READ_ERROR },
 	{ NVME_SCT_MEDIA, NVME_SC_GUARD_CHECK_ERROR, SCSI_STATUS_CHECK_CONDITION,
@@ -142,8 +142,8 @@ static const struct status_map status_maps[] = {
 	  SCSI_SK_ABORTED_COMMAND, SCSI_ASC_APPTAG_CHECK_FAILED },
 	{ NVME_SCT_MEDIA, NVME_SC_REFTAG_CHECK_ERROR, SCSI_STATUS_CHECK_CONDITION,
 	  SCSI_SK_ABORTED_COMMAND, SCSI_ASC_REFTAG_CHECK_FAILED },
-	{ NVME_SCT_MEDIA, NVME_SC_COMPARE_FAILURE, SCSI_STATUS_CHECK_CONDITION,
-	  SCSI_SK_MISCOMPARE, SCSI_ASC_MISCOMPARE_DURING_VERIFY },
+	{ NVME_SCT_MEDIA, NVME_SC_COMPARE_FAILURE, SCSI_STATUS_CHECK_CONDITION, SCSI_SK_MISCOMPARE,
+	  SCSI_ASC_MISCOMPARE_DURING_VERIFY },
 	{ NVME_SCT_MEDIA, NVME_SC_ACCESS_DENIED, SCSI_STATUS_CHECK_CONDITION,
 	  SCSI_SK_ILLEGAL_REQUEST, SCSI_ASC_ACCESS_DENIED_NO_ACCESS_RIGHTS },
 	{ NVME_SCT_MEDIA, NVME_SC_DEALLOCATED_OR_UNWRITTEN, SCSI_STATUS_CHECK_CONDITION,
@@ -183,8 +183,8 @@ void scsi_xlate_status(uint16_t nvme_status, uint8_t *status, struct scsi_sense 
 
 /* ---- Data-out ------------------------------------------------------------------------------ */
 
-bool scsi_xlate_data_out(const struct scsi_lu *lu, struct scsi_plan *p, uint8_t *data,
-			 uint32_t len, uint8_t *scratch, uint32_t scratch_len)
+bool scsi_xlate_data_out(const struct scsi_lu *lu, struct scsi_plan *p, uint8_t *data, uint32_t len,
+			 uint8_t *scratch, uint32_t scratch_len)
 {
 	switch (p->op) {
 	case SCSI_XOP_UNMAP:
@@ -212,7 +212,8 @@ void xlate_nvme_cmd_init(struct nvme_cmd *cmd, uint8_t opc, uint32_t nsid, uint3
 	cmd->flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG << NVME_CMD_PSDT_SHIFT;
 	if (len) {
 		put_le32(cmd->dptr.sgl1.length, len);
-		cmd->dptr.sgl1.type = NVME_SGL_TYPE(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET);
+		cmd->dptr.sgl1.type =
+			NVME_SGL_TYPE(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET);
 	}
 }
 
@@ -331,7 +332,7 @@ bool scsi_xlate_next(const struct scsi_lu *lu, struct scsi_plan *p, uint32_t buf
 			put_le32(&scratch[4], n);
 			put_le64(&scratch[8], p->next_lba);
 			xlate_nvme_cmd_init(cmd, NVME_OPC_DATASET_MANAGEMENT, lu->nsid,
-				      sizeof(struct nvme_dsm_range));
+					    sizeof(struct nvme_dsm_range));
 			put_le32(&cmd->cdw10, 0);
 			put_le32(&cmd->cdw11, NVME_DSM_ATTR_AD);
 			xlate_io_ref(io, SCSI_BUF_SCRATCH, 0, sizeof(struct nvme_dsm_range));
@@ -395,8 +396,8 @@ bool scsi_xlate_nvme_done(struct scsi_plan *p, uint16_t nvme_status)
 		return false;
 	}
 	/* A Release whose type does not match the reservation */
-	if (p->op == SCSI_XOP_PR_OUT && p->sa == SCSI_PR_OUT_RELEASE &&
-	    sct == NVME_SCT_GENERIC && sc == NVME_SC_INVALID_FIELD) {
+	if (p->op == SCSI_XOP_PR_OUT && p->sa == SCSI_PR_OUT_RELEASE && sct == NVME_SCT_GENERIC &&
+	    sc == NVME_SC_INVALID_FIELD) {
 		scsi_plan_check_condition(p, SCSI_SK_ILLEGAL_REQUEST,
 					  SCSI_ASC_INVALID_RELEASE_OF_PR);
 		return false;
@@ -411,9 +412,8 @@ bool scsi_xlate_nvme_done(struct scsi_plan *p, uint16_t nvme_status)
 	return false;
 }
 
-void scsi_xlate_finish(const struct scsi_port *port, const struct scsi_lu *lu,
-		       struct scsi_plan *p, uint8_t *buf, uint32_t buf_len, const uint8_t *scratch,
-		       uint32_t scratch_len)
+void scsi_xlate_finish(const struct scsi_port *port, const struct scsi_lu *lu, struct scsi_plan *p,
+		       uint8_t *buf, uint32_t buf_len, const uint8_t *scratch, uint32_t scratch_len)
 {
 	if (p->op == SCSI_XOP_PR_IN && scratch_len >= RESV_REPORT_HDR)
 		spc_pr_in_finish(port, p, buf, buf_len, scratch, scratch_len);
@@ -434,16 +434,36 @@ void scsi_xlate_finish(const struct scsi_port *port, const struct scsi_lu *lu,
 #define R6 SCSI_CMD_RESV6_OK
 
 /* Usage data of the CDB sizes the block commands share (byte 0: opcode, byte 1: flags). */
-#define USAGE_RW10(op, b1) { op, b1, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, CTL }
-#define USAGE_RW12(op, b1) { op, b1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, CTL }
-#define USAGE_RW16(op, b1)                                                                     \
-	{ op, b1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f,  \
-	  CTL }
+#define USAGE_RW10(op, b1)                                            \
+	{                                                             \
+		op, b1, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, CTL \
+	}
+#define USAGE_RW12(op, b1)                                                        \
+	{                                                                         \
+		op, b1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, CTL \
+	}
+#define USAGE_RW16(op, b1)                                                                      \
+	{                                                                                       \
+		op, b1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, \
+			0x1f, CTL                                                               \
+	}
 
 /* PERSISTENT RESERVE IN (5Eh) service actions */
-#define PR_IN(h)                                                                               \
-	{ .handler = h, .cdb_len = 10, .dir = SCSI_DIR_IN, .flags = LU,                          \
-	  .usage = { 0x5e, 0x1f, 0, 0, 0, 0, 0, 0xff, 0xff, CTL } }
+#define PR_IN(h)                                                                         \
+	{                                                                                \
+		.handler = h, .cdb_len = 10, .dir = SCSI_DIR_IN, .flags = LU, .usage = { \
+			0x5e,                                                            \
+			0x1f,                                                            \
+			0,                                                               \
+			0,                                                               \
+			0,                                                               \
+			0,                                                               \
+			0,                                                               \
+			0xff,                                                            \
+			0xff,                                                            \
+			CTL                                                              \
+		}                                                                        \
+	}
 static const struct scsi_cmd_desc pr_in_sa[SCSI_SA_COUNT] = {
 	[SCSI_PR_IN_READ_KEYS] = PR_IN(spc_pr_in),
 	[SCSI_PR_IN_READ_RESERVATION] = PR_IN(spc_pr_in),
@@ -452,9 +472,21 @@ static const struct scsi_cmd_desc pr_in_sa[SCSI_SA_COUNT] = {
 };
 
 /* PERSISTENT RESERVE OUT (5Fh) service actions (REGISTER AND MOVE is not supported) */
-#define PR_OUT(h)                                                                              \
-	{ .handler = h, .cdb_len = 10, .dir = SCSI_DIR_OUT, .flags = LU,                         \
-	  .usage = { 0x5f, 0x1f, 0xff, 0, 0, 0xff, 0xff, 0xff, 0xff, CTL } }
+#define PR_OUT(h)                                                                         \
+	{                                                                                 \
+		.handler = h, .cdb_len = 10, .dir = SCSI_DIR_OUT, .flags = LU, .usage = { \
+			0x5f,                                                             \
+			0x1f,                                                             \
+			0xff,                                                             \
+			0,                                                                \
+			0,                                                                \
+			0xff,                                                             \
+			0xff,                                                             \
+			0xff,                                                             \
+			0xff,                                                             \
+			CTL                                                               \
+		}                                                                         \
+	}
 static const struct scsi_cmd_desc pr_out_sa[SCSI_SA_COUNT] = {
 	[SCSI_PR_OUT_REGISTER] = PR_OUT(spc_pr_out),
 	[SCSI_PR_OUT_RESERVE] = PR_OUT(spc_pr_out),
@@ -467,138 +499,220 @@ static const struct scsi_cmd_desc pr_out_sa[SCSI_SA_COUNT] = {
 
 /* SERVICE ACTION IN(16) (9Eh) */
 static const struct scsi_cmd_desc sai16_sa[SCSI_SA_COUNT] = {
-	[SCSI_SAI_READ_CAPACITY16] = {
-		.handler = sbc_read_capacity16, .cdb_len = 16, .dir = SCSI_DIR_IN, .flags = LU,
-		.usage = { 0x9e, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-			   0xff, 0xff, 0x01, CTL } },
-	[SCSI_SAI_GET_LBA_STATUS] = {
-		.handler = sbc_get_lba_status, .cdb_len = 16, .dir = SCSI_DIR_IN, .flags = LU,
-		.usage = { 0x9e, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-			   0xff, 0xff, 0, CTL } },
+	[SCSI_SAI_READ_CAPACITY16] = { .handler = sbc_read_capacity16,
+				       .cdb_len = 16,
+				       .dir = SCSI_DIR_IN,
+				       .flags = LU,
+				       .usage = { 0x9e, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+						  0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, CTL } },
+	[SCSI_SAI_GET_LBA_STATUS] = { .handler = sbc_get_lba_status,
+				      .cdb_len = 16,
+				      .dir = SCSI_DIR_IN,
+				      .flags = LU,
+				      .usage = { 0x9e, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+						 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, CTL } },
 };
 
 /* MAINTENANCE IN (A3h) */
 static const struct scsi_cmd_desc maint_in_sa[SCSI_SA_COUNT] = {
-	[SCSI_MI_REPORT_SUPPORTED_OPCODES] = {
-		.handler = spc_report_opcodes, .cdb_len = 12, .dir = SCSI_DIR_IN, .flags = R6,
-		.usage = { 0xa3, 0x1f, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, CTL } },
+	[SCSI_MI_REPORT_SUPPORTED_OPCODES] = { .handler = spc_report_opcodes,
+					       .cdb_len = 12,
+					       .dir = SCSI_DIR_IN,
+					       .flags = R6,
+					       .usage = { 0xa3, 0x1f, 0x87, 0xff, 0xff, 0xff, 0xff,
+							  0xff, 0xff, 0xff, 0, CTL } },
 };
 
 const struct scsi_cmd_desc scsi_cmd_table[256] = {
-	[SCSI_OP_TEST_UNIT_READY] = {
-		.handler = sbc_test_unit_ready, .cdb_len = 6, .dir = SCSI_DIR_NONE, .flags = LU,
-		.usage = { 0x00, 0, 0, 0, 0, CTL } },
-	[SCSI_OP_REQUEST_SENSE] = {
-		.handler = spc_request_sense, .cdb_len = 6, .dir = SCSI_DIR_IN, .flags = R6,
-		.usage = { 0x03, 0x01, 0, 0, 0xff, CTL } },
-	[SCSI_OP_READ6] = {
-		.handler = sbc_read, .cdb_len = 6, .dir = SCSI_DIR_IN, .flags = LU,
-		.usage = { 0x08, 0x1f, 0xff, 0xff, 0xff, CTL } },
-	[SCSI_OP_WRITE6] = {
-		.handler = sbc_write, .cdb_len = 6, .dir = SCSI_DIR_OUT, .flags = LU | WP,
-		.usage = { 0x0a, 0x1f, 0xff, 0xff, 0xff, CTL } },
-	[SCSI_OP_INQUIRY] = {
-		.handler = spc_inquiry, .cdb_len = 6, .dir = SCSI_DIR_IN, .flags = R6,
-		.usage = { 0x12, 0x01, 0xff, 0xff, 0xff, CTL } },
-	[SCSI_OP_MODE_SELECT6] = {
-		.handler = spc_mode_select, .cdb_len = 6, .dir = SCSI_DIR_OUT, .flags = LU,
-		.usage = { 0x15, 0x11, 0, 0, 0xff, CTL } },
-	[SCSI_OP_RESERVE6] = {
-		.handler = spc_reserve_release, .cdb_len = 6, .dir = SCSI_DIR_NONE, .flags = LU,
-		.usage = { 0x16, 0, 0, 0, 0, CTL } },
-	[SCSI_OP_RELEASE6] = {
-		.handler = spc_reserve_release, .cdb_len = 6, .dir = SCSI_DIR_NONE,
-		.flags = LU | R6, .usage = { 0x17, 0, 0, 0, 0, CTL } },
-	[SCSI_OP_MODE_SENSE6] = {
-		.handler = spc_mode_sense, .cdb_len = 6, .dir = SCSI_DIR_IN, .flags = LU,
-		.usage = { 0x1a, 0x08, 0xff, 0xff, 0xff, CTL } },
-	[SCSI_OP_START_STOP_UNIT] = {
-		.handler = sbc_start_stop, .cdb_len = 6, .dir = SCSI_DIR_NONE, .flags = LU,
-		.usage = { 0x1b, 0x01, 0, 0x0f, 0xf7, CTL } },
-	[SCSI_OP_READ_CAPACITY10] = {
-		.handler = sbc_read_capacity10, .cdb_len = 10, .dir = SCSI_DIR_IN, .flags = LU,
-		.usage = { 0x25, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, CTL } },
-	[SCSI_OP_READ10] = {
-		.handler = sbc_read, .cdb_len = 10, .dir = SCSI_DIR_IN, .flags = LU,
-		.usage = USAGE_RW10(0x28, 0xfc) },
-	[SCSI_OP_WRITE10] = {
-		.handler = sbc_write, .cdb_len = 10, .dir = SCSI_DIR_OUT, .flags = LU | WP,
-		.usage = USAGE_RW10(0x2a, 0xf8) },
-	[SCSI_OP_WRITE_VERIFY10] = {
-		.handler = sbc_verify, .cdb_len = 10, .dir = SCSI_DIR_OUT, .flags = LU | WP,
-		.usage = USAGE_RW10(0x2e, 0xf6) },
-	[SCSI_OP_VERIFY10] = {
-		.handler = sbc_verify, .cdb_len = 10, .dir = SCSI_DIR_OUT, .flags = LU,
-		.usage = USAGE_RW10(0x2f, 0xf6) },
-	[SCSI_OP_PRE_FETCH10] = {
-		.handler = sbc_prefetch, .cdb_len = 10, .dir = SCSI_DIR_NONE, .flags = LU,
-		.usage = USAGE_RW10(0x34, 0x02) },
-	[SCSI_OP_SYNC_CACHE10] = {
-		.handler = sbc_sync_cache, .cdb_len = 10, .dir = SCSI_DIR_NONE, .flags = LU,
-		.usage = USAGE_RW10(0x35, 0x02) },
-	[SCSI_OP_WRITE_SAME10] = {
-		.handler = sbc_write_same, .cdb_len = 10, .dir = SCSI_DIR_OUT, .flags = LU | WP,
-		.usage = USAGE_RW10(0x41, 0xfe) },
-	[SCSI_OP_UNMAP] = {
-		.handler = sbc_unmap, .cdb_len = 10, .dir = SCSI_DIR_OUT, .flags = LU | WP,
-		.usage = { 0x42, 0x01, 0, 0, 0, 0, 0x1f, 0xff, 0xff, CTL } },
-	[SCSI_OP_MODE_SELECT10] = {
-		.handler = spc_mode_select, .cdb_len = 10, .dir = SCSI_DIR_OUT, .flags = LU,
-		.usage = { 0x55, 0x11, 0, 0, 0, 0, 0, 0xff, 0xff, CTL } },
-	[SCSI_OP_MODE_SENSE10] = {
-		.handler = spc_mode_sense, .cdb_len = 10, .dir = SCSI_DIR_IN, .flags = LU,
-		.usage = { 0x5a, 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff, CTL } },
-	[SCSI_OP_PERSISTENT_RESERVE_IN] = {
-		.sa = pr_in_sa, .cdb_len = 10, .dir = SCSI_DIR_IN,
-		.flags = LU | SCSI_CMD_SA_FIELD },
-	[SCSI_OP_PERSISTENT_RESERVE_OUT] = {
-		.sa = pr_out_sa, .cdb_len = 10, .dir = SCSI_DIR_OUT,
-		.flags = LU | SCSI_CMD_SA_FIELD },
-	[SCSI_OP_READ16] = {
-		.handler = sbc_read, .cdb_len = 16, .dir = SCSI_DIR_IN, .flags = LU,
-		.usage = USAGE_RW16(0x88, 0xfc) },
-	[SCSI_OP_COMPARE_AND_WRITE] = {
-		.handler = sbc_compare_and_write, .cdb_len = 16, .dir = SCSI_DIR_OUT,
-		.flags = LU | WP,
-		.usage = { 0x89, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0,
-			   0xff, 0x1f, CTL } },
-	[SCSI_OP_WRITE16] = {
-		.handler = sbc_write, .cdb_len = 16, .dir = SCSI_DIR_OUT, .flags = LU | WP,
-		.usage = USAGE_RW16(0x8a, 0xf8) },
-	[SCSI_OP_WRITE_VERIFY16] = {
-		.handler = sbc_verify, .cdb_len = 16, .dir = SCSI_DIR_OUT, .flags = LU | WP,
-		.usage = USAGE_RW16(0x8e, 0xf6) },
-	[SCSI_OP_VERIFY16] = {
-		.handler = sbc_verify, .cdb_len = 16, .dir = SCSI_DIR_OUT, .flags = LU,
-		.usage = USAGE_RW16(0x8f, 0xf6) },
-	[SCSI_OP_PRE_FETCH16] = {
-		.handler = sbc_prefetch, .cdb_len = 16, .dir = SCSI_DIR_NONE, .flags = LU,
-		.usage = USAGE_RW16(0x90, 0x02) },
-	[SCSI_OP_SYNC_CACHE16] = {
-		.handler = sbc_sync_cache, .cdb_len = 16, .dir = SCSI_DIR_NONE, .flags = LU,
-		.usage = USAGE_RW16(0x91, 0x02) },
-	[SCSI_OP_WRITE_SAME16] = {
-		.handler = sbc_write_same, .cdb_len = 16, .dir = SCSI_DIR_OUT, .flags = LU | WP,
-		.usage = USAGE_RW16(0x93, 0xff) },
-	[SCSI_OP_SERVICE_ACTION_IN16] = {
-		.sa = sai16_sa, .cdb_len = 16, .dir = SCSI_DIR_IN, .flags = LU },
-	[SCSI_OP_REPORT_LUNS] = {
-		.handler = spc_report_luns, .cdb_len = 12, .dir = SCSI_DIR_IN, .flags = R6,
-		.usage = { 0xa0, 0, 0xff, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, CTL } },
-	[SCSI_OP_MAINTENANCE_IN] = {
-		.sa = maint_in_sa, .cdb_len = 12, .dir = SCSI_DIR_IN, .flags = R6 },
-	[SCSI_OP_READ12] = {
-		.handler = sbc_read, .cdb_len = 12, .dir = SCSI_DIR_IN, .flags = LU,
-		.usage = USAGE_RW12(0xa8, 0xfc) },
-	[SCSI_OP_WRITE12] = {
-		.handler = sbc_write, .cdb_len = 12, .dir = SCSI_DIR_OUT, .flags = LU | WP,
-		.usage = USAGE_RW12(0xaa, 0xf8) },
-	[SCSI_OP_WRITE_VERIFY12] = {
-		.handler = sbc_verify, .cdb_len = 12, .dir = SCSI_DIR_OUT, .flags = LU | WP,
-		.usage = USAGE_RW12(0xae, 0xf6) },
-	[SCSI_OP_VERIFY12] = {
-		.handler = sbc_verify, .cdb_len = 12, .dir = SCSI_DIR_OUT, .flags = LU,
-		.usage = USAGE_RW12(0xaf, 0xf6) },
+	[SCSI_OP_TEST_UNIT_READY] = { .handler = sbc_test_unit_ready,
+				      .cdb_len = 6,
+				      .dir = SCSI_DIR_NONE,
+				      .flags = LU,
+				      .usage = { 0x00, 0, 0, 0, 0, CTL } },
+	[SCSI_OP_REQUEST_SENSE] = { .handler = spc_request_sense,
+				    .cdb_len = 6,
+				    .dir = SCSI_DIR_IN,
+				    .flags = R6,
+				    .usage = { 0x03, 0x01, 0, 0, 0xff, CTL } },
+	[SCSI_OP_READ6] = { .handler = sbc_read,
+			    .cdb_len = 6,
+			    .dir = SCSI_DIR_IN,
+			    .flags = LU,
+			    .usage = { 0x08, 0x1f, 0xff, 0xff, 0xff, CTL } },
+	[SCSI_OP_WRITE6] = { .handler = sbc_write,
+			     .cdb_len = 6,
+			     .dir = SCSI_DIR_OUT,
+			     .flags = LU | WP,
+			     .usage = { 0x0a, 0x1f, 0xff, 0xff, 0xff, CTL } },
+	[SCSI_OP_INQUIRY] = { .handler = spc_inquiry,
+			      .cdb_len = 6,
+			      .dir = SCSI_DIR_IN,
+			      .flags = R6,
+			      .usage = { 0x12, 0x01, 0xff, 0xff, 0xff, CTL } },
+	[SCSI_OP_MODE_SELECT6] = { .handler = spc_mode_select,
+				   .cdb_len = 6,
+				   .dir = SCSI_DIR_OUT,
+				   .flags = LU,
+				   .usage = { 0x15, 0x11, 0, 0, 0xff, CTL } },
+	[SCSI_OP_RESERVE6] = { .handler = spc_reserve_release,
+			       .cdb_len = 6,
+			       .dir = SCSI_DIR_NONE,
+			       .flags = LU,
+			       .usage = { 0x16, 0, 0, 0, 0, CTL } },
+	[SCSI_OP_RELEASE6] = { .handler = spc_reserve_release,
+			       .cdb_len = 6,
+			       .dir = SCSI_DIR_NONE,
+			       .flags = LU | R6,
+			       .usage = { 0x17, 0, 0, 0, 0, CTL } },
+	[SCSI_OP_MODE_SENSE6] = { .handler = spc_mode_sense,
+				  .cdb_len = 6,
+				  .dir = SCSI_DIR_IN,
+				  .flags = LU,
+				  .usage = { 0x1a, 0x08, 0xff, 0xff, 0xff, CTL } },
+	[SCSI_OP_START_STOP_UNIT] = { .handler = sbc_start_stop,
+				      .cdb_len = 6,
+				      .dir = SCSI_DIR_NONE,
+				      .flags = LU,
+				      .usage = { 0x1b, 0x01, 0, 0x0f, 0xf7, CTL } },
+	[SCSI_OP_READ_CAPACITY10] = { .handler = sbc_read_capacity10,
+				      .cdb_len = 10,
+				      .dir = SCSI_DIR_IN,
+				      .flags = LU,
+				      .usage = { 0x25, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01,
+						 CTL } },
+	[SCSI_OP_READ10] = { .handler = sbc_read,
+			     .cdb_len = 10,
+			     .dir = SCSI_DIR_IN,
+			     .flags = LU,
+			     .usage = USAGE_RW10(0x28, 0xfc) },
+	[SCSI_OP_WRITE10] = { .handler = sbc_write,
+			      .cdb_len = 10,
+			      .dir = SCSI_DIR_OUT,
+			      .flags = LU | WP,
+			      .usage = USAGE_RW10(0x2a, 0xf8) },
+	[SCSI_OP_WRITE_VERIFY10] = { .handler = sbc_verify,
+				     .cdb_len = 10,
+				     .dir = SCSI_DIR_OUT,
+				     .flags = LU | WP,
+				     .usage = USAGE_RW10(0x2e, 0xf6) },
+	[SCSI_OP_VERIFY10] = { .handler = sbc_verify,
+			       .cdb_len = 10,
+			       .dir = SCSI_DIR_OUT,
+			       .flags = LU,
+			       .usage = USAGE_RW10(0x2f, 0xf6) },
+	[SCSI_OP_PRE_FETCH10] = { .handler = sbc_prefetch,
+				  .cdb_len = 10,
+				  .dir = SCSI_DIR_NONE,
+				  .flags = LU,
+				  .usage = USAGE_RW10(0x34, 0x02) },
+	[SCSI_OP_SYNC_CACHE10] = { .handler = sbc_sync_cache,
+				   .cdb_len = 10,
+				   .dir = SCSI_DIR_NONE,
+				   .flags = LU,
+				   .usage = USAGE_RW10(0x35, 0x02) },
+	[SCSI_OP_WRITE_SAME10] = { .handler = sbc_write_same,
+				   .cdb_len = 10,
+				   .dir = SCSI_DIR_OUT,
+				   .flags = LU | WP,
+				   .usage = USAGE_RW10(0x41, 0xfe) },
+	[SCSI_OP_UNMAP] = { .handler = sbc_unmap,
+			    .cdb_len = 10,
+			    .dir = SCSI_DIR_OUT,
+			    .flags = LU | WP,
+			    .usage = { 0x42, 0x01, 0, 0, 0, 0, 0x1f, 0xff, 0xff, CTL } },
+	[SCSI_OP_MODE_SELECT10] = { .handler = spc_mode_select,
+				    .cdb_len = 10,
+				    .dir = SCSI_DIR_OUT,
+				    .flags = LU,
+				    .usage = { 0x55, 0x11, 0, 0, 0, 0, 0, 0xff, 0xff, CTL } },
+	[SCSI_OP_MODE_SENSE10] = { .handler = spc_mode_sense,
+				   .cdb_len = 10,
+				   .dir = SCSI_DIR_IN,
+				   .flags = LU,
+				   .usage = { 0x5a, 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff, CTL } },
+	[SCSI_OP_PERSISTENT_RESERVE_IN] = { .sa = pr_in_sa,
+					    .cdb_len = 10,
+					    .dir = SCSI_DIR_IN,
+					    .flags = LU | SCSI_CMD_SA_FIELD },
+	[SCSI_OP_PERSISTENT_RESERVE_OUT] = { .sa = pr_out_sa,
+					     .cdb_len = 10,
+					     .dir = SCSI_DIR_OUT,
+					     .flags = LU | SCSI_CMD_SA_FIELD },
+	[SCSI_OP_READ16] = { .handler = sbc_read,
+			     .cdb_len = 16,
+			     .dir = SCSI_DIR_IN,
+			     .flags = LU,
+			     .usage = USAGE_RW16(0x88, 0xfc) },
+	[SCSI_OP_COMPARE_AND_WRITE] = { .handler = sbc_compare_and_write,
+					.cdb_len = 16,
+					.dir = SCSI_DIR_OUT,
+					.flags = LU | WP,
+					.usage = { 0x89, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+						   0xff, 0xff, 0, 0, 0, 0xff, 0x1f, CTL } },
+	[SCSI_OP_WRITE16] = { .handler = sbc_write,
+			      .cdb_len = 16,
+			      .dir = SCSI_DIR_OUT,
+			      .flags = LU | WP,
+			      .usage = USAGE_RW16(0x8a, 0xf8) },
+	[SCSI_OP_WRITE_VERIFY16] = { .handler = sbc_verify,
+				     .cdb_len = 16,
+				     .dir = SCSI_DIR_OUT,
+				     .flags = LU | WP,
+				     .usage = USAGE_RW16(0x8e, 0xf6) },
+	[SCSI_OP_VERIFY16] = { .handler = sbc_verify,
+			       .cdb_len = 16,
+			       .dir = SCSI_DIR_OUT,
+			       .flags = LU,
+			       .usage = USAGE_RW16(0x8f, 0xf6) },
+	[SCSI_OP_PRE_FETCH16] = { .handler = sbc_prefetch,
+				  .cdb_len = 16,
+				  .dir = SCSI_DIR_NONE,
+				  .flags = LU,
+				  .usage = USAGE_RW16(0x90, 0x02) },
+	[SCSI_OP_SYNC_CACHE16] = { .handler = sbc_sync_cache,
+				   .cdb_len = 16,
+				   .dir = SCSI_DIR_NONE,
+				   .flags = LU,
+				   .usage = USAGE_RW16(0x91, 0x02) },
+	[SCSI_OP_WRITE_SAME16] = { .handler = sbc_write_same,
+				   .cdb_len = 16,
+				   .dir = SCSI_DIR_OUT,
+				   .flags = LU | WP,
+				   .usage = USAGE_RW16(0x93, 0xff) },
+	[SCSI_OP_SERVICE_ACTION_IN16] = { .sa = sai16_sa,
+					  .cdb_len = 16,
+					  .dir = SCSI_DIR_IN,
+					  .flags = LU },
+	[SCSI_OP_REPORT_LUNS] = { .handler = spc_report_luns,
+				  .cdb_len = 12,
+				  .dir = SCSI_DIR_IN,
+				  .flags = R6,
+				  .usage = { 0xa0, 0, 0xff, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0,
+					     CTL } },
+	[SCSI_OP_MAINTENANCE_IN] = { .sa = maint_in_sa,
+				     .cdb_len = 12,
+				     .dir = SCSI_DIR_IN,
+				     .flags = R6 },
+	[SCSI_OP_READ12] = { .handler = sbc_read,
+			     .cdb_len = 12,
+			     .dir = SCSI_DIR_IN,
+			     .flags = LU,
+			     .usage = USAGE_RW12(0xa8, 0xfc) },
+	[SCSI_OP_WRITE12] = { .handler = sbc_write,
+			      .cdb_len = 12,
+			      .dir = SCSI_DIR_OUT,
+			      .flags = LU | WP,
+			      .usage = USAGE_RW12(0xaa, 0xf8) },
+	[SCSI_OP_WRITE_VERIFY12] = { .handler = sbc_verify,
+				     .cdb_len = 12,
+				     .dir = SCSI_DIR_OUT,
+				     .flags = LU | WP,
+				     .usage = USAGE_RW12(0xae, 0xf6) },
+	[SCSI_OP_VERIFY12] = { .handler = sbc_verify,
+			       .cdb_len = 12,
+			       .dir = SCSI_DIR_OUT,
+			       .flags = LU,
+			       .usage = USAGE_RW12(0xaf, 0xf6) },
 };
 
 const struct scsi_cmd_desc *scsi_cmd_lookup(uint8_t opcode, uint16_t sa,

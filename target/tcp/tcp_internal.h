@@ -64,21 +64,21 @@ static_assert(TCP_RX_NSTATES == NVMF_TCP_RX_NSTATES, "receive states counted in 
  * and followed by tcp_req_start() once the request holds its buffers.
  */
 enum tcp_data_plan {
-	TCP_PLAN_FAIL,		/* complete with an NVMe status; in-capsule bytes are dropped */
-	TCP_PLAN_NONE,		/* no data moves: execute now */
-	TCP_PLAN_IN_CAPSULE,	/* write data follows the command in its capsule */
-	TCP_PLAN_R2T,		/* write data is asked for with R2T, arrives as H2CData */
-	TCP_PLAN_C2H,		/* read: execute, then send the data as C2HData */
+	TCP_PLAN_FAIL,       /* complete with an NVMe status; in-capsule bytes are dropped */
+	TCP_PLAN_NONE,       /* no data moves: execute now */
+	TCP_PLAN_IN_CAPSULE, /* write data follows the command in its capsule */
+	TCP_PLAN_R2T,        /* write data is asked for with R2T, arrives as H2CData */
+	TCP_PLAN_C2H,        /* read: execute, then send the data as C2HData */
 };
 
 /* What a command capsule says about its data: the input of tcp_req_data_plan(). */
 struct tcp_data_ask {
-	enum nvme_data_xfer xfer;	/* direction from the opcode */
-	uint8_t sgl_type;		/* SGL1 descriptor type and subtype */
-	uint64_t sgl_addr;		/* SGL1 address (an offset for in-capsule data) */
-	uint32_t sgl_len;		/* SGL1 length */
-	uint32_t icdata;		/* data bytes the CapsuleCmd PDU carries */
-	uint32_t max_io;		/* largest transfer the target accepts (MDTS) */
+	enum nvme_data_xfer xfer; /* direction from the opcode */
+	uint8_t sgl_type;         /* SGL1 descriptor type and subtype */
+	uint64_t sgl_addr;        /* SGL1 address (an offset for in-capsule data) */
+	uint32_t sgl_len;         /* SGL1 length */
+	uint32_t icdata;          /* data bytes the CapsuleCmd PDU carries */
+	uint32_t max_io;          /* largest transfer the target accepts (MDTS) */
 };
 struct tcp_qpair;
 
@@ -98,7 +98,7 @@ struct tcp_req {
 	uint16_t ttag;			/* slot index, echoed in H2CData */
 	uint16_t cid;			/* host byte order */
 	bool cid_owned;			/* holds its CID bit (false for a duplicate CID) */
-	enum tcp_data_plan plan;	/* where its data comes from */
+	enum tcp_data_plan plan;        /* where its data comes from */
 	bool ddgst_err;			/* a data digest mismatch: fail, don't execute */
 	uint16_t err_status;		/* NVMe status found by the transport (0 = none) */
 	uint32_t h2c_next;		/* next expected H2C data offset */
@@ -190,7 +190,7 @@ struct tcp_qpair {
 	bool freed;
 	struct reactor_work fini_work;
 	ev_timer linger;
-	ev_timer connect_timer;		/* ICReq + Connect deadline (opts.connect_timeout_ms) */
+	ev_timer connect_timer; /* ICReq + Connect deadline (opts.connect_timeout_ms) */
 
 	struct nvmf_tcp_conn_stats stats;
 	TAILQ_ENTRY(tcp_qpair) link;	/* tcp_reactor.conns */

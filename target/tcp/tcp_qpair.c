@@ -93,7 +93,7 @@ void tcp_qpair_start(void *arg)
 	tq->tr = tcp_reactor_get(r);
 
 	n = tgt->opts.max_queue_depth > tgt->opts.max_admin_depth ? tgt->opts.max_queue_depth
-								   : tgt->opts.max_admin_depth;
+								  : tgt->opts.max_admin_depth;
 	if (n < 2)
 		n = 2;
 	if (n > 65535)

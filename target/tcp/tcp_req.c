@@ -385,4 +385,3 @@ void tcp_req_slots_add(struct tcp_qpair *tq, uint32_t upto)
 	if (upto > tq->nreqs_ready)
 		tq->nreqs_ready = upto;
 }
-

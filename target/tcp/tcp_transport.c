@@ -125,7 +125,8 @@ void nvmf_tcp_get_stats(struct nvmf_tcp_stats *st)
 	st->fatal = atomic_load_explicit(&g_stats.fatal, memory_order_relaxed);
 	st->live = atomic_load_explicit(&g_stats.live, memory_order_relaxed);
 	st->connecting = atomic_load_explicit(&g_stats.connecting, memory_order_relaxed);
-	st->connect_timeouts = atomic_load_explicit(&g_stats.connect_timeouts, memory_order_relaxed);
+	st->connect_timeouts =
+		atomic_load_explicit(&g_stats.connect_timeouts, memory_order_relaxed);
 	for (unsigned int i = 0; i < n && i < TCP_MAX_REACTORS; i++) {
 		const struct tcp_reactor *trr = __atomic_load_n(&g_tr[i], __ATOMIC_ACQUIRE);
 

@@ -14,7 +14,7 @@ extern const struct nvmf_transport_ops nvmf_tcp_transport_ops;
 
 /* States of the per-request and PDU receive machines (tcp_internal.h), for counting. */
 #define NVMF_TCP_REQ_NSTATES 8
-#define NVMF_TCP_RX_NSTATES 5
+#define NVMF_TCP_RX_NSTATES  5
 
 /* Per-connection counters (plain increments on the owning reactor). */
 struct nvmf_tcp_conn_stats {
@@ -24,7 +24,7 @@ struct nvmf_tcp_conn_stats {
 	uint64_t hdgst_errors, ddgst_errors;
 	uint64_t term_reqs_tx;
 	uint64_t req_state_entries[NVMF_TCP_REQ_NSTATES]; /* times a request entered each */
-	uint64_t rx_state_entries[NVMF_TCP_RX_NSTATES];	  /* times the receive machine did */
+	uint64_t rx_state_entries[NVMF_TCP_RX_NSTATES];   /* times the receive machine did */
 };
 
 /* Transport-wide counters (relaxed atomics). */
@@ -35,7 +35,7 @@ struct nvmf_tcp_stats {
 	uint64_t fatal;		/* connections ended by a C2HTermReq */
 	uint64_t connect_timeouts; /* closed for not finishing ICReq + Connect in time */
 	unsigned int live;	/* connections not yet torn down */
-	unsigned int connecting; /* of which not yet through Connect */
+	unsigned int connecting;           /* of which not yet through Connect */
 	struct nvmf_tcp_conn_stats totals; /* every connection since start, live and gone */
 };
 

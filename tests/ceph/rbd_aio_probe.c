@@ -35,9 +35,9 @@
 #include <rados/librados.h>
 #include <rbd/librbd.h>
 
-#define BS 4096
-#define QD 32
-#define MiB (1024 * 1024ULL)
+#define BS            4096
+#define QD            32
+#define MiB           (1024 * 1024ULL)
 #define OP_TIMEOUT_MS 30000
 
 static rados_t cluster;
@@ -167,7 +167,7 @@ static int open_image(const char *spec)
 /* wait_eventfd(ms): true when the eventfd was signalled within ms (and reset it) */
 static int wait_eventfd(int ms)
 {
-	struct pollfd p = {.fd = efd, .events = POLLIN};
+	struct pollfd p = { .fd = efd, .events = POLLIN };
 	uint64_t v;
 
 	if (poll(&p, 1, ms) <= 0)
@@ -226,8 +226,8 @@ static void qd_handle(void *arg, ssize_t r)
 
 	if (r < 0 || (reading && r != BS)) {
 		if (qd_errors++ == 0)
-			fprintf(stderr, "block %llu: %s returned %zd\n", (unsigned long long)s->block,
-				reading ? "read" : "write", r);
+			fprintf(stderr, "block %llu: %s returned %zd\n",
+				(unsigned long long)s->block, reading ? "read" : "write", r);
 	} else if (reading) {
 		fill(expect, s->block, 1);
 		if (memcmp(expect, s->buf, BS) != 0)
@@ -253,7 +253,8 @@ static double run_qd(const uint64_t *order, int n, int read_pass)
 				continue;
 			slots[i].block = order[next++];
 			slots[i].busy = 1;
-			rbd_aio_create_completion(&slots[i], NULL, &c); /* no callback: eventfd only */
+			rbd_aio_create_completion(&slots[i], NULL,
+						  &c); /* no callback: eventfd only */
 			if (read_pass) {
 				r = rbd_aio_read(image, slots[i].block * BS, BS, slots[i].buf, c);
 			} else {
@@ -310,7 +311,8 @@ static void check_qd32(uint64_t blocks)
 
 	qd_errors = 0;
 	iops = run_qd(order, (int)blocks, 1);
-	snprintf(detail, sizeof(detail), "%llu x 4K random at QD32: %.0f IOPS (eventfd), data verified",
+	snprintf(detail, sizeof(detail),
+		 "%llu x 4K random at QD32: %.0f IOPS (eventfd), data verified",
 		 (unsigned long long)blocks, iops);
 	if (iops > 0 && qd_errors == 0 && verify_errors == 0)
 		ok("aio_read", detail);
@@ -349,12 +351,24 @@ static ssize_t one_op(enum op op, uint64_t off, size_t len, char *buf, const cha
 	atomic_store(&cb_fired, 0);
 	rbd_aio_create_completion(NULL, use_cb ? on_complete : NULL, &c);
 	switch (op) {
-	case OP_WRITE: r = rbd_aio_write(image, off, len, buf, c); break;
-	case OP_READ: r = rbd_aio_read(image, off, len, buf, c); break;
-	case OP_CAW: r = rbd_aio_compare_and_write(image, off, len, cmp, buf, c, mismatch, 0); break;
-	case OP_ZEROES: r = rbd_aio_write_zeroes(image, off, len, c, 0, 0); break;
-	case OP_DISCARD: r = rbd_aio_discard(image, off, len, c); break;
-	default: r = rbd_aio_flush(image, c); break;
+	case OP_WRITE:
+		r = rbd_aio_write(image, off, len, buf, c);
+		break;
+	case OP_READ:
+		r = rbd_aio_read(image, off, len, buf, c);
+		break;
+	case OP_CAW:
+		r = rbd_aio_compare_and_write(image, off, len, cmp, buf, c, mismatch, 0);
+		break;
+	case OP_ZEROES:
+		r = rbd_aio_write_zeroes(image, off, len, c, 0, 0);
+		break;
+	case OP_DISCARD:
+		r = rbd_aio_discard(image, off, len, c);
+		break;
+	default:
+		r = rbd_aio_flush(image, c);
+		break;
 	}
 	if (r < 0) {
 		rbd_aio_release(c);
@@ -382,9 +396,11 @@ static ssize_t one_op(enum op op, uint64_t off, size_t len, char *buf, const cha
 	r = rbd_aio_get_return_value(c);
 	if (use_cb)
 		*path = !atomic_load(&cb_fired) ? "eventfd, callback NOT called"
-			: via_efd ? "callback and eventfd" : "callback only, not the eventfd";
+			: via_efd               ? "callback and eventfd"
+						: "callback only, not the eventfd";
 	else
-		*path = via_efd ? "eventfd" : "NOT through the eventfd, seen by rbd_aio_is_complete";
+		*path = via_efd ? "eventfd"
+				: "NOT through the eventfd, seen by rbd_aio_is_complete";
 	rbd_aio_release(c);
 	return r;
 }
@@ -442,7 +458,8 @@ static void check_single_ops(uint64_t base)
 		memset(buf, 0x5A, 512);
 		r = one_op(OP_CAW, base, 512, buf, cmp, &mismatch, cb, &path);
 		one_op(OP_READ, base, 512, back, NULL, NULL, 0, &rpath);
-		snprintf(name, sizeof(name), "aio_compare_and_write match%s", cb ? " with callback" : "");
+		snprintf(name, sizeof(name), "aio_compare_and_write match%s",
+			 cb ? " with callback" : "");
 		check_op(name, r, 0, path, memcmp(back, buf, 512) == 0);
 		memcpy(cmp, back, 512);
 		cmp[100] ^= 1; /* cmp now differs from the 0x5A sector at byte 100 */
@@ -450,11 +467,14 @@ static void check_single_ops(uint64_t base)
 		mismatch = UINT64_MAX;
 		r = one_op(OP_CAW, base, 512, buf, cmp, &mismatch, cb, &path);
 		one_op(OP_READ, base, 512, back, NULL, NULL, 0, &rpath);
-		snprintf(detail, sizeof(detail), "returned %zd%s, mismatch offset %llu = image offset %s, "
-			 "sector %s (%s)", r, r == -EILSEQ ? " (-EILSEQ)" : "",
-			 (unsigned long long)mismatch, mismatch == base + 100 ? "+ 100" : "?",
+		snprintf(detail, sizeof(detail),
+			 "returned %zd%s, mismatch offset %llu = image offset %s, "
+			 "sector %s (%s)",
+			 r, r == -EILSEQ ? " (-EILSEQ)" : "", (unsigned long long)mismatch,
+			 mismatch == base + 100 ? "+ 100" : "?",
 			 back[0] == 0x5A ? "unchanged" : "CHANGED", path);
-		snprintf(name, sizeof(name), "aio_compare_and_write mismatch%s", cb ? " with callback" : "");
+		snprintf(name, sizeof(name), "aio_compare_and_write mismatch%s",
+			 cb ? " with callback" : "");
 		if (r == -EILSEQ && mismatch == base + 100 && back[0] == 0x5A)
 			ok(name, detail);
 		else
@@ -464,7 +484,8 @@ static void check_single_ops(uint64_t base)
 	memcpy(cmp, back, 512);
 	memcpy(cmp + 512, back, 512);
 	r = one_op(OP_CAW, base, BS, buf, cmp, &mismatch, 0, &path);
-	printf("# aio_compare_and_write of 4 KiB: %zd (%s)\n", r, r < 0 ? strerror((int)-r) : "done");
+	printf("# aio_compare_and_write of 4 KiB: %zd (%s)\n", r,
+	       r < 0 ? strerror((int)-r) : "done");
 
 	/* write_zeroes over 64 KiB of data */
 	memset(buf, 0x33, big);
@@ -525,7 +546,8 @@ static double first_write(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: rbd_aio_probe [-c CONF] [--id ID] [-n BLOCKS] check|hold|write1 POOL/IMAGE\n");
+	fprintf(stderr, "usage: rbd_aio_probe [-c CONF] [--id ID] [-n BLOCKS] check|hold|write1 "
+			"POOL/IMAGE\n");
 	exit(2);
 }
 

@@ -30,7 +30,7 @@
 #include "common/iscsi_pdu.h"
 #include "common/scsi_spec.h"
 
-#define BS 512u			/* the RAM namespace's logical block size */
+#define BS     512u /* the RAM namespace's logical block size */
 #define RX_MAX (1u << 20)
 
 static int g_port;
@@ -47,23 +47,23 @@ static void fail(const char *fmt, ...)
 	va_end(ap);
 }
 
-#define REQUIRE(cond, ...)                                                                 \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fail(__VA_ARGS__);                                                 \
-			return -1;                                                         \
-		}                                                                          \
+#define REQUIRE(cond, ...)                 \
+	do {                               \
+		if (!(cond)) {             \
+			fail(__VA_ARGS__); \
+			return -1;         \
+		}                          \
 	} while (0)
 
 struct sess {
 	int fd;
 	bool hd, dd;
 	uint32_t itt, cmdsn, exp_statsn, max_cmdsn;
-	uint32_t mrdsl;	/* what the target accepts per PDU */
+	uint32_t mrdsl; /* what the target accepts per PDU */
 	uint32_t fbl, mbl;
 	bool immediate, initial_r2t;
 	uint8_t rx_bhs[ISCSI_BHS_LEN];
-	uint8_t *rx;	/* data segment of the last PDU received */
+	uint8_t *rx; /* data segment of the last PDU received */
 	uint32_t rx_dlen;
 };
 
@@ -128,8 +128,8 @@ static int xrecv(int fd, void *p, size_t n)
 /* A PDU as it travels, digests in effect (or corrupted on request). */
 enum { BAD_NONE, BAD_HDGST, BAD_DDGST };
 
-static int pdu_build(const struct sess *s, uint8_t *bhs, const void *data, uint32_t dlen,
-		     int bad, uint8_t *out, size_t *outlen)
+static int pdu_build(const struct sess *s, uint8_t *bhs, const void *data, uint32_t dlen, int bad,
+		     uint8_t *out, size_t *outlen)
 {
 	size_t n = 0;
 
@@ -324,8 +324,8 @@ static void cmd_init(struct sess *s, uint8_t *bhs, uint8_t flags, uint32_t edtl,
 	put_be16(bhs + 39, nblocks);
 }
 
-static void data_out_init(struct sess *s, uint8_t *bhs, uint32_t itt, uint32_t ttt,
-			  uint32_t datasn, uint32_t off, bool final)
+static void data_out_init(struct sess *s, uint8_t *bhs, uint32_t itt, uint32_t ttt, uint32_t datasn,
+			  uint32_t off, bool final)
 {
 	iscsi_bhs_init(bhs, ISCSI_OP_DATA_OUT, final ? ISCSI_FLAG_FINAL : 0);
 	put_be32(bhs + 16, itt);
@@ -428,8 +428,8 @@ static int scsi_read(struct sess *s, uint32_t lba, uint8_t *data, uint32_t len)
 
 		REQUIRE(pdu_recv(s) == 0, "read: connection lost");
 		op = iscsi_bhs_opcode(s->rx_bhs);
-		REQUIRE(iscsi_bhs_itt(s->rx_bhs) == itt, "opcode %#x for ITT %#x during a read",
-			op, iscsi_bhs_itt(s->rx_bhs));
+		REQUIRE(iscsi_bhs_itt(s->rx_bhs) == itt, "opcode %#x for ITT %#x during a read", op,
+			iscsi_bhs_itt(s->rx_bhs));
 		if (op == ISCSI_OP_DATA_IN) {
 			uint32_t off = get_be32(s->rx_bhs + 40);
 
@@ -538,8 +538,8 @@ static int expect_reject_close(struct sess *s, int reason, const char *what)
 
 	if (expect_close(s, &got))
 		return -1;
-	REQUIRE(got == reason, "%s: Reject reason %#x before the close, expected %#x", what,
-		got, reason);
+	REQUIRE(got == reason, "%s: Reject reason %#x before the close, expected %#x", what, got,
+		reason);
 	return 0;
 }
 
@@ -616,8 +616,7 @@ static int scen_bad_ddgst(void)
 	if (fill(LBA_F, 4096, 31, true) || sess_login(&s, true, 0))
 		return -1;
 	pattern(d, sizeof(d), 32);
-	cmd_init(&s, bhs, ISCSI_FLAG_FINAL | ISCSI_SCSI_CMD_WRITE, 4096, SCSI_OP_WRITE10, LBA_F,
-		 8);
+	cmd_init(&s, bhs, ISCSI_FLAG_FINAL | ISCSI_SCSI_CMD_WRITE, 4096, SCSI_OP_WRITE10, LBA_F, 8);
 	REQUIRE(pdu_send(&s, bhs, d, 4096, BAD_DDGST) == 0, "send");
 	rc = expect_reject_close(&s, ISCSI_REJECT_DATA_DIGEST, "bad data digest");
 	sess_close(&s);
@@ -658,8 +657,7 @@ static int scen_short_dseg(void)
 	if (fill(LBA_F, 4096, 41, false) || sess_login(&s, false, 0))
 		return -1;
 	pattern(d, sizeof(d), 42);
-	cmd_init(&s, bhs, ISCSI_FLAG_FINAL | ISCSI_SCSI_CMD_WRITE, 4096, SCSI_OP_WRITE10, LBA_F,
-		 8);
+	cmd_init(&s, bhs, ISCSI_FLAG_FINAL | ISCSI_SCSI_CMD_WRITE, 4096, SCSI_OP_WRITE10, LBA_F, 8);
 	iscsi_bhs_set_dlen(bhs, 4096);
 	REQUIRE(xsend(s.fd, bhs, ISCSI_BHS_LEN) == 0 && xsend(s.fd, d, 1000) == 0, "send");
 	usleep(100000);
@@ -680,8 +678,7 @@ static int scen_edtl_short(void)
 		return -1;
 	pattern(d, sizeof(d), 44);
 	pattern(old, sizeof(old), 43);
-	cmd_init(&s, bhs, ISCSI_FLAG_FINAL | ISCSI_SCSI_CMD_WRITE, 2048, SCSI_OP_WRITE10, LBA_F,
-		 8);
+	cmd_init(&s, bhs, ISCSI_FLAG_FINAL | ISCSI_SCSI_CMD_WRITE, 2048, SCSI_OP_WRITE10, LBA_F, 8);
 	REQUIRE(pdu_send(&s, bhs, d, 2048, BAD_NONE) == 0, "send");
 	st = wait_rsp(&s, get_be32(bhs + 16));
 	if (st < 0)
@@ -697,8 +694,9 @@ static int scen_edtl_short(void)
 		return -1;
 	logout(&s);
 	REQUIRE(!memcmp(r + 2048, old + 2048, 2048), "blocks beyond the EDTL were written");
-	REQUIRE(!memcmp(r, st == SCSI_STATUS_GOOD ? d : old, 2048),
-		"the first blocks hold neither the old nor the new data as the status says");
+	REQUIRE(!memcmp(r, st == SCSI_STATUS_GOOD ? d : old, 2048), "the first blocks hold neither "
+								    "the old nor the new data as "
+								    "the status says");
 	return 0;
 }
 
@@ -839,8 +837,9 @@ static int scen_first_burst(bool immediate_only)
 		rc |= pdu_send(&s, bhs, d + imm, s.fbl - imm + 4096, BAD_NONE);
 	}
 	(void)rc;
-	rc = expect_reject_close(&s, ISCSI_REJECT_PROTOCOL_ERROR, "unsolicited data beyond "
-					"FirstBurstLength");
+	rc = expect_reject_close(&s, ISCSI_REJECT_PROTOCOL_ERROR,
+				 "unsolicited data beyond "
+				 "FirstBurstLength");
 	sess_close(&s);
 	return rc || verify(LBA_F, len, seed);
 }
@@ -896,8 +895,8 @@ static int scen_no_read(int pid, long rss_mib)
 	}
 	sleep(1);
 	with = rss_kib(pid);
-	printf("daemon VmRSS %ld KiB before, %ld KiB with %d sessions not reading\n", before,
-	       with, STUCK);
+	printf("daemon VmRSS %ld KiB before, %ld KiB with %d sessions not reading\n", before, with,
+	       STUCK);
 	if (with > rss_mib * 1024) {
 		fail("VmRSS %ld KiB over the %ld MiB limit", with, rss_mib);
 		rc = -1;

@@ -86,8 +86,7 @@ static int scen_empty_hostnqn(void)
 	st = identify(&admin, NVME_ID_CNS_CTRL, 0, &id);
 	CHECK(st == 0, "Identify Controller: 0x%x", st);
 	CHECK(get_le16(&id.cntlid) == admin.cntlid, "cntlid %u", get_le16(&id.cntlid));
-	CHECK(get_le16(&id.oacs) & NVME_CTRL_OACS_GET_LBA_STATUS, "OACS 0x%x",
-	      get_le16(&id.oacs));
+	CHECK(get_le16(&id.oacs) & NVME_CTRL_OACS_GET_LBA_STATUS, "OACS 0x%x", get_le16(&id.oacs));
 	st = identify(&admin, NVME_ID_CNS_NS, 1, &ns);
 	CHECK(st == 0 && get_le64(&ns.nsze) > 0, "Identify Namespace: 0x%x", st);
 	REQUIRE(conn_open(&io) == 0, "I/O open");
@@ -157,13 +156,11 @@ static int scen_aer_cid_reuse(void)
 		      NVME_CC_EN | NVME_CC_SHN_NORMAL << NVME_CC_SHN_SHIFT |
 			      6u << NVME_CC_IOSQES_SHIFT | 4u << NVME_CC_IOCQES_SHIFT);
 	REQUIRE(st == 0, "Property Set CC.SHN with the AER's command ID failed");
-	CHECK(quiet(&c, 200), "another response after the Property Set's (cid %u twice)",
-	      aer_cid);
+	CHECK(quiet(&c, 200), "another response after the Property Set's (cid %u twice)", aer_cid);
 	c.cid = (uint16_t)(aer_cid + 1);
 	for (int i = 0; i < 100; i++) {
 		REQUIRE(prop_get(&c, NVME_REG_CSTS, false, &csts) == 0, "CSTS after CC.SHN");
-		if ((csts & NVME_CSTS_SHST_MASK) >> NVME_CSTS_SHST_SHIFT ==
-		    NVME_CSTS_SHST_COMPLETE)
+		if ((csts & NVME_CSTS_SHST_MASK) >> NVME_CSTS_SHST_SHIFT == NVME_CSTS_SHST_COMPLETE)
 			break;
 		usleep(10000);
 	}

@@ -38,19 +38,19 @@
 #include "common/nvme_spec.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:5a5a5a5a-0000-4000-8000-rdmafault000"
-#define QD 16
-#define XFER (128u * 1024)
-#define BS 512u
+#define QD      16
+#define XFER    (128u * 1024)
+#define BS      512u
 
 static const char *g_addr, *g_port, *g_subnqn;
 
-#define REQUIRE(cond, ...)                                                                 \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fprintf(stderr, "rdma_fault_client: " __VA_ARGS__);                \
-			fprintf(stderr, "\n");                                             \
-			return -1;                                                         \
-		}                                                                          \
+#define REQUIRE(cond, ...)                                                  \
+	do {                                                                \
+		if (!(cond)) {                                              \
+			fprintf(stderr, "rdma_fault_client: " __VA_ARGS__); \
+			fprintf(stderr, "\n");                              \
+			return -1;                                          \
+		}                                                           \
 	} while (0)
 
 /* One registered region: capsules, responses, connect data, I/O data. */
@@ -122,8 +122,11 @@ static int post_recv(struct q *q, int i)
 static int post_cmd(struct q *q, int i, uint32_t len, uint32_t lkey)
 {
 	struct ibv_sge sge = { (uintptr_t)&q->r->cmd[i], len, lkey };
-	struct ibv_send_wr wr = { .wr_id = 1000u + (uint64_t)i, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
+	struct ibv_send_wr wr = { .wr_id = 1000u + (uint64_t)i,
+				  .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED },
 			   *bad;
 
 	return ibv_post_send(q->id->qp, &wr, &bad);
@@ -220,7 +223,8 @@ static int q_connect(struct q *q, uint16_t qid, uint16_t cntlid)
 	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
 	REQUIRE(rdma_create_qp(q->id, q->pd, &qa) == 0, "rdma_create_qp: %s", strerror(errno));
 	q->mr = ibv_reg_mr(q->pd, q->r, sizeof(*q->r),
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_WRITE);
 	REQUIRE(q->mr, "ibv_reg_mr: %s", strerror(errno));
 	for (int i = 0; i < QD; i++)
 		REQUIRE(post_recv(q, i) == 0, "post recv");
@@ -452,7 +456,10 @@ static int bad_key_cmd(struct q *adm, uint8_t opc, bool bad_addr, const char *wh
 		sgl_keyed(&c, io.r->data[0], XFER, io.mr->rkey ^ 0x5a5a00);
 	st = run(&io, &c, NULL);
 	printf("%s: %s\n", what,
-	       st == -2 ? "queue dropped" : st > 0 ? "error status" : st == 0 ? "SUCCESS" : "?");
+	       st == -2  ? "queue dropped"
+	       : st > 0  ? "error status"
+	       : st == 0 ? "SUCCESS"
+			 : "?");
 	if (io.id)
 		rdma_disconnect(io.id);
 	q_destroy(&io);

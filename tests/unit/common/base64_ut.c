@@ -11,8 +11,13 @@
 static const struct {
 	const char *plain, *b64;
 } rfc4648[] = {
-	{ "", "" },	    { "f", "Zg==" },	      { "fo", "Zm8=" },	       { "foo", "Zm9v" },
-	{ "foob", "Zm9vYg==" }, { "fooba", "Zm9vYmE=" }, { "foobar", "Zm9vYmFy" },
+	{ "", "" },
+	{ "f", "Zg==" },
+	{ "fo", "Zm8=" },
+	{ "foo", "Zm9v" },
+	{ "foob", "Zm9vYg==" },
+	{ "fooba", "Zm9vYmE=" },
+	{ "foobar", "Zm9vYmFy" },
 };
 
 static void test_rfc4648(void)
@@ -46,18 +51,18 @@ static void test_all_bytes(void)
 }
 
 static const char *const malformed[] = {
-	"Zg=",	    /* length not a multiple of 4 (truncated) */
+	"Zg=",      /* length not a multiple of 4 (truncated) */
 	"Zm9vY",    /* truncated */
-	"Zg=a",	    /* data after padding */
-	"Z===",	    /* three padding characters */
-	"=Zm9",	    /* padding first */
-	"Zm=v",	    /* padding inside */
+	"Zg=a",     /* data after padding */
+	"Z===",     /* three padding characters */
+	"=Zm9",     /* padding first */
+	"Zm=v",     /* padding inside */
 	"Zg==Zm8=", /* padding before the last group */
-	"Zh==",	    /* non-zero unused bits: not what the encoder writes for "f" */
-	"Zm9=",	    /* same, one padding character */
+	"Zh==",     /* non-zero unused bits: not what the encoder writes for "f" */
+	"Zm9=",     /* same, one padding character */
 	"Zm9v!A==", /* outside the alphabet */
 	"Zm9v YQ=", /* space */
-	"Zm-_",	    /* URL-safe alphabet is not accepted */
+	"Zm-_",     /* URL-safe alphabet is not accepted */
 };
 
 static void test_malformed(void)

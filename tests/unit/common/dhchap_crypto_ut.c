@@ -23,45 +23,68 @@ struct hmac_case {
 	const char *key_hex; /* or NULL: key_byte repeated key_len times */
 	uint8_t key_byte;
 	size_t key_len;
-	const char *data;    /* text, or NULL: data_byte repeated 50 times */
+	const char *data; /* text, or NULL: data_byte repeated 50 times */
 	uint8_t data_byte;
-	const char *mac[3];  /* SHA-256, SHA-384, SHA-512 */
+	const char *mac[3]; /* SHA-256, SHA-384, SHA-512 */
 };
 
 static const struct hmac_case rfc4231[] = {
-	{ NULL, 0x0b, 20, "Hi There", 0,
+	{ NULL,
+	  0x0b,
+	  20,
+	  "Hi There",
+	  0,
 	  { "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7",
 	    "afd03944d84895626b0825f4ab46907f15f9dadbe4101ec682aa034c7cebc59c"
 	    "faea9ea9076ede7f4af152e8b2fa9cb6",
 	    "87aa7cdea5ef619d4ff0b4241a1d6cb02379f4e2ce4ec2787ad0b30545e17cde"
 	    "daa833b7d6b8a702038b274eaea3f4e4be9d914eeb61f1702e696c203a126854" } },
-	{ "4a656665", 0, 4, "what do ya want for nothing?", 0,
+	{ "4a656665",
+	  0,
+	  4,
+	  "what do ya want for nothing?",
+	  0,
 	  { "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
 	    "af45d2e376484031617f78d2b58a6b1b9c7ef464f5a01b47e42ec3736322445e"
 	    "8e2240ca5e69e2c78b3239ecfab21649",
 	    "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea250554"
 	    "9758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737" } },
-	{ NULL, 0xaa, 20, NULL, 0xdd,
+	{ NULL,
+	  0xaa,
+	  20,
+	  NULL,
+	  0xdd,
 	  { "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe",
 	    "88062608d3e6ad8a0aa2ace014c8a86f0aa635d947ac9febe83ef4e55966144b"
 	    "2a5ab39dc13814b94e3ab6e101a34f27",
 	    "fa73b0089d56a284efb0f0756c890be9b1b5dbdd8ee81a3655f83e33b2279d39"
 	    "bf3e848279a722c806b485a47e67c807b946a337bee8942674278859e13292fb" } },
-	{ "0102030405060708090a0b0c0d0e0f10111213141516171819", 0, 25, NULL, 0xcd,
+	{ "0102030405060708090a0b0c0d0e0f10111213141516171819",
+	  0,
+	  25,
+	  NULL,
+	  0xcd,
 	  { "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b",
 	    "3e8a69b7783c25851933ab6290af6ca77a9981480850009cc5577c6e1f573b4e"
 	    "6801dd23c4a7d679ccf8a386c674cffb",
 	    "b0ba465637458c6990e5a8c5f61d4af7e576d97ff94b872de76f8050361ee3db"
 	    "a91ca5c11aa25eb4d679275cc5788063a5f19741120c4f2de2adebeb10a298dd" } },
-	{ NULL, 0xaa, 131, "Test Using Larger Than Block-Size Key - Hash Key First", 0,
+	{ NULL,
+	  0xaa,
+	  131,
+	  "Test Using Larger Than Block-Size Key - Hash Key First",
+	  0,
 	  { "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54",
 	    "4ece084485813e9088d2c63a041bc5b44f9ef1012a2b588f3cd11f05033ac4c6"
 	    "0c2ef6ab4030fe8296248df163f44952",
 	    "80b24263c7c1a3ebb71493c1dd7be8b49b46d1f41b4aeec1121b013783f8f352"
 	    "6b56d037e05f2598bd0fd2215d6a1e5295e64f73f63f0aec8b915a985d786598" } },
-	{ NULL, 0xaa, 131,
+	{ NULL,
+	  0xaa,
+	  131,
 	  "This is a test using a larger than block-size key and a larger than block-size "
-	  "data. The key needs to be hashed before being used by the HMAC algorithm.", 0,
+	  "data. The key needs to be hashed before being used by the HMAC algorithm.",
+	  0,
 	  { "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2",
 	    "6617178e941f020d351e2f254e8fd32c602420feb0b8fb9adccebb82461e99c5"
 	    "a678cc31e799176d3860e6110c46523e",
@@ -168,7 +191,7 @@ static void test_hkdf_rfc5869(void)
 /* ---- Responses ---------------------------------------------------------------------- */
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6"
-#define SUBNQN "nqn.2024-01.io.nvmeof:subsys1"
+#define SUBNQN  "nqn.2024-01.io.nvmeof:subsys1"
 
 /*
  * Kh' = HMAC-SHA-256(key of "DHHC-1:01:jWiK0NeSweQjGFEI9c4bjHV792NxG/KQG1mAfCQAiRlmCljm:",
@@ -375,33 +398,30 @@ static void test_dh_agree(void)
  */
 static const char kat_xa[] = "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20";
 static const char kat_xb[] = "4142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e60f7";
-static const char kat_ya[] =
-	"0eef0c0eae9c65a3332cdc742b58561d362c0af526f8ad528b19ff39c9143431"
-	"2f83302ed9dc6f2b84b250482dbd80962154f8a6d683741bf8bf4f3fdee22f80"
-	"541a77553d1ae7a096c521f869987ae5eca1090d93e7bdea0b4349f17fee34f4"
-	"775bfb380f426dec937b25825680c6e2b8c4c9eede64b91f5cdc02ba78e75908"
-	"d47cd27fda4b5188c22baf2acd1e861ed0864e9eb9346640d354eada9f7156a6"
-	"01387ba5f1b8609733707803a5ac866fc1bbe54b15a99934727bc5c157f893d8"
-	"67a89abf0ce3dd0cf3d7ce00073db8b3bbae1486faedc462f7edeb3dc44ba303"
-	"36de3d4dbfb4f14f143c46b0ba93f316f50c3377b9a38a27ae048f5605a4dcbf";
-static const char kat_yb[] =
-	"925059cc2dd0510b74e00f3e00de42247df60489c844e8b108fd2caddfb3faf8"
-	"3016026b577a793e5b66cecd281c1b5b0438821b8269eb1770235e0b1f1f249e"
-	"4f870c80885fd02780b7d713cf07917d28f8be365c8d739e63a48ad65c66fd7f"
-	"e56d2d713f65eab7218289279be88c1b3c8034593e2cc3f644e0ef1ec1e302e5"
-	"6b189be3400284351f2703e8afe75aca4c163ebf264aaf9ab8f5f5897e4d911d"
-	"ab834b8cc96e51e16c1fdb8dbe64b9738d1ab16643679847e886d884263364cf"
-	"b6e0af9c94679781448bfb2c3b77475302a9918d75872c7e969f1637aca60c4d"
-	"add4d7f1e08d091f4ad3b0be0bcb62d9972e5a5f95d77fffa09ccd02a7abb0db";
-static const char kat_s[] =
-	"00972f951f64e3779371b1d21d9d9cf34e8d9324426d19d25cbfe3563775561f"
-	"6eb530e6a70b8d45c7680b6f268ae1bde882f6f51b343af1e1490d26c4d9b02b"
-	"952f7ac79d5d3c9d61085b62d96557e9c19cc38fc692ccd1f4fdf578bb76ffda"
-	"ec3345d548b75112a9e9166692c45d5bfd44ca589da97234b7704f5f843b86e7"
-	"64194831c44d78ff172d2925c6f76ef17a44e04080ceeaafecbf0772032c6bee"
-	"a4b06b17b6a5615eef4308412dfd9d183f759306f6315ca3381dcbd5fed5f127"
-	"d533dce90c878a85fdf1f7af50d9f35f4866512eae6bcd10c3fbeedea502807b"
-	"6b9040a69b602107c87562387840a3bf47bece85ebc7a973c907173114929954";
+static const char kat_ya[] = "0eef0c0eae9c65a3332cdc742b58561d362c0af526f8ad528b19ff39c9143431"
+			     "2f83302ed9dc6f2b84b250482dbd80962154f8a6d683741bf8bf4f3fdee22f80"
+			     "541a77553d1ae7a096c521f869987ae5eca1090d93e7bdea0b4349f17fee34f4"
+			     "775bfb380f426dec937b25825680c6e2b8c4c9eede64b91f5cdc02ba78e75908"
+			     "d47cd27fda4b5188c22baf2acd1e861ed0864e9eb9346640d354eada9f7156a6"
+			     "01387ba5f1b8609733707803a5ac866fc1bbe54b15a99934727bc5c157f893d8"
+			     "67a89abf0ce3dd0cf3d7ce00073db8b3bbae1486faedc462f7edeb3dc44ba303"
+			     "36de3d4dbfb4f14f143c46b0ba93f316f50c3377b9a38a27ae048f5605a4dcbf";
+static const char kat_yb[] = "925059cc2dd0510b74e00f3e00de42247df60489c844e8b108fd2caddfb3faf8"
+			     "3016026b577a793e5b66cecd281c1b5b0438821b8269eb1770235e0b1f1f249e"
+			     "4f870c80885fd02780b7d713cf07917d28f8be365c8d739e63a48ad65c66fd7f"
+			     "e56d2d713f65eab7218289279be88c1b3c8034593e2cc3f644e0ef1ec1e302e5"
+			     "6b189be3400284351f2703e8afe75aca4c163ebf264aaf9ab8f5f5897e4d911d"
+			     "ab834b8cc96e51e16c1fdb8dbe64b9738d1ab16643679847e886d884263364cf"
+			     "b6e0af9c94679781448bfb2c3b77475302a9918d75872c7e969f1637aca60c4d"
+			     "add4d7f1e08d091f4ad3b0be0bcb62d9972e5a5f95d77fffa09ccd02a7abb0db";
+static const char kat_s[] = "00972f951f64e3779371b1d21d9d9cf34e8d9324426d19d25cbfe3563775561f"
+			    "6eb530e6a70b8d45c7680b6f268ae1bde882f6f51b343af1e1490d26c4d9b02b"
+			    "952f7ac79d5d3c9d61085b62d96557e9c19cc38fc692ccd1f4fdf578bb76ffda"
+			    "ec3345d548b75112a9e9166692c45d5bfd44ca589da97234b7704f5f843b86e7"
+			    "64194831c44d78ff172d2925c6f76ef17a44e04080ceeaafecbf0772032c6bee"
+			    "a4b06b17b6a5615eef4308412dfd9d183f759306f6315ca3381dcbd5fed5f127"
+			    "d533dce90c878a85fdf1f7af50d9f35f4866512eae6bcd10c3fbeedea502807b"
+			    "6b9040a69b602107c87562387840a3bf47bece85ebc7a973c907173114929954";
 
 static void test_dh_kat(void)
 {

@@ -17,34 +17,38 @@
 #include "common/dhchap_crypto.h"
 #include "common/dhchap_key.h"
 
-#define NQN "nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6"
+#define NQN  "nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6"
 #define NQN2 "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-000000000002"
 
 struct cli_case {
-	uint8_t first;	   /* secret = first, first + 1, ... */
+	uint8_t first; /* secret = first, first + 1, ... */
 	size_t len;
 	uint8_t hmac;
 	const char *nqn;
-	const char *out;   /* what nvme gen-dhchap-key printed */
-	uint32_t crc;	   /* what nvme check-dhchap-key printed, 0 = not checked */
+	const char *out; /* what nvme gen-dhchap-key printed */
+	uint32_t crc;    /* what nvme check-dhchap-key printed, 0 = not checked */
 };
 
 static const struct cli_case cli_cases[] = {
 	{ 0x00, 32, 0, NQN, "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:", 0 },
 	{ 0x40, 48, 0, NQN,
 	  "DHHC-1:00:QEFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaW1xdXl9gYWJjZGVmZ2hpamtsbW5v"
-	  "oBXMjQ==:", 0 },
+	  "oBXMjQ==:",
+	  0 },
 	{ 0x80, 64, 0, NQN,
 	  "DHHC-1:00:gIGCg4SFhoeIiYqLjI2Oj5CRkpOUlZaXmJmam5ydnp+goaKjpKWmp6ipqqusra6vsLGys7S1tre4"
-	  "ubq7vL2+v6rfDIU=:", 0 },
-	{ 0x00, 32, 1, NQN, "DHHC-1:01:jWiK0NeSweQjGFEI9c4bjHV792NxG/KQG1mAfCQAiRlmCljm:",
-	  0xe6580a66 },
+	  "ubq7vL2+v6rfDIU=:",
+	  0 },
+	{ 0x00, 32, 1, NQN,
+	  "DHHC-1:01:jWiK0NeSweQjGFEI9c4bjHV792NxG/KQG1mAfCQAiRlmCljm:", 0xe6580a66 },
 	{ 0x40, 48, 2, NQN,
 	  "DHHC-1:02:Ycyi6NFMdr7npRY/2yykR3R/KhI9ULQBfGnlfomr+vFYtK33xBjqCJHQautzrwpD"
-	  "6optSw==:", 0 },
+	  "6optSw==:",
+	  0 },
 	{ 0x80, 64, 3, NQN,
 	  "DHHC-1:03:ostrXQ+0trqFK1VKYhOlDpeBeKP6+X34rref2yQTbuVzIK8EF1vFXGdHyAapualNqzt5cJzx1CQQ"
-	  "rSA85uLXXpVmW/k=:", 0xf95b6695 },
+	  "rSA85uLXXpVmW/k=:",
+	  0xf95b6695 },
 	{ 0x00, 32, 1, NQN2, "DHHC-1:01:Gr02kDq2ZAV6ZBSjCUNratE9rBG+MYhyBGtvuOa2ndDrgj/0:", 0 },
 };
 

@@ -32,9 +32,9 @@ static const struct {
 	{ "back\\slash", "\"back\\\\slash\"" },
 	{ "\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\"" },
 	{ "\x01\x1f", "\"\\u0001\\u001f\"" },
-	{ "\x7f", "\"\x7f\"" },			     /* DEL needs no escape */
-	{ "caf\xc3\xa9", "\"caf\xc3\xa9\"" },	     /* UTF-8 passes through */
-	{ "/slash", "\"/slash\"" },		     /* the solidus need not be escaped */
+	{ "\x7f", "\"\x7f\"" },               /* DEL needs no escape */
+	{ "caf\xc3\xa9", "\"caf\xc3\xa9\"" }, /* UTF-8 passes through */
+	{ "/slash", "\"/slash\"" },           /* the solidus need not be escaped */
 	{ "nqn.2026-11.io:x\x1b[0m", "\"nqn.2026-11.io:x\\u001b[0m\"" },
 };
 
@@ -62,8 +62,9 @@ static void test_numbers(void)
 		int prec;
 		const char *out;
 	} cases[] = {
-		{ 0, 0, "0" },	       { 42, 0, "42" },	       { -7, 0, "-7" },
-		{ 1.5, 0, "1.5" },     { 0.125, 3, "0.125" },  { 2.0 / 3, 3, "0.667" },
+		{ 0, 0, "0" },         { 42, 0, "42" },
+		{ -7, 0, "-7" },       { 1.5, 0, "1.5" },
+		{ 0.125, 3, "0.125" }, { 2.0 / 3, 3, "0.667" },
 		{ 1e15, 0, "1e+15" },  { 123456789, 0, "123456789" },
 	};
 	char *buf;

@@ -11,12 +11,11 @@
 static void test_challenge_wire(void)
 {
 	static const uint8_t want[16] = {
-		0x01, 0x01,		/* DH-HMAC-CHAP, Challenge */
-		0x00, 0x00,
-		0x34, 0x12,		/* T_ID */
-		0x20, 0x00,		/* HL 32 */
-		0x01, 0x01,		/* SHA-256, ffdhe2048 */
-		0x00, 0x01,		/* DHVLEN 256 */
+		0x01, 0x01,             /* DH-HMAC-CHAP, Challenge */
+		0x00, 0x00, 0x34, 0x12, /* T_ID */
+		0x20, 0x00,             /* HL 32 */
+		0x01, 0x01,             /* SHA-256, ffdhe2048 */
+		0x00, 0x01,             /* DHVLEN 256 */
 		0x78, 0x56, 0x34, 0x12, /* S1 */
 	};
 	struct nvme_dhchap_challenge c;
@@ -56,9 +55,9 @@ static void test_negotiate_wire(void)
 	d->idlist[NVME_AUTH_DESC_DH_OFF + 5] = NVME_AUTH_DHGROUP_FFDHE8192;
 	CU_ASSERT_EQUAL(buf[4], 7);
 	CU_ASSERT_EQUAL(buf[7], 1);
-	CU_ASSERT_EQUAL(buf[8], 0x01);	/* descriptor AUTHID */
-	CU_ASSERT_EQUAL(buf[10], 3);	/* HALEN */
-	CU_ASSERT_EQUAL(buf[11], 6);	/* DHLEN */
+	CU_ASSERT_EQUAL(buf[8], 0x01);  /* descriptor AUTHID */
+	CU_ASSERT_EQUAL(buf[10], 3);    /* HALEN */
+	CU_ASSERT_EQUAL(buf[11], 6);    /* DHLEN */
 	CU_ASSERT_EQUAL(buf[12], 0x01); /* first hash id */
 	CU_ASSERT_EQUAL(buf[12 + 35], 0x05);
 }

@@ -79,7 +79,8 @@ static const struct {
 	/* longer than any key */
 	{ "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR"
 	  "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR"
-	  "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR", -EMSGSIZE },
+	  "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR",
+	  -EMSGSIZE },
 	{ "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+Kfia*", -EILSEQ },
 };
 

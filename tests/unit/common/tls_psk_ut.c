@@ -22,9 +22,9 @@
 #include "common/tls_psk.h"
 #include "ut_hex.h"
 
-#define K32 "5512dbb6737d0106f65975b773dfb011ffc344bcf442e2dd6d8bc4870b5d5b03"
-#define K48 K32 "ffc344bcf442e2dd6d8bc4870b5d5b03"
-#define HOST "nqn.psk-test-host"
+#define K32    "5512dbb6737d0106f65975b773dfb011ffc344bcf442e2dd6d8bc4870b5d5b03"
+#define K48    K32 "ffc344bcf442e2dd6d8bc4870b5d5b03"
+#define HOST   "nqn.psk-test-host"
 #define SUBSYS "nqn.psk-test-subsys"
 
 static struct nvme_secret *secret_hex(const char *hex)
@@ -42,7 +42,7 @@ struct interchange_case {
 	uint8_t hmac;
 	const char *key_hex; /* NULL: not known (random) */
 	size_t len;
-	uint32_t crc;	     /* from nvme check-tls-key, 0 = not checked */
+	uint32_t crc; /* from nvme check-tls-key, 0 = not checked */
 };
 
 static const struct interchange_case interchange[] = {
@@ -120,11 +120,13 @@ static const struct bad_case bad_keys[] = {
 	{ "NVMeTLSkey-1:01:VRLbtnN9AQb2WXW3c9+wEf/DRLz0QuLdbYvEhwtd:", -EMSGSIZE, "length" },
 	/* [cli] check-tls-key: "Invalid key length ... for SHA(256)" */
 	{ "NVMeTLSkey-1:01:VRLbtnN9AQb2WXW3c9+wEf/DRLz0QuLdbYvEhwtdWwP/w0S89ELi3W2LxIcL"
-	  "XVsDn8kXZQ==:", -EMSGSIZE, "does not fit" },
+	  "XVsDn8kXZQ==:",
+	  -EMSGSIZE, "does not fit" },
 	{ "NVMeTLSkey-1:02:VRLbtnN9AQb2WXW3c9+wEf/DRLz0QuLdbYvEhwtdWwNf9LrZ:", -EMSGSIZE, "fit" },
 	/* a 64-byte key is valid DH-HMAC-CHAP but not a TLS PSK */
 	{ "NVMeTLSkey-1:00:gIGCg4SFhoeIiYqLjI2Oj5CRkpOUlZaXmJmam5ydnp+goaKjpKWmp6ipqqusra6vsLGys7S1"
-	  "tre4ubq7vL2+v6rfDIU=:", -EMSGSIZE, "fit" },
+	  "tre4ubq7vL2+v6rfDIU=:",
+	  -EMSGSIZE, "fit" },
 };
 
 static void test_interchange_bad(void)
@@ -164,8 +166,8 @@ static const struct derive_case derive_cases[] = {
 	{ K48, 2, 0,
 	  "73973a1b51a9acdde29a0610ac6a3ef852cf45936cca6830a661d18f68502f1a"
 	  "4c7a8ecb37524e0b1f7087cb4d680ad9",
-	  "NVMe1R02 " HOST " " SUBSYS
-	  " QhW2+Rp6RzHlNtCslyRxMnwJ11tKKhz8JCAQpQ+XUD8f9td1VeH5h53yz2wKJG1a",
+	  "NVMe1R02 " HOST " " SUBSYS " QhW2+Rp6RzHlNtCslyRxMnwJ11tKKhz8JCAQpQ+"
+	  "XUD8f9td1VeH5h53yz2wKJG1a",
 	  "a2b2f943f479fc682555cec89857c80ed004ce92f32a973d5764155bb7e36b17"
 	  "a85368a0666d250afac9282dda2e62ca",
 	  "f42ba63824cdfe421914c582921f85b5b5b7e2d4df084caeedc9be20b212e8bb"
@@ -178,8 +180,8 @@ static const struct derive_case derive_cases[] = {
 	{ K48, 2, NVME_TLS_COMPAT,
 	  "12d2452bc4783f50286bf940ad1caa05a304065e379024d9278ca7c9d8a42400"
 	  "c47029f198bfcdf5f14c07cb04eb7306",
-	  "NVMe1R02 " HOST " " SUBSYS
-	  " RsKmYJ3nAn1ApjjMloJFbAkLPivONDAX/xW327YBUsn2eGShXSjCZvBaOxscLqmz",
+	  "NVMe1R02 " HOST " " SUBSYS " RsKmYJ3nAn1ApjjMloJFbAkLPivONDAX/"
+	  "xW327YBUsn2eGShXSjCZvBaOxscLqmz",
 	  "fcefe2e2a2e682b1447dcabf1ec268f78f08c63cd075753abcc8bda2c5c34d48"
 	  "d3014aa8d76ad80107e4f5c9f27e2149",
 	  "2ee4754186a625b28a3936ef4a40d839c3ad958b2e017562ee07e2501f172ce9"
@@ -370,8 +372,8 @@ static void test_identity_parse(void)
 		if (rc != bad_ids[i].rc || !strstr(err, bad_ids[i].msg))
 			fprintf(stderr, "case '%s': rc %d '%s'\n", bad_ids[i].in, rc, err);
 	}
-	CU_ASSERT_EQUAL(nvme_tls_psk_derive(NULL, derive_cases[0].id1, 0, &(struct nvme_secret *){
-								NULL }),
+	CU_ASSERT_EQUAL(nvme_tls_psk_derive(NULL, derive_cases[0].id1, 0,
+					    &(struct nvme_secret *){ NULL }),
 			-EINVAL);
 }
 

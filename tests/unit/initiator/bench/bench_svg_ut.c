@@ -87,12 +87,15 @@ static void test_structure(void)
 	CU_ASSERT_EQUAL(count(svg, "<rect x="), count(svg, "</rect>") + 5);
 	/* the first panel: SCSI vs native per workload for IOPS, latency and target CPU */
 	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "SCSI vs native, % per workload"));
-	CU_ASSERT_EQUAL(count(svg, "fill=\"#2f855a\"><title>") +
-				count(svg, "fill=\"#2f855a\" fill-opacity"), 4);
-	CU_ASSERT_EQUAL(count(svg, "fill=\"#805ad5\"><title>") +
-				count(svg, "fill=\"#805ad5\" fill-opacity"), 4);
-	CU_ASSERT_EQUAL(count(svg, "fill=\"#c05621\"><title>") +
-				count(svg, "fill=\"#c05621\" fill-opacity"), 4);
+	CU_ASSERT_EQUAL(count(svg, "fill=\"#2f855a\"><title>") + count(svg, "fill=\"#2f855a\" "
+									    "fill-opacity"),
+			4);
+	CU_ASSERT_EQUAL(count(svg, "fill=\"#805ad5\"><title>") + count(svg, "fill=\"#805ad5\" "
+									    "fill-opacity"),
+			4);
+	CU_ASSERT_EQUAL(count(svg, "fill=\"#c05621\"><title>") + count(svg, "fill=\"#c05621\" "
+									    "fill-opacity"),
+			4);
 	/* CPU panels on a log scale: QD1 and QD32 both readable */
 	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "Target CPU per I/O, us; dark inset: SCSI translation "
 					   "(lower is better) (log scale)"));

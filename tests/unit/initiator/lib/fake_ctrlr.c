@@ -255,7 +255,8 @@ static void handle(struct conn *c, const uint8_t *pdu, const struct nvme_cmd *sq
 				pthread_mutex_unlock(&fc->lock);
 				ev(fc, "connect refused");
 				fk_send_resp(&c->fk, cid, sc(1, NVME_SC_CONNECT_INVALID_PARAMETERS),
-					     1u << 16 | offsetof(struct nvmf_connect_data, hostnqn), 0);
+					     1u << 16 | offsetof(struct nvmf_connect_data, hostnqn),
+					     0);
 				return;
 			}
 			pthread_mutex_unlock(&fc->lock);

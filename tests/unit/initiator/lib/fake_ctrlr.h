@@ -29,9 +29,9 @@ struct fake_ctrlr {
 	int disc_records;	/* discovery log entries */
 	int disc_bump_once;	/* bump GENCTR after this many discovery log reads (0: never) */
 	/* faults for the host's reconnect (may be changed while running, under lock) */
-	int drop_at_write;	/* the Nth write (1-based) drops every connection unanswered */
-	int refuse_connects;	/* admin Connects still to refuse (sct 1 sc 0x82, DNR clear) */
-	bool silent;		/* answer nothing, keep the sockets open (a hung target) */
+	int drop_at_write;   /* the Nth write (1-based) drops every connection unanswered */
+	int refuse_connects; /* admin Connects still to refuse (sct 1 sc 0x82, DNR clear) */
+	bool silent;         /* answer nothing, keep the sockets open (a hung target) */
 
 	/* state */
 	int lfd;

@@ -141,11 +141,11 @@ static void test_limits(void)
 	b[3] = 0x3c;
 	b[5] = 32;			/* MAXIMUM COMPARE AND WRITE LENGTH */
 	put_be32(b + 8, 4096);		/* MAXIMUM TRANSFER LENGTH */
-	put_be16(b + 6, 8);		/* OPTIMAL TRANSFER LENGTH GRANULARITY */
-	put_be32(b + 12, 1024);		/* OPTIMAL TRANSFER LENGTH */
-	put_be32(b + 20, 1u << 20);	/* MAXIMUM UNMAP LBA COUNT */
+	put_be16(b + 6, 8);             /* OPTIMAL TRANSFER LENGTH GRANULARITY */
+	put_be32(b + 12, 1024);         /* OPTIMAL TRANSFER LENGTH */
+	put_be32(b + 20, 1u << 20);     /* MAXIMUM UNMAP LBA COUNT */
 	put_be32(b + 24, 300);		/* MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT */
-	put_be32(b + 28, 16);		/* OPTIMAL UNMAP GRANULARITY */
+	put_be32(b + 28, 16);           /* OPTIMAL UNMAP GRANULARITY */
 	put_be64(b + 36, 65536);	/* MAXIMUM WRITE SAME LENGTH */
 	memset(&lu, 0, sizeof(lu));
 	CU_ASSERT_EQUAL(iscsi_lu_parse_block_limits(&lu, b, 64), 0);
@@ -519,8 +519,8 @@ static void test_controller_variants(void)
 	nvmeof_ctrlr_get_info(ctrlr, &ci);
 	/* No opcode list: VERIFY(16) is tried, so Compare is offered (COMPARE AND WRITE
 	 * length 0 does not matter); UNMAP and WRITE SAME from B2h. */
-	CU_ASSERT_EQUAL(ci.oncs, NVME_CTRL_ONCS_COMPARE | NVME_CTRL_ONCS_DSM |
-					 NVME_CTRL_ONCS_WRITE_ZEROES);
+	CU_ASSERT_EQUAL(ci.oncs,
+			NVME_CTRL_ONCS_COMPARE | NVME_CTRL_ONCS_DSM | NVME_CTRL_ONCS_WRITE_ZEROES);
 	CU_ASSERT_EQUAL(ci.mdts_bytes, 1u << 20); /* 2048 x 4 KiB capped at 1 MiB */
 	CU_ASSERT_EQUAL(nvmeof_ns_get_block_size(nvmeof_ctrlr_get_ns(ctrlr, 0)), 4096);
 	memset(buf, 0x5c, 8 * 4096);

@@ -17,10 +17,10 @@
 #include "iscsi_fake_target.h"
 #include "lib/internal.h"
 
-#define HOSTNQN "nqn.2014-08.io.nvmeof:test-host"
-#define HOSTID "0a1b2c3d-0000-4000-8000-000000000002"
-#define NQN "nqn.2026-11.io.nvmeof:fake"
-#define NIO 16
+#define HOSTNQN         "nqn.2014-08.io.nvmeof:test-host"
+#define HOSTID          "0a1b2c3d-0000-4000-8000-000000000002"
+#define NQN             "nqn.2026-11.io.nvmeof:fake"
+#define NIO             16
 #define HOST_PATH_ERROR NVMEOF_STATUS(NVMEOF_SCT_PATH, 0x70)
 
 static void opts_for_test(struct nvmeof_opts *o)
@@ -87,8 +87,7 @@ static void io_cb(void *arg, const struct nvmeof_cpl *cpl)
 
 /* An event loop over one I/O queue pair and the admin queue until every @io is done or
  * @ms pass. */
-static void run_loop(struct nvmeof_ctrlr *c, struct nvmeof_qpair *qp, struct io *io, int n,
-		     int ms)
+static void run_loop(struct nvmeof_ctrlr *c, struct nvmeof_qpair *qp, struct io *io, int n, int ms)
 {
 	uint64_t end = now_ms() + (uint64_t)ms;
 
@@ -157,7 +156,8 @@ static void test_drop_mid_io(void)
 		struct iovec v = { out[i], sizeof(out[i]) };
 
 		fill(out[i], sizeof(out[i]), (uint32_t)i + 1);
-		CU_ASSERT_EQUAL(nvmeof_write(qp, ns, (uint64_t)i * 8, 8, &v, 1, 0, io_cb, &io[i]), 0);
+		CU_ASSERT_EQUAL(nvmeof_write(qp, ns, (uint64_t)i * 8, 8, &v, 1, 0, io_cb, &io[i]),
+				0);
 	}
 	run_loop(c, qp, io, NIO, 6000);
 	for (int i = 0; i < NIO; i++) {
@@ -390,7 +390,8 @@ static void test_iscsi_reinstatement(void)
 		struct iovec v = { out[i], sizeof(out[i]) };
 
 		fill(out[i], sizeof(out[i]), (uint32_t)i + 100);
-		CU_ASSERT_EQUAL(nvmeof_write(qp, ns, (uint64_t)i * 8, 8, &v, 1, 0, io_cb, &io[i]), 0);
+		CU_ASSERT_EQUAL(nvmeof_write(qp, ns, (uint64_t)i * 8, 8, &v, 1, 0, io_cb, &io[i]),
+				0);
 	}
 	run_loop(c, qp, io, NIO, 10000);
 	for (int i = 0; i < NIO; i++) {

@@ -99,7 +99,7 @@ struct ft_stats {
 	unsigned int nop_pings_answered, nop_outs;
 	unsigned int r2ts, data_outs, immediate_bytes, unsolicited_bytes;
 	unsigned int syncs, unmaps, write_sames, ws_unmap, caws, miscompares;
-	unsigned int byte_verifies; /* VERIFY(16) with BYTCHK 01b */
+	unsigned int byte_verifies;     /* VERIFY(16) with BYTCHK 01b */
 	unsigned int protocol_errors;	/* something the initiator sent was wrong */
 	char last_error[160];
 	/* What the initiator sent at login */

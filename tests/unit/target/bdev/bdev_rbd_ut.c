@@ -53,11 +53,11 @@ static struct {
 	uint64_t stripes;
 	struct fcall calls[MAX_CALLS];
 	unsigned int ncalls;
-	bool deferred;		/* queue completions for complete_deferred() */
+	bool deferred; /* queue completions for complete_deferred() */
 	struct fcall pending[MAX_CALLS];
 	unsigned int npending;
-	int refuse;		/* next aio call returns this (0: none) */
-	int64_t fail_result;	/* complete the next call with this (0: none) */
+	int refuse;          /* next aio call returns this (0: none) */
+	int64_t fail_result; /* complete the next call with this (0: none) */
 	int connect_rc, open_rc;
 	void (*watch_cb)(void *);
 	void *watch_arg;
@@ -202,14 +202,14 @@ static int f_call(struct fcall c)
 
 static int f_readv(void *im, const struct iovec *iov, int n, uint64_t off, void *arg)
 {
-	return f_call((struct fcall){ .op = F_READ, .off = off, .iov = iov, .iovcnt = n,
-				      .arg = arg });
+	return f_call(
+		(struct fcall){ .op = F_READ, .off = off, .iov = iov, .iovcnt = n, .arg = arg });
 }
 
 static int f_writev(void *im, const struct iovec *iov, int n, uint64_t off, void *arg)
 {
-	return f_call((struct fcall){ .op = F_WRITE, .off = off, .iov = iov, .iovcnt = n,
-				      .arg = arg });
+	return f_call(
+		(struct fcall){ .op = F_WRITE, .off = off, .iov = iov, .iovcnt = n, .arg = arg });
 }
 
 static int f_flush(void *im, void *arg)
@@ -224,15 +224,20 @@ static int f_discard(void *im, uint64_t off, uint64_t len, void *arg)
 
 static int f_wz(void *im, uint64_t off, uint64_t len, bool thick, void *arg)
 {
-	return f_call((struct fcall){ .op = F_WZ, .off = off, .len = len, .thick = thick,
-				      .arg = arg });
+	return f_call(
+		(struct fcall){ .op = F_WZ, .off = off, .len = len, .thick = thick, .arg = arg });
 }
 
 static int f_caw(void *im, uint64_t off, size_t len, const void *cmp, const void *buf,
 		 uint64_t *mismatch, void *arg)
 {
-	return f_call((struct fcall){ .op = F_CAW, .off = off, .len = len, .cmp = cmp,
-				      .buf = buf, .mismatch = mismatch, .arg = arg });
+	return f_call((struct fcall){ .op = F_CAW,
+				      .off = off,
+				      .len = len,
+				      .cmp = cmp,
+				      .buf = buf,
+				      .mismatch = mismatch,
+				      .arg = arg });
 }
 
 static int f_watch(void *im, void (*cb)(void *), void *arg, uint64_t *handle)
@@ -250,11 +255,23 @@ static int f_unwatch(void *im, uint64_t handle)
 }
 
 static const struct rbd_api fake_api = {
-	.connect = f_connect, .shutdown = f_shutdown, .open = f_open, .close = f_close,
-	.get_size = f_get_size, .get_id = f_get_id, .pool_id = f_pool_id, .fsid = f_fsid,
-	.layout = f_layout, .aio_readv = f_readv, .aio_writev = f_writev,
-	.aio_flush = f_flush, .aio_discard = f_discard, .aio_write_zeroes = f_wz,
-	.aio_compare_and_write = f_caw, .watch = f_watch, .unwatch = f_unwatch,
+	.connect = f_connect,
+	.shutdown = f_shutdown,
+	.open = f_open,
+	.close = f_close,
+	.get_size = f_get_size,
+	.get_id = f_get_id,
+	.pool_id = f_pool_id,
+	.fsid = f_fsid,
+	.layout = f_layout,
+	.aio_readv = f_readv,
+	.aio_writev = f_writev,
+	.aio_flush = f_flush,
+	.aio_discard = f_discard,
+	.aio_write_zeroes = f_wz,
+	.aio_compare_and_write = f_caw,
+	.watch = f_watch,
+	.unwatch = f_unwatch,
 };
 
 /* Complete up to @max deferred calls, last queued first (librbd does not keep order). */
@@ -330,7 +347,8 @@ static const struct {
 	{ "/img", -EINVAL, NULL, NULL, NULL, NULL, NULL, NULL, "empty pool" },
 	{ "a/b/c/d", -EINVAL, NULL, NULL, NULL, NULL, NULL, NULL, "too many" },
 	{ "rbd/img@snap", -EINVAL, NULL, NULL, NULL, NULL, NULL, NULL, "snapshots" },
-	{ "rbd/img:user=x", -EINVAL, NULL, NULL, NULL, NULL, NULL, NULL, "unknown option \"user\"" },
+	{ "rbd/img:user=x", -EINVAL, NULL, NULL, NULL, NULL, NULL, NULL,
+	  "unknown option \"user\"" },
 	{ "rbd/img:id=", -EINVAL, NULL, NULL, NULL, NULL, NULL, NULL, "empty \"id\"" },
 	{ "rbd/img:id=a:id=b", -EINVAL, NULL, NULL, NULL, NULL, NULL, NULL, "given twice" },
 	{ "rbd/img:conf", -EINVAL, NULL, NULL, NULL, NULL, NULL, NULL, "KEY=VALUE" },
@@ -345,7 +363,8 @@ static void test_parse_spec(void)
 		char err[512] = "";
 		int rc = bdev_rbd_parse_spec(spec_cases[i].arg, &s, err, sizeof(err));
 
-		if (rc != spec_cases[i].rc || (spec_cases[i].msg && !strstr(err, spec_cases[i].msg)))
+		if (rc != spec_cases[i].rc ||
+		    (spec_cases[i].msg && !strstr(err, spec_cases[i].msg)))
 			fprintf(stderr, "\n  \"%s\": rc %d \"%s\"\n", spec_cases[i].arg, rc, err);
 		CU_ASSERT_EQUAL(rc, spec_cases[i].rc);
 		if (rc) {
@@ -376,7 +395,7 @@ static void test_open(void)
 	CU_ASSERT_TRUE(b->persistent);
 	CU_ASSERT_EQUAL(b->caw_unit, 512);
 	CU_ASSERT_STRING_EQUAL(bdev_identity(b), "rbd:8e2a1d9c-0000-4000-8000-00000000c3f1/2/"
-						"10a2b3c4d5e6");
+						 "10a2b3c4d5e6");
 	CU_ASSERT_EQUAL(bdev_lba_status(b, 0, &(uint64_t){ 0 }, &(bool){ 0 }), -EOPNOTSUPP);
 	CU_ASSERT_PTR_NOT_NULL(fk.watch_cb);
 	bdev_close(b);
@@ -463,8 +482,12 @@ static void test_rw_iov(void)
 	struct bdev *b = open_rbd(512);
 	static uint8_t a[1536], c[2560], back[4096], big[8192];
 	struct iovec iov[3] = { { a, sizeof(a) }, { NULL, 0 }, { c, sizeof(c) } };
-	struct bdev_io io = { .op = BDEV_OP_WRITE, .fua = true, .offset = 8192, .len = 4096,
-			      .iov = iov, .iovcnt = 3 };
+	struct bdev_io io = { .op = BDEV_OP_WRITE,
+			      .fua = true,
+			      .offset = 8192,
+			      .len = 4096,
+			      .iov = iov,
+			      .iovcnt = 3 };
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
 	fill(a, sizeof(a), 1);
@@ -486,8 +509,9 @@ static void test_rw_iov(void)
 	fk.ncalls = 0;
 	iov[0] = (struct iovec){ big, 1024 };
 	iov[1] = (struct iovec){ big + 1024, 4096 };
-	io = (struct bdev_io){ .op = BDEV_OP_READ, .offset = 8192, .len = 3072, .iov = iov,
-			       .iovcnt = 2 };
+	io = (struct bdev_io){
+		.op = BDEV_OP_READ, .offset = 8192, .len = 3072, .iov = iov, .iovcnt = 2
+	};
 	memset(big, 0xEE, sizeof(big));
 	CU_ASSERT_EQUAL(run(b, &io), 0);
 	CU_ASSERT_EQUAL(fk.ncalls, 2);
@@ -578,8 +602,13 @@ static void test_zeroes_discard(void)
 static int caw(struct bdev *b, uint64_t off, uint64_t len, struct iovec *cmp, int ncmp,
 	       struct iovec *data, int ndata, uint64_t *mis)
 {
-	struct bdev_io io = { .op = BDEV_OP_COMPARE_AND_WRITE, .offset = off, .len = len,
-			      .iov = data, .iovcnt = ndata, .cmp_iov = cmp, .cmp_iovcnt = ncmp,
+	struct bdev_io io = { .op = BDEV_OP_COMPARE_AND_WRITE,
+			      .offset = off,
+			      .len = len,
+			      .iov = data,
+			      .iovcnt = ndata,
+			      .cmp_iov = cmp,
+			      .cmp_iovcnt = ncmp,
 			      .caw_miscompare = UINT64_MAX };
 	int rc = run(b, &io);
 
@@ -720,10 +749,16 @@ static void rjob_start(void *arg)
 		j->iov[i] = (struct iovec){ j->data[i], 512 };
 		j->cmp[i] = (struct iovec){ j->data[i], 512 };
 		j->ios[i] = (struct bdev_io){
-			.op = j->op, .reactor = j->r, .len = 512,
+			.op = j->op,
+			.reactor = j->r,
+			.len = 512,
 			.offset = ((uint64_t)j->idx * QD + (uint64_t)i) * 512,
-			.iov = &j->iov[i], .iovcnt = 1, .cmp_iov = &j->cmp[i], .cmp_iovcnt = 1,
-			.cb = rjob_cb, .cb_arg = j,
+			.iov = &j->iov[i],
+			.iovcnt = 1,
+			.cmp_iov = &j->cmp[i],
+			.cmp_iovcnt = 1,
+			.cb = rjob_cb,
+			.cb_arg = j,
 		};
 		bdev_submit(j->bdev, &j->ios[i]);
 	}

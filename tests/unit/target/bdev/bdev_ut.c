@@ -300,8 +300,9 @@ static void query_start(void *arg)
 	struct query_job *j = arg;
 
 	j->submitted_on = reactor_self();
-	j->q = (struct bdev_lba_query){ .offset = 4096, .end = 6 * 4096, .ext = j->ext,
-					.max = 8, .cb = query_cb, .cb_arg = j };
+	j->q = (struct bdev_lba_query){
+		.offset = 4096, .end = 6 * 4096, .ext = j->ext, .max = 8, .cb = query_cb, .cb_arg = j
+	};
 	j->returned = false;
 	bdev_lba_query(j->bdev, &j->q);
 	j->returned = true;
@@ -345,8 +346,9 @@ static void test_lba_query_threads(void)
 	/* off a reactor: inline; a run clipped at q->end; errors */
 	slow_ops.lba_status_blocks = true;
 	j.returned = false;
-	j.q = (struct bdev_lba_query){ .offset = 0, .end = 6144, .ext = j.ext, .max = 8,
-				       .cb = query_cb, .cb_arg = &j };
+	j.q = (struct bdev_lba_query){
+		.offset = 0, .end = 6144, .ext = j.ext, .max = 8, .cb = query_cb, .cb_arg = &j
+	};
 	bdev_lba_query(&b, &j.q);
 	sem_wait(&sem);
 	CU_ASSERT_TRUE(j.inline_cb);
@@ -354,7 +356,10 @@ static void test_lba_query_threads(void)
 	CU_ASSERT_EQUAL(j.q.n, 2);
 	CU_ASSERT_EQUAL(j.ext[1].len, 2048);
 	CU_ASSERT_EQUAL(bdev_lba_query_run(&b, &(struct bdev_lba_query){ .offset = 0,
-		.end = 2 << 20, .ext = j.ext, .max = 8 }), -ERANGE);
+									 .end = 2 << 20,
+									 .ext = j.ext,
+									 .max = 8 }),
+			-ERANGE);
 	slow_ops.lba_status = NULL;
 	j.q.offset = 0;
 	bdev_lba_query(&b, &j.q);

@@ -34,8 +34,8 @@ static struct {
 	unsigned int ns_adds, ns_removes; /* each one is a Namespace Attribute Changed */
 	struct fake_referral refs[16];
 	unsigned int nrefs;
-	unsigned int qos_sets;	       /* nvmf_ns_set_qos() calls */
-	uint32_t qos_nsid;	       /* and the last one's arguments */
+	unsigned int qos_sets; /* nvmf_ns_set_qos() calls */
+	uint32_t qos_nsid;     /* and the last one's arguments */
 	struct nvmf_qos_limits qos;
 } fake;
 
@@ -186,8 +186,8 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 /* ANA (core/ana.h): the state machine's rule, states kept in the port as the core does. */
 int nvmf_ana_state_parse(const char *name, uint8_t *state)
 {
-	static const char *const names[] = {"optimized", "non-optimized", "inaccessible",
-					    "persistent-loss"};
+	static const char *const names[] = { "optimized", "non-optimized", "inaccessible",
+					     "persistent-loss" };
 
 	for (unsigned int i = 0; i < 4; i++)
 		if (!strcmp(name, names[i])) {
@@ -213,8 +213,7 @@ uint8_t nvmf_ana_get_state(const struct nvmf_port *port, uint32_t grpid)
 
 int nvmf_ana_transition_check(uint8_t from, uint8_t to)
 {
-	return from == NVME_ANA_PERSISTENT_LOSS && to != from && to != NVME_ANA_CHANGE ? -EPERM
-										       : 0;
+	return from == NVME_ANA_PERSISTENT_LOSS && to != from && to != NVME_ANA_CHANGE ? -EPERM : 0;
 }
 
 int nvmf_ana_set_state(struct nvmf_port *port, uint32_t grpid, uint8_t state, uint64_t now_ns)
@@ -963,7 +962,6 @@ static void test_reload_file(void)
  * persistent-loss other than through change is refused before anything is touched. */
 static void test_ana_groups(void)
 {
-
 	struct nvmf_tgt *tgt = fake_tgt_new();
 	char *t1 = replace(base_cfg, "'subsystems': ['" A "'], 'referrals'",
 			   "'subsystems': ['" A "'], 'ana_groups': [{'grpid': 2, 'ana': {'state': "
@@ -1003,11 +1001,13 @@ static void test_ana_groups(void)
  * unchanged. */
 static void test_qos(void)
 {
-#define QOS_CFG(q) "{'hosts': [], 'ports': [], 'subsystems': [{'nqn': '" A "', 'attr': " \
-		   "{'allow_any_host': '1'}, 'namespaces': [{'nsid': 1, 'device': {'path': " \
-		   "'ram:4M'}" q "}, {'nsid': 2, 'device': {'path': 'ram:4M'}}]}]}"
+#define QOS_CFG(q)                                                                \
+	"{'hosts': [], 'ports': [], 'subsystems': [{'nqn': '" A "', 'attr': "     \
+	"{'allow_any_host': '1'}, 'namespaces': [{'nsid': 1, 'device': {'path': " \
+	"'ram:4M'}" q "}, {'nsid': 2, 'device': {'path': 'ram:4M'}}]}]}"
 	struct nvmf_tgt *tgt = fake_tgt_new();
-	struct tgt_config *old = load(QOS_CFG(", 'qos': {'rw_ios_per_sec': 1000, 'r_mbytes_per_sec': 5}"));
+	struct tgt_config *old = load(QOS_CFG(", 'qos': {'rw_ios_per_sec': 1000, "
+					      "'r_mbytes_per_sec': 5}"));
 	struct tgt_config *cfg;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(old);
@@ -1046,7 +1046,8 @@ static void test_qos(void)
 		free(json);
 		json = q(QOS_CFG(", 'qos': {'rw_ios_per_sec': -1}"));
 		cfg = NULL;
-		CU_ASSERT_NOT_EQUAL(config_load_string(json, "t.json", &cfg, g_err, sizeof(g_err)), 0);
+		CU_ASSERT_NOT_EQUAL(config_load_string(json, "t.json", &cfg, g_err, sizeof(g_err)),
+				    0);
 		CU_ASSERT_PTR_NOT_NULL(strstr(g_err, "namespaces[0].qos.rw_ios_per_sec"));
 		free(json);
 	}
@@ -1060,18 +1061,18 @@ int main(void)
 		const char *name;
 		CU_TestFunc fn;
 	} tests[] = {
-		{"apply builds everything", test_apply_builds_everything},
-		{"default discovery listeners", test_default_discovery_ports},
-		{"discovery port busy", test_discovery_port_busy},
-		{"apply is all-or-nothing", test_apply_all_or_nothing},
-		{"reload applies the difference", test_reload_changes},
-		{"reload refuses what cannot change live", test_reload_refuses},
-		{"reload rolls back on failure", test_reload_rollback},
-		{"reload moves and displaces ports", test_reload_ports},
-		{"reload from the file", test_reload_file},
-		{"reload replaces a changed referral", test_reload_referral_changed},
-		{"ANA groups of ports", test_ana_groups},
-		{"namespace QoS in the config", test_qos},
+		{ "apply builds everything", test_apply_builds_everything },
+		{ "default discovery listeners", test_default_discovery_ports },
+		{ "discovery port busy", test_discovery_port_busy },
+		{ "apply is all-or-nothing", test_apply_all_or_nothing },
+		{ "reload applies the difference", test_reload_changes },
+		{ "reload refuses what cannot change live", test_reload_refuses },
+		{ "reload rolls back on failure", test_reload_rollback },
+		{ "reload moves and displaces ports", test_reload_ports },
+		{ "reload from the file", test_reload_file },
+		{ "reload replaces a changed referral", test_reload_referral_changed },
+		{ "ANA groups of ports", test_ana_groups },
+		{ "namespace QoS in the config", test_qos },
 	};
 	CU_pSuite suite;
 	unsigned int failures;

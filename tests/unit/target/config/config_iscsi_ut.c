@@ -19,13 +19,13 @@ static char g_err[1024];
 /* A subsystem with namespace 1, then @iscsi as the "iscsi" object (single quotes). */
 static char *doc(const char *iscsi)
 {
-	static const char head[] =
-		"{\n"
-		"  'subsystems': [\n"
-		"    { 'nqn': 'nqn.2026-11.io.test:a',\n"
-		"      'namespaces': [ { 'nsid': 1, 'device': { 'path': 'ram:1M' } } ] }\n"
-		"  ],\n"
-		"  'iscsi': ";
+	static const char head[] = "{\n"
+				   "  'subsystems': [\n"
+				   "    { 'nqn': 'nqn.2026-11.io.test:a',\n"
+				   "      'namespaces': [ { 'nsid': 1, 'device': { 'path': "
+				   "'ram:1M' } } ] }\n"
+				   "  ],\n"
+				   "  'iscsi': ";
 	size_t n = strlen(head) + strlen(iscsi) + 4;
 	char *out = malloc(n), *o;
 
@@ -47,7 +47,7 @@ static int load(const char *iscsi, struct tgt_config **cfg)
 	return rc;
 }
 
-#define TGT "'iqn.2026-11.io.test:t'"
+#define TGT  "'iqn.2026-11.io.test:t'"
 #define LUN0 "'luns': [ { 'lun': 0, 'subsystem': 'nqn.2026-11.io.test:a', 'nsid': 1 } ]"
 
 static void test_valid(void)
@@ -58,7 +58,8 @@ static void test_valid(void)
 				   "  'targets': [ { 'iqn': " TGT ", " LUN0 ",\n"
 				   "    'initiators': [ 'iqn.2026-11.io.test:h' ],\n"
 				   "    'chap': { 'user': 'u', 'secret': 'twelve-chars' } } ],\n"
-				   "  'options': { 'header_digest': 'required', 'data_digest': true,\n"
+				   "  'options': { 'header_digest': 'required', 'data_digest': "
+				   "true,\n"
 				   "    'queue_depth': 64, 'immediate_data': true } }",
 				   &cfg),
 			      0);
@@ -82,7 +83,8 @@ static void test_unknown_keys(void)
 	/* the iscsi object starts on line 6 */
 	CU_ASSERT_EQUAL_FATAL(load("{ 'portal': [],\n"
 				   "  'targets': [ { 'iqn': " TGT ", 'lnus': [],\n"
-				   "    'chap': { 'user': 'u', 'secret': 'twelve-chars', 'salt': 1 } } ],\n"
+				   "    'chap': { 'user': 'u', 'secret': 'twelve-chars', 'salt': 1 "
+				   "} } ],\n"
 				   "  'portals': [ { 'addr': '127.0.0.1', 'prot': 3260 } ],\n"
 				   "  'options': { 'queue_dpeth': 8 } }",
 				   &cfg),
@@ -102,20 +104,28 @@ struct bad {
 };
 
 static const struct bad bad_cases[] = {
-	{ "{ 'portals': [ { 'addr': '127.0.0.1', 'port': 70000 } ] }",
-	  "i.json: iscsi.portals[0].port: value 70000 out of range 0..65535" },
-	{ "{ 'portals': [ { 'addr': '127.0.0.1', 'port': '-1' } ] }",
-	  "i.json: iscsi.portals[0].port: value -1 out of range 0..65535" },
-	{ "{ 'portals': [ { 'addr': 'localhost' } ] }",
-	  "i.json: iscsi.portals[0].addr: \"localhost\" is not an IPv4 address" },
+	{ "{ 'portals': [ { 'addr': '127.0.0.1', 'port': 70000 } ] }", "i.json: "
+								       "iscsi.portals[0].port: "
+								       "value 70000 out of range "
+								       "0..65535" },
+	{ "{ 'portals': [ { 'addr': '127.0.0.1', 'port': '-1' } ] }", "i.json: "
+								      "iscsi.portals[0].port: "
+								      "value -1 out of range "
+								      "0..65535" },
+	{ "{ 'portals': [ { 'addr': 'localhost' } ] }", "i.json: iscsi.portals[0].addr: "
+							"\"localhost\" is not an IPv4 address" },
 	{ "{ 'portals': [ { 'port': 3260 } ] }", "i.json: iscsi.portals[0].addr: missing" },
-	{ "{ 'targets': [ { 'iqn': 'iqn.2026-11.io.Test:T' } ] }",
-	  "i.json: iscsi.targets[0].iqn: \"iqn.2026-11.io.Test:T\" is not an iSCSI name "
-	  "(iqn.YYYY-MM.reverse.domain[:name], eui.<16 hex> or naa.<16 or 32 hex>)" },
-	{ "{ 'targets': [ { 'iqn': 'iqn.26-11.io.test' } ] }",
-	  "i.json: iscsi.targets[0].iqn: \"iqn.26-11.io.test\" is not an iSCSI name" },
-	{ "{ 'targets': [ { 'iqn': 'eui.12345' } ] }",
-	  "i.json: iscsi.targets[0].iqn: \"eui.12345\" is not an iSCSI name" },
+	{ "{ 'targets': [ { 'iqn': 'iqn.2026-11.io.Test:T' } ] }", "i.json: iscsi.targets[0].iqn: "
+								   "\"iqn.2026-11.io.Test:T\" is "
+								   "not an iSCSI name "
+								   "(iqn.YYYY-MM.reverse.domain[:"
+								   "name], eui.<16 hex> or naa.<16 "
+								   "or 32 hex>)" },
+	{ "{ 'targets': [ { 'iqn': 'iqn.26-11.io.test' } ] }", "i.json: iscsi.targets[0].iqn: "
+							       "\"iqn.26-11.io.test\" is not an "
+							       "iSCSI name" },
+	{ "{ 'targets': [ { 'iqn': 'eui.12345' } ] }", "i.json: iscsi.targets[0].iqn: "
+						       "\"eui.12345\" is not an iSCSI name" },
 	{ "{ 'targets': [ { 'alias': 'x' } ] }", "i.json: iscsi.targets[0].iqn: missing" },
 	{ "{ 'targets': [ { 'iqn': " TGT ", 'luns': [ { 'lun': 0, 'subsystem': "
 	  "'nqn.2026-11.io.test:b', 'nsid': 1 } ] } ] }",
@@ -128,15 +138,24 @@ static const struct bad bad_cases[] = {
 	{ "{ 'targets': [ { 'iqn': " TGT ", 'luns': [ { 'lun': 16384, 'subsystem': "
 	  "'nqn.2026-11.io.test:a', 'nsid': 1 } ] } ] }",
 	  "i.json: iscsi.targets[0].luns[0].lun: value 16384 out of range 0..16383" },
-	{ "{ 'targets': [ { 'iqn': " TGT ", 'luns': [ { 'lun': 0, 'nsid': 1 } ] } ] }",
-	  "i.json: iscsi.targets[0].luns[0].subsystem: missing" },
-	{ "{ 'targets': [ { 'iqn': " TGT ", 'initiators': [ 'host1' ] } ] }",
-	  "i.json: iscsi.targets[0].initiators[0]: \"host1\" is not an iSCSI name" },
+	{ "{ 'targets': [ { 'iqn': " TGT ", 'luns': [ { 'lun': 0, 'nsid': 1 } ] } ] }", "i.json: "
+											"iscsi."
+											"targets[0]"
+											".luns[0]."
+											"subsystem:"
+											" missin"
+											"g" },
+	{ "{ 'targets': [ { 'iqn': " TGT ", 'initiators': [ 'host1' ] } ] }", "i.json: "
+									      "iscsi.targets[0]."
+									      "initiators[0]: "
+									      "\"host1\" is not an "
+									      "iSCSI name" },
 	{ "{ 'targets': [ { 'iqn': " TGT ", 'chap': { 'user': 'u', 'secret': 'short' } } ] }",
 	  "i.json: iscsi.targets[0].chap.secret: 5 characters, at least 12 are needed "
 	  "(RFC 7143 12.1.3)" },
-	{ "{ 'targets': [ { 'iqn': " TGT ", 'chap': { 'user': 'u' } } ] }",
-	  "i.json: iscsi.targets[0].chap.secret: missing" },
+	{ "{ 'targets': [ { 'iqn': " TGT ", 'chap': { 'user': 'u' } } ] }", "i.json: "
+									    "iscsi.targets[0].chap."
+									    "secret: missing" },
 	{ "{ 'targets': [ { 'iqn': " TGT ", 'chap': { 'user': 'u', 'secret': 'twelve-chars', "
 	  "'mutual_user': 'm' } } ] }",
 	  "i.json: iscsi.targets[0].chap.mutual_secret: missing (mutual_user and mutual_secret "
@@ -145,17 +164,18 @@ static const struct bad bad_cases[] = {
 	  "'mutual_user': 'm', 'mutual_secret': 'tiny' } } ] }",
 	  "i.json: iscsi.targets[0].chap.mutual_secret: 4 characters, at least 12 are needed "
 	  "(RFC 7143 12.1.3)" },
-	{ "{ 'options': { 'header_digest': 'sometimes' } }",
-	  "i.json: iscsi.options.header_digest: \"sometimes\" is not a digest setting (none, "
-	  "allowed or required)" },
-	{ "{ 'options': { 'data_digest': 1 } }",
-	  "i.json: iscsi.options.data_digest: expected \"none\", \"allowed\" or \"required\"" },
-	{ "{ 'options': { 'max_burst_length': 100 } }",
-	  "i.json: iscsi.options.max_burst_length: value 100 out of range 512..16777215" },
-	{ "{ 'options': { 'queue_depth': 0 } }",
-	  "i.json: iscsi.options.queue_depth: value 0 out of range 1..4096" },
-	{ "{ 'options': { 'immediate_data': 'yes' } }",
-	  "i.json: iscsi.options.immediate_data: expected 0 or 1, got \"yes\"" },
+	{ "{ 'options': { 'header_digest': 'sometimes' } }", "i.json: iscsi.options.header_digest: "
+							     "\"sometimes\" is not a digest "
+							     "setting (none, "
+							     "allowed or required)" },
+	{ "{ 'options': { 'data_digest': 1 } }", "i.json: iscsi.options.data_digest: expected "
+						 "\"none\", \"allowed\" or \"required\"" },
+	{ "{ 'options': { 'max_burst_length': 100 } }", "i.json: iscsi.options.max_burst_length: "
+							"value 100 out of range 512..16777215" },
+	{ "{ 'options': { 'queue_depth': 0 } }", "i.json: iscsi.options.queue_depth: value 0 out "
+						 "of range 1..4096" },
+	{ "{ 'options': { 'immediate_data': 'yes' } }", "i.json: iscsi.options.immediate_data: "
+							"expected 0 or 1, got \"yes\"" },
 	{ "{ 'targets': {} }", "i.json: iscsi.targets: expected an array" },
 };
 

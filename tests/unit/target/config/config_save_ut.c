@@ -75,9 +75,13 @@ static void scrub_subsys(void *p)
 static bool models_equal(const struct tgt_config *a, const struct tgt_config *b, char *why,
 			 size_t len)
 {
-#define DIFF(...) do { snprintf(why, len, __VA_ARGS__); return false; } while (0)
-	if (a->nports != b->nports || a->nsubsystems != b->nsubsystems ||
-	    a->nhosts != b->nhosts || a->nhost_keys != b->nhost_keys)
+#define DIFF(...)                                \
+	do {                                     \
+		snprintf(why, len, __VA_ARGS__); \
+		return false;                    \
+	} while (0)
+	if (a->nports != b->nports || a->nsubsystems != b->nsubsystems || a->nhosts != b->nhosts ||
+	    a->nhost_keys != b->nhost_keys)
 		DIFF("counts differ");
 	if (!same_items(a->hosts, b->hosts, a->nhosts, sizeof(*a->hosts), NULL))
 		DIFF("hosts differ");
@@ -304,8 +308,7 @@ static void test_secrets(void)
 	CU_ASSERT_EQUAL(config_load(path, &b, g_err, sizeof(g_err)), 0);
 	CU_ASSERT_EQUAL(b ? b->nhost_keys : 0, 1);
 	if (b)
-		CU_ASSERT_STRING_EQUAL(b->host_keys[0].ctrl_key,
-				       a->host_keys[0].ctrl_key);
+		CU_ASSERT_STRING_EQUAL(b->host_keys[0].ctrl_key, a->host_keys[0].ctrl_key);
 	config_free(b);
 	/* Without keys the file is readable (0644); a key back makes it 0600 again. */
 	a->nhost_keys = 0;
@@ -377,10 +380,10 @@ int main(void)
 		const char *name;
 		CU_TestFunc fn;
 	} tests[] = {
-		{"fixtures and examples round trip", test_fixtures_round_trip},
-		{"every saved key round trips", test_every_key_round_trip},
-		{"secrets: not in strings, files 0600", test_secrets},
-		{"config_dup and the empty model", test_dup_and_empty},
+		{ "fixtures and examples round trip", test_fixtures_round_trip },
+		{ "every saved key round trips", test_every_key_round_trip },
+		{ "secrets: not in strings, files 0600", test_secrets },
+		{ "config_dup and the empty model", test_dup_and_empty },
 	};
 	CU_pSuite suite;
 	unsigned int failures;

@@ -17,7 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 #include "common/log.h"
 #include "config/config_file.h"
 
@@ -219,8 +218,8 @@ static void test_every_fixture(void)
 		} else if (rc != 0) {
 			/* the saved device is not on this machine: that key and path are named */
 			CU_ASSERT_EQUAL(rc, -ENOENT);
-			CU_ASSERT_PTR_NOT_NULL(
-				strstr(g_errbuf, "subsystems[0].namespaces[0].device.path: /dev/"));
+			CU_ASSERT_PTR_NOT_NULL(strstr(g_errbuf, "subsystems[0].namespaces[0]."
+								"device.path: /dev/"));
 			CU_ASSERT_PTR_NOT_NULL(strstr(g_errbuf, ": No such file or directory"));
 			CU_ASSERT_PTR_NOT_NULL(strstr(g_errbuf, path));
 		}
@@ -240,8 +239,8 @@ static void test_tcp_fixture_model(void)
 	const struct config_subsys *s;
 	const struct config_port *p;
 	const struct config_ns *ns;
-	static const uint8_t uuid[16] = {0x3b, 0x8e, 0x6a, 0x1f, 0x0c, 0x42, 0x4d, 0x7e,
-					 0x9a, 0x15, 0x6f, 0x2c, 0x81, 0xd0, 0xe4, 0xb9};
+	static const uint8_t uuid[16] = { 0x3b, 0x8e, 0x6a, 0x1f, 0x0c, 0x42, 0x4d, 0x7e,
+					  0x9a, 0x15, 0x6f, 0x2c, 0x81, 0xd0, 0xe4, 0xb9 };
 	char path[1024], *text, *local;
 
 	snprintf(path, sizeof(path), "%s/tcp.json", fixture_dir());
@@ -440,184 +439,201 @@ struct bad_case {
 
 static const struct bad_case bad_cases[] = {
 	/* Syntax: line:column from the tokener's byte offset. */
-	{"syntax", "{'ports': [\n  {'portid': 1,,}\n]}", -EINVAL, "2:16: JSON syntax error"},
-	{"truncated", "{'ports': [\n", -EINVAL, "JSON syntax error: unexpected end of file"},
-	{"trailing", "{}\n{}", -EINVAL, "2:1: JSON syntax error"},
-	{"empty", "", -EINVAL, "JSON syntax error"},
-	{"comment", "{} // no comments in JSON", -EINVAL, "JSON syntax error"},
-	{"top array", "[]", -EINVAL, "expected a JSON object at the top level"},
+	{ "syntax", "{'ports': [\n  {'portid': 1,,}\n]}", -EINVAL, "2:16: JSON syntax error" },
+	{ "truncated", "{'ports': [\n", -EINVAL, "JSON syntax error: unexpected end of file" },
+	{ "trailing", "{}\n{}", -EINVAL, "2:1: JSON syntax error" },
+	{ "empty", "", -EINVAL, "JSON syntax error" },
+	{ "comment", "{} // no comments in JSON", -EINVAL, "JSON syntax error" },
+	{ "top array", "[]", -EINVAL, "expected a JSON object at the top level" },
 	/* Types. */
-	{"ports object", "{'ports': {}}", -EINVAL, "ports: expected an array"},
-	{"port string", "{'ports': ['x']}", -EINVAL, "ports[0]: expected an object"},
-	{"portid junk", DOC("{'portid': 'one'}", SUBSYS("")), -EINVAL,
-	 "ports[0].portid: expected an integer, got \"one\""},
-	{"portid float", DOC("{'portid': 1.5}", SUBSYS("")), -EINVAL,
-	 "ports[0].portid: expected an integer"},
-	{"portid bool", DOC("{'portid': true}", SUBSYS("")), -EINVAL,
-	 "ports[0].portid: expected an integer"},
-	{"portid range", DOC("{'portid': 70000}", SUBSYS("")), -ERANGE,
-	 "ports[0].portid: value 70000 out of range 0..65535"},
-	{"portid reserved", DOC("{'portid': 65280}", SUBSYS("")), -EINVAL,
-	 "ports[0].portid: portids 65280 and above are reserved"},
-	{"nsid float",
-	 DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS("1", "ram:1M")
-		       ", " NS("2.5", "ram:1M") "]}"),
-	 -EINVAL, "subsystems[0].namespaces[1].nsid: expected an integer"},
-	{"nsid zero", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS(
-					  "0", "ram:1M") "]}"),
-	 -ERANGE, "subsystems[0].namespaces[0].nsid: value 0 out of range 1..1024"},
-	{"traddr number",
-	 DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': 5}}",
-	     SUBSYS("")),
-	 -EINVAL, "ports[0].addr.traddr: expected a string"},
-	{"allow_any_host yes",
-	 DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'attr': {'allow_any_host': 'yes'}}"),
-	 -EINVAL, "subsystems[0].attr.allow_any_host: expected 0 or 1, got \"yes\""},
-	{"enable 2", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [{'nsid': 1, "
-				   "'enable': 2, 'device': {'path': 'ram:1M'}}]}"),
-	 -EINVAL, "subsystems[0].namespaces[0].enable: expected 0 or 1, got 2"},
-	{"attr array", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'attr': []}"), -EINVAL,
-	 "subsystems[0].attr: expected an object"},
-	{"device missing", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': "
-					 "[{'nsid': 1}]}"),
-	 -EINVAL, "subsystems[0].namespaces[0].device: missing"},
-	{"port subsys number", DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', "
-				   "'traddr': '127.0.0.1', 'trsvcid': '4420'}, 'subsystems': [1]}",
-				   SUBSYS("")),
-	 -EINVAL, "ports[0].subsystems[0]: expected a subsystem NQN string"},
-	{"nqn missing", DOC(PORT(""), "{'attr': {}}"), -EINVAL, "subsystems[0].nqn: missing"},
-	{"NUL in string", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a\\u0000x'}"), -EINVAL,
-	 "subsystems[0].nqn: contains a NUL character"},
+	{ "ports object", "{'ports': {}}", -EINVAL, "ports: expected an array" },
+	{ "port string", "{'ports': ['x']}", -EINVAL, "ports[0]: expected an object" },
+	{ "portid junk", DOC("{'portid': 'one'}", SUBSYS("")), -EINVAL,
+	  "ports[0].portid: expected an integer, got \"one\"" },
+	{ "portid float", DOC("{'portid': 1.5}", SUBSYS("")), -EINVAL,
+	  "ports[0].portid: expected an integer" },
+	{ "portid bool", DOC("{'portid': true}", SUBSYS("")), -EINVAL,
+	  "ports[0].portid: expected an integer" },
+	{ "portid range", DOC("{'portid': 70000}", SUBSYS("")), -ERANGE,
+	  "ports[0].portid: value 70000 out of range 0..65535" },
+	{ "portid reserved", DOC("{'portid': 65280}", SUBSYS("")), -EINVAL,
+	  "ports[0].portid: portids 65280 and above are reserved" },
+	{ "nsid float",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS(
+				"1", "ram:1M") ", " NS("2.5", "ram:1M") "]}"),
+	  -EINVAL, "subsystems[0].namespaces[1].nsid: expected an integer" },
+	{ "nsid zero",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS("0", "ram:1M") "]}"),
+	  -ERANGE, "subsystems[0].namespaces[0].nsid: value 0 out of range 1..1024" },
+	{ "traddr number",
+	  DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': 5}}",
+	      SUBSYS("")),
+	  -EINVAL, "ports[0].addr.traddr: expected a string" },
+	{ "allow_any_host yes",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'attr': {'allow_any_host': 'yes'}}"),
+	  -EINVAL, "subsystems[0].attr.allow_any_host: expected 0 or 1, got \"yes\"" },
+	{ "enable 2",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [{'nsid': 1, "
+			"'enable': 2, 'device': {'path': 'ram:1M'}}]}"),
+	  -EINVAL, "subsystems[0].namespaces[0].enable: expected 0 or 1, got 2" },
+	{ "attr array", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'attr': []}"), -EINVAL,
+	  "subsystems[0].attr: expected an object" },
+	{ "device missing",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': "
+			"[{'nsid': 1}]}"),
+	  -EINVAL, "subsystems[0].namespaces[0].device: missing" },
+	{ "port subsys number",
+	  DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', "
+	      "'traddr': '127.0.0.1', 'trsvcid': '4420'}, 'subsystems': [1]}",
+	      SUBSYS("")),
+	  -EINVAL, "ports[0].subsystems[0]: expected a subsystem NQN string" },
+	{ "nqn missing", DOC(PORT(""), "{'attr': {}}"), -EINVAL, "subsystems[0].nqn: missing" },
+	{ "NUL in string", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a\\u0000x'}"), -EINVAL,
+	  "subsystems[0].nqn: contains a NUL character" },
 	/* Duplicates and references. */
-	{"dup nsid", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS(
-					   "1", "ram:1M") ", " NS("1", "null:1M") "]}"),
-	 -EINVAL, "subsystems[0].namespaces[1].nsid: duplicate NSID 1 (also namespaces[0])"},
-	{"dup portid",
-	 DOC(PORT("") ", {'portid': '1', 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': "
-		      "'127.0.0.1', 'trsvcid': '4421'}}",
-	     SUBSYS("")),
-	 -EINVAL, "ports[1].portid: duplicate portid 1 (also ports[0])"},
-	{"dup address",
-	 DOC(PORT("") ", {'portid': 2, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': "
-		      "'0.0.0.0', 'trsvcid': '4420'}}",
-	     SUBSYS("")),
-	 -EADDRINUSE, "ports[1].addr: tcp 0.0.0.0:4420 overlaps ports[0] (127.0.0.1:4420)"},
-	{"dup subsystem", DOC(PORT(""), SUBSYS("") ", " SUBSYS("")), -EINVAL,
-	 "subsystems[1].nqn: duplicate subsystem \"nqn.2026-11.io.test:a\" (also subsystems[0])"},
-	{"dup host",
-	 "{'hosts': [{'nqn': 'nqn.2014-08.org.nvmexpress:h1'}, {'nqn': "
-	 "'nqn.2014-08.org.nvmexpress:h1'}]}",
-	 -EINVAL, "hosts[1].nqn: duplicate host"},
-	{"unknown subsystem", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:b'}"), -EINVAL,
-	 "ports[0].subsystems[0]: unknown subsystem \"nqn.2026-11.io.test:a\""},
-	{"subsystem twice on port",
-	 DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': '127.0.0.1', "
-	     "'trsvcid': '4420'}, 'subsystems': ['nqn.2026-11.io.test:a', "
-	     "'nqn.2026-11.io.test:a']}",
-	     SUBSYS("")),
-	 -EINVAL, "ports[0].subsystems[1]: subsystem \"nqn.2026-11.io.test:a\" listed twice"},
-	{"unknown allowed host", DOC(PORT(""), SUBSYS(", 'allowed_hosts': ['nqn.2014-08.x:h9']")),
-	 -EINVAL, "subsystems[0].allowed_hosts[0]: host \"nqn.2014-08.x:h9\" is not listed in "
-		  "\"hosts\""},
+	{ "dup nsid",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS(
+				"1", "ram:1M") ", " NS("1", "null:1M") "]}"),
+	  -EINVAL, "subsystems[0].namespaces[1].nsid: duplicate NSID 1 (also namespaces[0])" },
+	{ "dup portid",
+	  DOC(PORT("") ", {'portid': '1', 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': "
+		       "'127.0.0.1', 'trsvcid': '4421'}}",
+	      SUBSYS("")),
+	  -EINVAL, "ports[1].portid: duplicate portid 1 (also ports[0])" },
+	{ "dup address",
+	  DOC(PORT("") ", {'portid': 2, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': "
+		       "'0.0.0.0', 'trsvcid': '4420'}}",
+	      SUBSYS("")),
+	  -EADDRINUSE, "ports[1].addr: tcp 0.0.0.0:4420 overlaps ports[0] (127.0.0.1:4420)" },
+	{ "dup subsystem", DOC(PORT(""), SUBSYS("") ", " SUBSYS("")), -EINVAL,
+	  "subsystems[1].nqn: duplicate subsystem \"nqn.2026-11.io.test:a\" (also subsystems[0])" },
+	{ "dup host",
+	  "{'hosts': [{'nqn': 'nqn.2014-08.org.nvmexpress:h1'}, {'nqn': "
+	  "'nqn.2014-08.org.nvmexpress:h1'}]}",
+	  -EINVAL, "hosts[1].nqn: duplicate host" },
+	{ "unknown subsystem", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:b'}"), -EINVAL,
+	  "ports[0].subsystems[0]: unknown subsystem \"nqn.2026-11.io.test:a\"" },
+	{ "subsystem twice on port",
+	  DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': '127.0.0.1', "
+	      "'trsvcid': '4420'}, 'subsystems': ['nqn.2026-11.io.test:a', "
+	      "'nqn.2026-11.io.test:a']}",
+	      SUBSYS("")),
+	  -EINVAL, "ports[0].subsystems[1]: subsystem \"nqn.2026-11.io.test:a\" listed twice" },
+	{ "unknown allowed host", DOC(PORT(""), SUBSYS(", 'allowed_hosts': ['nqn.2014-08.x:h9']")),
+	  -EINVAL,
+	  "subsystems[0].allowed_hosts[0]: host \"nqn.2014-08.x:h9\" is not listed in "
+	  "\"hosts\"" },
 	/* Values we cannot honour. */
-	{"missing file", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS(
-					       "1", "/nonexistent/disk.img") "]}"),
-	 -ENOENT, "subsystems[0].namespaces[0].device.path: /nonexistent/disk.img: No such file "
-		  "or directory"},
-	{"directory as device", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS(
-						      "1", "/") "]}"),
-	 -EINVAL, "subsystems[0].namespaces[0].device.path: /: not a regular file or block device"},
-	{"relative path", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS(
-						"1", "disk.img") "]}"),
-	 -EINVAL, "device.path: \"disk.img\": expected an absolute file or device path"},
-	{"rbd without an image", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS(
-						       "1", "rbd:pool") "]}"),
-	 -EINVAL, "device.path: \"rbd:pool\": expected rbd:POOL/IMAGE"},
-	{"ram size junk", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS(
-						"1", "ram:12X") "]}"),
-	 -EINVAL, "device.path: \"ram:12X\": expected a size such as 64M or 1G after 'ram:'"},
-	{"ram size zero", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS(
-						"1", "ram:0") "]}"),
-	 -EINVAL, "device.path: \"ram:0\": expected a size"},
-	{"null size unaligned", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS(
-						      "1", "null:1000") "]}"),
-	 -EINVAL, "device.path: \"null:1000\": size is not a multiple of 4096"},
-	{"attr pi_enable", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'attr': {'pi_enable': "
-					 "'1'}}"),
-	 -ENOTSUP, "subsystems[0].attr.pi_enable: protection information is not supported"},
-	{"param pi_enable", DOC(PORT(", 'param': {'pi_enable': '1'}"), SUBSYS("")), -ENOTSUP,
-	 "ports[0].param.pi_enable: protection information is not supported"},
-	{"inline too big", DOC(PORT(", 'param': {'inline_data_size': '1048576'}"), SUBSYS("")),
-	 -ERANGE, "ports[0].param.inline_data_size: value 1048576 out of range -1..131072"},
-	{"unknown trtype",
-	 DOC("{'portid': 1, 'addr': {'trtype': 'carrier-pigeon', 'traddr': 'x'}}", SUBSYS("")),
-	 -EINVAL, "ports[0].addr.trtype: unknown transport \"carrier-pigeon\""},
-	{"trtype missing", DOC("{'portid': 1, 'addr': {'traddr': 'x'}}", SUBSYS("")), -EINVAL,
-	 "ports[0].addr.trtype: missing"},
-	{"adrfam ib",
-	 DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ib', 'traddr': '127.0.0.1', "
-	     "'trsvcid': '4420'}}",
-	     SUBSYS("")),
-	 -EINVAL, "ports[0].addr.adrfam: \"ib\": expected \"ipv4\" or \"ipv6\""},
-	{"traddr hostname",
-	 DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': 'localhost', "
-	     "'trsvcid': '4420'}}",
-	     SUBSYS("")),
-	 -EINVAL, "ports[0].addr.traddr: \"localhost\" is not an IPv4 address"},
-	{"trsvcid junk",
-	 DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': '127.0.0.1', "
-	     "'trsvcid': '99999'}}",
-	     SUBSYS("")),
-	 -EINVAL, "ports[0].addr.trsvcid: \"99999\": expected a port number 1..65535"},
-	{"treq required",
-	 DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': '127.0.0.1', "
-	     "'trsvcid': '4420', 'treq': 'required'}}",
-	     SUBSYS("")),
-	 -ENOTSUP, "ports[0].addr.treq: a secure channel (TLS) is not supported"},
-	{"tsas tls",
-	 DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': '127.0.0.1', "
-	     "'trsvcid': '4420', 'tsas': 'tls1.3'}}",
-	     SUBSYS("")),
-	 -ENOTSUP, "ports[0].addr.tsas: \"tls1.3\": only \"none\" is supported"},
-	{"advertise hostname", DOC(PORT(", 'advertise': 'nat.example'"), SUBSYS("")), -EINVAL,
-	 "ports[0].advertise: \"nat.example\" is not an IPv4 address"},
-	{"ana unknown state",
-	 DOC(PORT(", 'ana_groups': [{'grpid': 1, 'ana': {'state': 'optimized'}}, {'grpid': 2, "
-		  "'ana': {'state': 'standby'}}]"),
-	     SUBSYS("")),
-	 -EINVAL, "ports[0].ana_groups[1].ana.state: ANA state \"standby\": expected optimized"},
-	{"ana dup", DOC(PORT(", 'ana_groups': [{'grpid': 1}, {'grpid': '1'}]"), SUBSYS("")),
-	 -EINVAL, "ports[0].ana_groups[1].grpid: duplicate ANA group 1"},
-	{"resv type", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [{'nsid': 1, "
-				    "'device': {'path': 'ram:1M'}, 'resv': {'enable': 'yes'}}]}"),
-	 -EINVAL, "subsystems[0].namespaces[0].resv.enable"},
-	{"passthru", DOC(PORT(""), SUBSYS(", 'passthru': [{'device': {'path': '/dev/nvme0'}}]")),
-	 -ENOTSUP, "subsystems[0].passthru: passthru controllers are not supported"},
-	{"cntlid order", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'attr': {'cntlid_min': "
-				       "'100', 'cntlid_max': '10'}}"),
-	 -EINVAL, "subsystems[0].attr.cntlid_min: cntlid_min 100 is above cntlid_max 10"},
-	{"serial too long", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'attr': {'serial': "
-					  "'123456789012345678901'}}"),
-	 -EINVAL, "subsystems[0].attr.serial: longer than 20 bytes"},
-	{"version junk", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'attr': {'version': "
-				       "'one'}}"),
-	 -EINVAL, "subsystems[0].attr.version: \"one\": expected MAJOR.MINOR[.TERTIARY]"},
-	{"nguid junk", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [{'nsid': 1, "
-				     "'device': {'path': 'ram:1M', 'nguid': 'xyz'}}]}"),
-	 -EINVAL, "subsystems[0].namespaces[0].device.nguid: \"xyz\": expected 16 hex bytes"},
-	{"fc referral",
-	 DOC(PORT(", 'referrals': [{'name': 'r', 'addr': {'trtype': 'fc', 'adrfam': 'fc', "
-		  "'traddr': 'nn-0x1:pn-0x2', 'trsvcid': 'none'}}]"),
-	     SUBSYS("")),
-	 -ENOTSUP, "ports[0].referrals[0].addr.trtype: fc transport is not supported"},
+	{ "missing file",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS("1", "/nonexistent/"
+										   "disk.img") "]"
+											       "}"),
+	  -ENOENT,
+	  "subsystems[0].namespaces[0].device.path: /nonexistent/disk.img: No such file "
+	  "or directory" },
+	{ "directory as device",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS("1", "/") "]}"),
+	  -EINVAL,
+	  "subsystems[0].namespaces[0].device.path: /: not a regular file or block device" },
+	{ "relative path",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS("1", "disk.img") "]"
+											       "}"),
+	  -EINVAL, "device.path: \"disk.img\": expected an absolute file or device path" },
+	{ "rbd without an image",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS("1", "rbd:pool") "]"
+											       "}"),
+	  -EINVAL, "device.path: \"rbd:pool\": expected rbd:POOL/IMAGE" },
+	{ "ram size junk",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS("1", "ram:12X") "]}"),
+	  -EINVAL, "device.path: \"ram:12X\": expected a size such as 64M or 1G after 'ram:'" },
+	{ "ram size zero",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS("1", "ram:0") "]}"),
+	  -EINVAL, "device.path: \"ram:0\": expected a size" },
+	{ "null size unaligned",
+	  DOC(PORT(""),
+	      "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS("1", "null:1000") "]}"),
+	  -EINVAL, "device.path: \"null:1000\": size is not a multiple of 4096" },
+	{ "attr pi_enable",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'attr': {'pi_enable': "
+			"'1'}}"),
+	  -ENOTSUP, "subsystems[0].attr.pi_enable: protection information is not supported" },
+	{ "param pi_enable", DOC(PORT(", 'param': {'pi_enable': '1'}"), SUBSYS("")), -ENOTSUP,
+	  "ports[0].param.pi_enable: protection information is not supported" },
+	{ "inline too big", DOC(PORT(", 'param': {'inline_data_size': '1048576'}"), SUBSYS("")),
+	  -ERANGE, "ports[0].param.inline_data_size: value 1048576 out of range -1..131072" },
+	{ "unknown trtype",
+	  DOC("{'portid': 1, 'addr': {'trtype': 'carrier-pigeon', 'traddr': 'x'}}", SUBSYS("")),
+	  -EINVAL, "ports[0].addr.trtype: unknown transport \"carrier-pigeon\"" },
+	{ "trtype missing", DOC("{'portid': 1, 'addr': {'traddr': 'x'}}", SUBSYS("")), -EINVAL,
+	  "ports[0].addr.trtype: missing" },
+	{ "adrfam ib",
+	  DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ib', 'traddr': '127.0.0.1', "
+	      "'trsvcid': '4420'}}",
+	      SUBSYS("")),
+	  -EINVAL, "ports[0].addr.adrfam: \"ib\": expected \"ipv4\" or \"ipv6\"" },
+	{ "traddr hostname",
+	  DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': 'localhost', "
+	      "'trsvcid': '4420'}}",
+	      SUBSYS("")),
+	  -EINVAL, "ports[0].addr.traddr: \"localhost\" is not an IPv4 address" },
+	{ "trsvcid junk",
+	  DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': '127.0.0.1', "
+	      "'trsvcid': '99999'}}",
+	      SUBSYS("")),
+	  -EINVAL, "ports[0].addr.trsvcid: \"99999\": expected a port number 1..65535" },
+	{ "treq required",
+	  DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': '127.0.0.1', "
+	      "'trsvcid': '4420', 'treq': 'required'}}",
+	      SUBSYS("")),
+	  -ENOTSUP, "ports[0].addr.treq: a secure channel (TLS) is not supported" },
+	{ "tsas tls",
+	  DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': '127.0.0.1', "
+	      "'trsvcid': '4420', 'tsas': 'tls1.3'}}",
+	      SUBSYS("")),
+	  -ENOTSUP, "ports[0].addr.tsas: \"tls1.3\": only \"none\" is supported" },
+	{ "advertise hostname", DOC(PORT(", 'advertise': 'nat.example'"), SUBSYS("")), -EINVAL,
+	  "ports[0].advertise: \"nat.example\" is not an IPv4 address" },
+	{ "ana unknown state",
+	  DOC(PORT(", 'ana_groups': [{'grpid': 1, 'ana': {'state': 'optimized'}}, {'grpid': 2, "
+		   "'ana': {'state': 'standby'}}]"),
+	      SUBSYS("")),
+	  -EINVAL, "ports[0].ana_groups[1].ana.state: ANA state \"standby\": expected optimized" },
+	{ "ana dup", DOC(PORT(", 'ana_groups': [{'grpid': 1}, {'grpid': '1'}]"), SUBSYS("")),
+	  -EINVAL, "ports[0].ana_groups[1].grpid: duplicate ANA group 1" },
+	{ "resv type",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [{'nsid': 1, "
+			"'device': {'path': 'ram:1M'}, 'resv': {'enable': 'yes'}}]}"),
+	  -EINVAL, "subsystems[0].namespaces[0].resv.enable" },
+	{ "passthru", DOC(PORT(""), SUBSYS(", 'passthru': [{'device': {'path': '/dev/nvme0'}}]")),
+	  -ENOTSUP, "subsystems[0].passthru: passthru controllers are not supported" },
+	{ "cntlid order",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'attr': {'cntlid_min': "
+			"'100', 'cntlid_max': '10'}}"),
+	  -EINVAL, "subsystems[0].attr.cntlid_min: cntlid_min 100 is above cntlid_max 10" },
+	{ "serial too long",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'attr': {'serial': "
+			"'123456789012345678901'}}"),
+	  -EINVAL, "subsystems[0].attr.serial: longer than 20 bytes" },
+	{ "version junk",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'attr': {'version': "
+			"'one'}}"),
+	  -EINVAL, "subsystems[0].attr.version: \"one\": expected MAJOR.MINOR[.TERTIARY]" },
+	{ "nguid junk",
+	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [{'nsid': 1, "
+			"'device': {'path': 'ram:1M', 'nguid': 'xyz'}}]}"),
+	  -EINVAL, "subsystems[0].namespaces[0].device.nguid: \"xyz\": expected 16 hex bytes" },
+	{ "fc referral",
+	  DOC(PORT(", 'referrals': [{'name': 'r', 'addr': {'trtype': 'fc', 'adrfam': 'fc', "
+		   "'traddr': 'nn-0x1:pn-0x2', 'trsvcid': 'none'}}]"),
+	      SUBSYS("")),
+	  -ENOTSUP, "ports[0].referrals[0].addr.trtype: fc transport is not supported" },
 	/* NQN syntax. */
-	{"nqn discovery", DOC("", "{'nqn': 'nqn.2014-08.org.nvmexpress.discovery'}"), -EINVAL,
-	 "subsystems[0].nqn: nqn.2014-08.org.nvmexpress.discovery is reserved"},
-	{"nqn blank", DOC("", "{'nqn': 'nqn.2026-11.io.test:a b'}"), -EINVAL,
-	 "subsystems[0].nqn: subsystem NQN \"nqn.2026-11.io.test:a b\" contains a blank"},
-	{"nqn slash", DOC("", "{'nqn': 'nqn.2026-11.io.test:a/b'}"), -EINVAL,
-	 "contains '/'"},
-	{"nqn empty", "{'hosts': [{'nqn': ''}]}", -EINVAL, "hosts[0].nqn: empty host NQN"},
+	{ "nqn discovery", DOC("", "{'nqn': 'nqn.2014-08.org.nvmexpress.discovery'}"), -EINVAL,
+	  "subsystems[0].nqn: nqn.2014-08.org.nvmexpress.discovery is reserved" },
+	{ "nqn blank", DOC("", "{'nqn': 'nqn.2026-11.io.test:a b'}"), -EINVAL,
+	  "subsystems[0].nqn: subsystem NQN \"nqn.2026-11.io.test:a b\" contains a blank" },
+	{ "nqn slash", DOC("", "{'nqn': 'nqn.2026-11.io.test:a/b'}"), -EINVAL, "contains '/'" },
+	{ "nqn empty", "{'hosts': [{'nqn': ''}]}", -EINVAL, "hosts[0].nqn: empty host NQN" },
 };
 
 static char *long_nqn_doc(size_t len)
@@ -841,7 +857,8 @@ static void test_referrals_and_iscsi(void)
 	CU_ASSERT_STRING_EQUAL(cfg->ports[0].referrals[1].addr.trsvcid, "4420");
 	CU_ASSERT_EQUAL(cfg->ports[0].referrals[1].portid, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(cfg->iscsi_json);
-	CU_ASSERT_STRING_EQUAL(cfg->iscsi_json, "{\"portals\":[{\"addr\":\"0.0.0.0\",\"port\":3260}],\"targets\":[]}");
+	CU_ASSERT_STRING_EQUAL(cfg->iscsi_json, "{\"portals\":[{\"addr\":\"0.0.0.0\",\"port\":3260}"
+						"],\"targets\":[]}");
 	CU_ASSERT_EQUAL(cfg->nwarnings, 0);
 	config_free(cfg);
 	free(json);

@@ -11,7 +11,7 @@
 
 #include "common/endian.h"
 
-#define ST_ABORT_REQ NVMF_ST(NVME_SCT_GENERIC, NVME_SC_ABORT_REQUESTED)
+#define ST_ABORT_REQ    NVMF_ST(NVME_SCT_GENERIC, NVME_SC_ABORT_REQUESTED)
 #define ST_FUSED_FAILED NVMF_ST(NVME_SCT_GENERIC, NVME_SC_ABORTED_FAILED_FUSED)
 
 static struct fake_env env;
@@ -213,8 +213,8 @@ static void test_abort(void)
 
 	CU_ASSERT_EQUAL(do_abort(2, cid_of(running)), 1); /* in the backend */
 	CU_ASSERT_EQUAL(running->completions, 0);
-	CU_ASSERT_EQUAL(do_abort(1, cid_of(c)), 1);	   /* executing (compare read) */
-	CU_ASSERT_EQUAL(do_abort(2, 0x7777), 1);	   /* no such command */
+	CU_ASSERT_EQUAL(do_abort(1, cid_of(c)), 1);       /* executing (compare read) */
+	CU_ASSERT_EQUAL(do_abort(2, 0x7777), 1);          /* no such command */
 	CU_ASSERT_EQUAL(do_abort(9, cid_of(waiting)), 1); /* no such queue */
 	CU_ASSERT_EQUAL(do_abort(1, cid_of(waiting)), 1); /* another queue's CID */
 

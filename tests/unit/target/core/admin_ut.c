@@ -48,8 +48,8 @@ static void test_identify_ctrl(void)
 	CU_ASSERT(space_padded(id->mn, 40, "nvmeof"));
 	CU_ASSERT(space_padded(id->fr, 8, PACKAGE_VERSION));
 	CU_ASSERT_EQUAL(get_le16(&id->vid), 0);
-	CU_ASSERT_EQUAL(id->cmic, NVME_CTRL_CMIC_MULTI_PORT | NVME_CTRL_CMIC_MULTI_CTRL |
-					  NVME_CTRL_CMIC_ANA);
+	CU_ASSERT_EQUAL(id->cmic,
+			NVME_CTRL_CMIC_MULTI_PORT | NVME_CTRL_CMIC_MULTI_CTRL | NVME_CTRL_CMIC_ANA);
 	CU_ASSERT_EQUAL(id->mdts, 5); /* 128 KiB in 4 KiB pages */
 	CU_ASSERT_EQUAL(get_le16(&id->cntlid), env.cntlid);
 	CU_ASSERT_EQUAL(get_le32(&id->ver), 0x10300);
@@ -236,8 +236,7 @@ static void test_identify_nvm_cs(void)
 	CU_ASSERT(all_bytes(buf, 4096, 0));
 	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_NS, 0, NVME_CSI_NVM, 4096),
 			ST_INVALID_NS);
-	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_NS, NVMF_NSID_ALL, NVME_CSI_NVM,
-				 4096),
+	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_NS, NVMF_NSID_ALL, NVME_CSI_NVM, 4096),
 			ST_INVALID_NS);
 	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_NS, 1, 2, 4096), ST_INVALID_FIELD);
 	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_NS, 1, 1, 4096), ST_INVALID_FIELD);
@@ -245,8 +244,7 @@ static void test_identify_nvm_cs(void)
 	/* NVMe 2.0 structures a 1.3 controller does not have */
 	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_CS_INDEP_NS, 1, 0, 4096),
 			ST_INVALID_FIELD);
-	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_IO_CMD_SET, 0, 0, 4096),
-			ST_INVALID_FIELD);
+	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_IO_CMD_SET, 0, 0, 4096), ST_INVALID_FIELD);
 	CU_ASSERT_EQUAL(identify(&env.admin, NVME_ID_CNS_NVMSET_LIST, 0, 0, 4096),
 			ST_INVALID_FIELD);
 	fake_env_teardown(&env);

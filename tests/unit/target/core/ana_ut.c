@@ -35,7 +35,7 @@ static uint16_t read_blk(struct fake_qpair *q, uint32_t nsid)
 
 static void add_ns(uint32_t nsid, uint32_t grpid)
 {
-	struct nvmf_ns_opts o = {.nsid = nsid, .path = "ram:1M", .anagrpid = grpid};
+	struct nvmf_ns_opts o = { .nsid = nsid, .path = "ram:1M", .anagrpid = grpid };
 	char err[256];
 
 	CU_ASSERT_EQUAL_FATAL(nvmf_subsys_add_ns(env.subsys, &o, err, sizeof(err)), (int)nsid);
@@ -198,15 +198,17 @@ static void test_io_status_and_aen(void)
 	CU_ASSERT_EQUAL(aer->completions, 1);
 	CU_ASSERT_EQUAL(fake_status(aer), 0);
 	CU_ASSERT_EQUAL(fake_dw0(aer), nvme_aer_dw0(NVME_AER_TYPE_NOTICE,
-						   NVME_AER_NOTICE_ANA_CHANGE, NVME_LOG_ANA));
+						    NVME_AER_NOTICE_ANA_CHANGE, NVME_LOG_ANA));
 	/* Inaccessible, Persistent Loss, Change: path status, no DNR (the host fails over) */
-	CU_ASSERT_EQUAL(read_blk(&env.io[0], 1), NVME_STATUS(NVME_SCT_PATH, NVME_SC_ANA_INACCESSIBLE));
+	CU_ASSERT_EQUAL(read_blk(&env.io[0], 1),
+			NVME_STATUS(NVME_SCT_PATH, NVME_SC_ANA_INACCESSIBLE));
 	CU_ASSERT_EQUAL(read_blk(&env.io[0], 2), 0); /* group 2 is still optimized */
 	CU_ASSERT_EQUAL(nvmf_ana_set_state(env.port, 1, NVME_ANA_PERSISTENT_LOSS, 0), 0);
 	CU_ASSERT_EQUAL(read_blk(&env.io[0], 1),
 			NVME_STATUS(NVME_SCT_PATH, NVME_SC_ANA_PERSISTENT_LOSS));
 	CU_ASSERT_EQUAL(nvmf_ana_set_state(env.port, 1, NVME_ANA_CHANGE, 0), 0);
-	CU_ASSERT_EQUAL(read_blk(&env.io[0], 1), NVME_STATUS(NVME_SCT_PATH, NVME_SC_ANA_TRANSITION));
+	CU_ASSERT_EQUAL(read_blk(&env.io[0], 1),
+			NVME_STATUS(NVME_SCT_PATH, NVME_SC_ANA_TRANSITION));
 	CU_ASSERT_EQUAL(nvmf_ana_set_state(env.port, 1, NVME_ANA_NON_OPTIMIZED, 0), 0);
 	CU_ASSERT_EQUAL(read_blk(&env.io[0], 1), 0);
 	CU_ASSERT_EQUAL(env.port->ana_refused, 3);
@@ -221,10 +223,10 @@ static void test_io_status_and_aen(void)
 }
 
 static const CU_TestInfo tests[] = {
-	{"state machine", test_state_machine},
-	{"log page 0Ch, RGO", test_log_page},
-	{"Identify fields", test_identify},
-	{"I/O path status, ANA Change notice", test_io_status_and_aen},
+	{ "state machine", test_state_machine },
+	{ "log page 0Ch, RGO", test_log_page },
+	{ "Identify fields", test_identify },
+	{ "I/O path status, ANA Change notice", test_io_status_and_aen },
 	CU_TEST_INFO_NULL,
 };
 

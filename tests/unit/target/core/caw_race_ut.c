@@ -31,11 +31,11 @@
 #include "core/nvmf.h"
 #include "reactor/reactor.h"
 
-#define NQN "nqn.2026-11.io.nvmeof:caw-race"
-#define NBLK 4			/* contended blocks */
-#define NCAW 4			/* compare-and-write workers (2 per reactor) */
-#define BS 512
-#define RACES 100000		/* compare-and-write pairs per backend, at least */
+#define NQN   "nqn.2026-11.io.nvmeof:caw-race"
+#define NBLK  4 /* contended blocks */
+#define NCAW  4 /* compare-and-write workers (2 per reactor) */
+#define BS    512
+#define RACES 100000 /* compare-and-write pairs per backend, at least */
 
 struct pat {
 	uint64_t epoch;
@@ -54,33 +54,33 @@ struct worker {
 	struct nvmf_qpair qp;
 	struct reactor *r;
 	struct reactor_work work;
-	bool caw;		/* a compare-and-write worker, else the writer of block blk */
+	bool caw; /* a compare-and-write worker, else the writer of block blk */
 	unsigned int blk;
-	unsigned int step;	/* caw: 0 read, 1 pair; writer: 0 write */
-	unsigned int pending;	/* completions awaited */
+	unsigned int step;    /* caw: 0 read, 1 pair; writer: 0 write */
+	unsigned int pending; /* completions awaited */
 	struct wreq rq[2];
-	uint8_t buf[3][BS];	/* read data / compare data / write data */
+	uint8_t buf[3][BS]; /* read data / compare data / write data */
 	struct pat seen;
 	uint64_t floor;
-	uint64_t epoch;		/* writer: last epoch written */
-	uint64_t last_pairs;	/* writer: g_pairs when it last wrote */
-	bool parked;		/* writer: waiting for the pairs to catch up */
+	uint64_t epoch;      /* writer: last epoch written */
+	uint64_t last_pairs; /* writer: g_pairs when it last wrote */
+	bool parked;         /* writer: waiting for the pairs to catch up */
 	uint64_t rng;
 	/* results */
 	uint64_t pairs, ok, miscompare, errors, torn, stale, read_torn;
-	struct pat *succ;	/* successes: compare values */
+	struct pat *succ; /* successes: compare values */
 	size_t nsucc, cap;
 };
 
 static struct nvmf_tgt *g_tgt;
 static struct nvmf_subsys *g_sub;
 static uint32_t g_nsid;
-static uint64_t g_floor[NBLK];	/* atomic: epoch of the last completed Write */
-static unsigned int g_running;	/* atomic: workers not yet finished */
-static unsigned int g_stop;	/* atomic: compare-and-write workers reached RACES */
-static uint64_t g_pairs;	/* atomic */
-static struct worker *g_ws;	/* all workers: caw ones first, then the writers */
-static unsigned int g_gone;	/* atomic: queue pairs released */
+static uint64_t g_floor[NBLK]; /* atomic: epoch of the last completed Write */
+static unsigned int g_running; /* atomic: workers not yet finished */
+static unsigned int g_stop;    /* atomic: compare-and-write workers reached RACES */
+static uint64_t g_pairs;       /* atomic */
+static struct worker *g_ws;    /* all workers: caw ones first, then the writers */
+static unsigned int g_gone;    /* atomic: queue pairs released */
 
 static void fill(uint8_t *b, const struct pat *p)
 {
@@ -245,7 +245,8 @@ static void next(void *arg)
 	struct worker *w = arg;
 
 	if (!w->caw) {
-		struct pat p = { .epoch = ++w->epoch, .blk = (uint16_t)w->blk,
+		struct pat p = { .epoch = ++w->epoch,
+				 .blk = (uint16_t)w->blk,
 				 .nblk = (uint16_t)~w->blk };
 
 		fill(w->buf[2], &p);
@@ -350,8 +351,8 @@ static void race(const char *path)
 		w->work.fn = next;
 		w->work.arg = w;
 		nvmf_qpair_init(&w->qp, &ops, g_tgt, NULL, w->r);
-		CU_ASSERT_EQUAL_FATAL(nvmf_local_connect(&w->qp, g_sub, "nqn.2026-11.io.nvmeof:h",
-							 NULL), 0);
+		CU_ASSERT_EQUAL_FATAL(
+			nvmf_local_connect(&w->qp, g_sub, "nqn.2026-11.io.nvmeof:h", NULL), 0);
 	}
 	for (unsigned int i = 0; i < n; i++)
 		CU_ASSERT_EQUAL(reactor_send_msg(ws[i].r, start_msg, &ws[i]), 0);
@@ -387,9 +388,13 @@ static void race(const char *path)
 		for (unsigned int b = 0; b < NBLK; b++) {
 			uint8_t buf[BS];
 			struct iovec iov = { buf, BS };
-			struct bdev_io bio = { .op = BDEV_OP_READ, .offset = (uint64_t)b * BS,
-					       .len = BS, .iov = &iov, .iovcnt = 1,
-					       .cb = final_read_done, .cb_arg = &rc };
+			struct bdev_io bio = { .op = BDEV_OP_READ,
+					       .offset = (uint64_t)b * BS,
+					       .len = BS,
+					       .iov = &iov,
+					       .iovcnt = 1,
+					       .cb = final_read_done,
+					       .cb_arg = &rc };
 			struct pat p;
 
 			rc = 1;
@@ -413,9 +418,9 @@ static void race(const char *path)
 	free(all);
 	printf("\n  %s: %llu pairs (%llu written, %llu miscompared), %llu torn, %llu stale, "
 	       "%llu duplicate, %llu errors, %llu writes, %llu reads overlapped a write\n",
-	       path, (unsigned long long)pairs, (unsigned long long)ok,
-	       (unsigned long long)mis, (unsigned long long)torn, (unsigned long long)stale,
-	       (unsigned long long)dup, (unsigned long long)errors,
+	       path, (unsigned long long)pairs, (unsigned long long)ok, (unsigned long long)mis,
+	       (unsigned long long)torn, (unsigned long long)stale, (unsigned long long)dup,
+	       (unsigned long long)errors,
 	       (unsigned long long)(ws[NCAW].epoch + ws[NCAW + 1].epoch + ws[NCAW + 2].epoch +
 				    ws[NCAW + 3].epoch),
 	       (unsigned long long)rt);

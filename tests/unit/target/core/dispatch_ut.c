@@ -15,10 +15,10 @@
 #include "core/lba_status.h"
 #include "tests/unit/target/core/fakes.h"
 
-#define ST_PENDING 0xffff /* parked by the core (Asynchronous Event Request) */
-#define ST_INVALID_LOG NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_INVALID_LOG_PAGE)
-#define ST_NOT_SAVEABLE NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_FEATURE_ID_NOT_SAVEABLE)
-#define ST_QUEUE_TYPE NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_INVALID_QUEUE_TYPE)
+#define ST_PENDING       0xffff /* parked by the core (Asynchronous Event Request) */
+#define ST_INVALID_LOG   NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_INVALID_LOG_PAGE)
+#define ST_NOT_SAVEABLE  NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_FEATURE_ID_NOT_SAVEABLE)
+#define ST_QUEUE_TYPE    NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_INVALID_QUEUE_TYPE)
 #define ST_HOSTID_FORMAT NVMF_ST_DNR(NVME_SCT_GENERIC, NVME_SC_HOSTID_INCONSISTENT_FORMAT)
 
 static struct fake_env env;
@@ -113,7 +113,7 @@ static uint16_t run(enum kind k, struct nvme_cmd *cmd, const void *data, uint32_
 struct row_case {
 	const char *what;
 	enum kind kind;
-	uint8_t opc;		/* opcode, or fctype for K_FABRICS_* */
+	uint8_t opc; /* opcode, or fctype for K_FABRICS_* */
 	uint32_t nsid;
 	uint32_t cdw10, cdw11, cdw12;
 	uint32_t len;
@@ -126,8 +126,8 @@ struct row_case {
 
 static const struct row_case row_cases[] = {
 	/* admin */
-	{ "Get Log Page: unknown page", K_NVM, NVME_ADMIN_GET_LOG_PAGE, 0, 0xc0 | 127u << 16, 0,
-	  0, 512, ST_INVALID_LOG, NO_DW0 },
+	{ "Get Log Page: unknown page", K_NVM, NVME_ADMIN_GET_LOG_PAGE, 0, 0xc0 | 127u << 16, 0, 0,
+	  512, ST_INVALID_LOG, NO_DW0 },
 	{ "Get Log Page: discovery log", K_DISC, NVME_ADMIN_GET_LOG_PAGE, 0,
 	  NVME_LOG_DISCOVERY | 255u << 16, 0, 0, 1024, 0, NO_DW0 },
 	{ "Get Log Page: local", K_LOCAL, NVME_ADMIN_GET_LOG_PAGE, 0, NVME_LOG_SMART | 127u << 16,
@@ -136,8 +136,8 @@ static const struct row_case row_cases[] = {
 	  ST_SGL_LEN, NO_DW0 },
 	{ "Identify: discovery, namespace", K_DISC, NVME_ADMIN_IDENTIFY, 1, NVME_ID_CNS_NS, 0, 0,
 	  4096, ST_INVALID_FIELD, NO_DW0 },
-	{ "Identify: local, namespace", K_LOCAL, NVME_ADMIN_IDENTIFY, 1, NVME_ID_CNS_NS, 0, 0,
-	  4096, 0, NO_DW0 },
+	{ "Identify: local, namespace", K_LOCAL, NVME_ADMIN_IDENTIFY, 1, NVME_ID_CNS_NS, 0, 0, 4096,
+	  0, NO_DW0 },
 	{ "Abort", K_NVM, NVME_ADMIN_ABORT, 0, 0, 0, 0, 0, 0, true, 1 },
 	{ "Abort: local", K_LOCAL, NVME_ADMIN_ABORT, 0, 0, 0, 0, 0, 0, true, 1 },
 	{ "Set Features: save", K_NVM, NVME_ADMIN_SET_FEATURES, 0, NVME_FEAT_KATO | NVME_FEAT_SAVE,
@@ -146,16 +146,16 @@ static const struct row_case row_cases[] = {
 	  NVME_FEAT_NUM_QUEUES, 0, 0, 0, ST_INVALID_FIELD, NO_DW0 },
 	{ "Set Features: local, arbitration", K_LOCAL, NVME_ADMIN_SET_FEATURES, 0,
 	  NVME_FEAT_ARBITRATION, 3, 0, 0, 0, NO_DW0 },
-	{ "Get Features: number of queues", K_NVM, NVME_ADMIN_GET_FEATURES, 0,
-	  NVME_FEAT_NUM_QUEUES, 0, 0, 0, 0, true, 0 },
-	{ "Get Features: discovery, KATO", K_DISC, NVME_ADMIN_GET_FEATURES, 0, NVME_FEAT_KATO, 0,
-	  0, 0, 0, true, NVMF_DISC_KATO_MS },
+	{ "Get Features: number of queues", K_NVM, NVME_ADMIN_GET_FEATURES, 0, NVME_FEAT_NUM_QUEUES,
+	  0, 0, 0, 0, true, 0 },
+	{ "Get Features: discovery, KATO", K_DISC, NVME_ADMIN_GET_FEATURES, 0, NVME_FEAT_KATO, 0, 0,
+	  0, 0, true, NVMF_DISC_KATO_MS },
 	{ "Get Features: local, unknown", K_LOCAL, NVME_ADMIN_GET_FEATURES, 0, 0x7e, 0, 0, 0,
 	  ST_INVALID_FIELD, NO_DW0 },
 	{ "Asynchronous Event Request", K_NVM, NVME_ADMIN_ASYNC_EVENT_REQUEST, 0, 0, 0, 0, 0,
 	  ST_PENDING, NO_DW0 },
-	{ "Asynchronous Event Request: discovery", K_DISC, NVME_ADMIN_ASYNC_EVENT_REQUEST, 0, 0,
-	  0, 0, 0, ST_PENDING, NO_DW0 },
+	{ "Asynchronous Event Request: discovery", K_DISC, NVME_ADMIN_ASYNC_EVENT_REQUEST, 0, 0, 0,
+	  0, 0, ST_PENDING, NO_DW0 },
 	{ "Keep Alive", K_NVM, NVME_ADMIN_KEEP_ALIVE, 0, 0, 0, 0, 0, 0, NO_DW0 },
 	{ "Keep Alive: discovery", K_DISC, NVME_ADMIN_KEEP_ALIVE, 0, 0, 0, 0, 0, 0, NO_DW0 },
 	{ "Keep Alive: local", K_LOCAL, NVME_ADMIN_KEEP_ALIVE, 0, 0, 0, 0, 0, 0, NO_DW0 },
@@ -172,13 +172,13 @@ static const struct row_case row_cases[] = {
 	{ "Read: past the end", K_IO, NVME_OPC_READ, 1, 2048, 0, 0, 512, ST_LBA_RANGE, NO_DW0 },
 	{ "Read", K_IO, NVME_OPC_READ, 1, 0, 0, 0, 512, 0, NO_DW0 },
 	{ "Compare: zeroes match", K_IO, NVME_OPC_COMPARE, 1, 0, 0, 0, 512, 0, NO_DW0 },
-	{ "Write Zeroes: past the end", K_IO, NVME_OPC_WRITE_ZEROES, 1, 2047, 0, 1, 0,
-	  ST_LBA_RANGE, NO_DW0 },
+	{ "Write Zeroes: past the end", K_IO, NVME_OPC_WRITE_ZEROES, 1, 2047, 0, 1, 0, ST_LBA_RANGE,
+	  NO_DW0 },
 	{ "Dataset Management: ranges missing", K_IO, NVME_OPC_DATASET_MANAGEMENT, 1, 1, 0, 0, 16,
 	  ST_SGL_LEN, NO_DW0 },
 	{ "Verify: no data moves", K_IO, NVME_OPC_VERIFY, 1, 0, 0, 0, 0, 0, NO_DW0 },
-	{ "Reservation Register: CPTPL 11b", K_IO, NVME_OPC_RESERVATION_REGISTER, 1, 3u << 30, 0,
-	  0, 16, ST_INVALID_FIELD, NO_DW0 },
+	{ "Reservation Register: CPTPL 11b", K_IO, NVME_OPC_RESERVATION_REGISTER, 1, 3u << 30, 0, 0,
+	  16, ST_INVALID_FIELD, NO_DW0 },
 	{ "Reservation Report: no EDS", K_IO, NVME_OPC_RESERVATION_REPORT, 1, 15, 0, 0, 64,
 	  ST_HOSTID_FORMAT, NO_DW0 },
 	{ "Reservation Acquire: keys missing", K_IO, NVME_OPC_RESERVATION_ACQUIRE, 1, 0, 0, 0, 8,
@@ -188,8 +188,8 @@ static const struct row_case row_cases[] = {
 	{ "Get LBA Allocation Status: past the end", K_IO, NVMF_OPC_VS_LBA_STATUS, 1, 2048, 0, 0,
 	  24, ST_LBA_RANGE, NO_DW0 },
 	/* Fabrics (cdw10 carries the property offset for Property Get/Set) */
-	{ "Property Get: VS", K_FABRICS_ADMIN, NVMF_FCTYPE_PROPERTY_GET, 0, NVME_REG_VS, 0, 0, 0,
-	  0, true, 0x10300 },
+	{ "Property Get: VS", K_FABRICS_ADMIN, NVMF_FCTYPE_PROPERTY_GET, 0, NVME_REG_VS, 0, 0, 0, 0,
+	  true, 0x10300 },
 	{ "Property Set: not CC", K_FABRICS_ADMIN, NVMF_FCTYPE_PROPERTY_SET, 0, NVME_REG_VS, 0, 0,
 	  0, ST_INVALID_FIELD, NO_DW0 },
 	{ "Connect: queue already connected", K_FABRICS_ADMIN, NVMF_FCTYPE_CONNECT, 0, 0, 0, 0,
@@ -295,7 +295,8 @@ static void test_every_row_has_a_case(void)
 	static const struct {
 		unsigned int on;
 		enum kind kind;
-	} admin_kinds[] = { { NVMF_ON_NVM, K_NVM }, { NVMF_ON_DISC, K_DISC },
+	} admin_kinds[] = { { NVMF_ON_NVM, K_NVM },
+			    { NVMF_ON_DISC, K_DISC },
 			    { NVMF_ON_LOCAL, K_LOCAL } };
 
 	for (unsigned int opc = 0; opc < NVMF_CMD_TABLE_SIZE; opc++) {
@@ -363,7 +364,7 @@ static void test_wrong_queue(void)
 {
 	/* admin opcodes that are not also NVM opcodes */
 	static const uint8_t admin_only[] = {
-		NVME_ADMIN_IDENTIFY, NVME_ADMIN_GET_FEATURES, NVME_ADMIN_KEEP_ALIVE,
+		NVME_ADMIN_IDENTIFY,        NVME_ADMIN_GET_FEATURES,   NVME_ADMIN_KEEP_ALIVE,
 		NVME_ADMIN_FIRMWARE_COMMIT, NVME_ADMIN_DIRECTIVE_SEND, NVME_ADMIN_FORMAT_NVM,
 	};
 	struct nvme_cmd cmd;
@@ -408,8 +409,8 @@ static void test_namespace_needed(void)
 
 	setup();
 	for (unsigned int opc = 0; opc < NVMF_CMD_TABLE_SIZE; opc++) {
-		const struct nvmf_cmd_desc *d = nvmf_cmd_lookup(nvmf_io_cmds, (uint8_t)opc,
-								NVMF_ON_IO);
+		const struct nvmf_cmd_desc *d =
+			nvmf_cmd_lookup(nvmf_io_cmds, (uint8_t)opc, NVMF_ON_IO);
 
 		named += d != NULL;
 		if (!d || !(d->needs & NVMF_NEED_NS))
@@ -508,8 +509,8 @@ static void check_log_against_dispatch(enum kind admin, const struct nvme_cmd_ef
 		fake_cmd(&cmd, (uint8_t)opc, 0);
 		st = run(admin, &cmd, NULL, 4096, NULL);
 		if (listed != (st != ST_INVALID_OPCODE))
-			fprintf(stderr, "\n  admin opcode %#x: listed %d, status %#x", opc,
-				listed, st);
+			fprintf(stderr, "\n  admin opcode %#x: listed %d, status %#x", opc, listed,
+				st);
 		CU_ASSERT_EQUAL(listed, st != ST_INVALID_OPCODE);
 	}
 	for (unsigned int opc = 0; opc < NVMF_CMD_TABLE_SIZE; opc++) {
@@ -521,8 +522,8 @@ static void check_log_against_dispatch(enum kind admin, const struct nvme_cmd_ef
 		fake_cmd(&cmd, (uint8_t)opc, 1);
 		st = run(K_IO, &cmd, NULL, 512, NULL);
 		if (listed != (st != ST_INVALID_OPCODE))
-			fprintf(stderr, "\n  I/O opcode %#x: listed %d, status %#x", opc,
-				listed, st);
+			fprintf(stderr, "\n  I/O opcode %#x: listed %d, status %#x", opc, listed,
+				st);
 		CU_ASSERT_EQUAL(listed, st != ST_INVALID_OPCODE);
 	}
 }

@@ -97,7 +97,7 @@ struct fake_bdev_ctl {
 	unsigned int nopen, nclose;
 	struct bdev_io *pending[64];
 	unsigned int npending;
-	unsigned int nlba_query;   /* bdev_lba_query() calls */
+	unsigned int nlba_query; /* bdev_lba_query() calls */
 };
 extern struct fake_bdev_ctl fake_bdev;
 void fake_bdev_reset(void);

@@ -23,7 +23,7 @@ struct ids {
 static struct ids export_once(const char *dir, const uint8_t *uuid)
 {
 	struct nvmf_tgt_opts o;
-	struct nvmf_ns_opts no = {.nsid = 1, .path = "file:1M"};
+	struct nvmf_ns_opts no = { .nsid = 1, .path = "file:1M" };
 	struct nvmf_tgt *tgt;
 	struct nvmf_subsys *s;
 	struct ids ids;
@@ -51,8 +51,8 @@ static struct ids export_once(const char *dir, const uint8_t *uuid)
 static void test_kept_and_unique(void)
 {
 	char base[] = "/tmp/ns_ident_ut.XXXXXX", a[64], b[64], file[300], line[256];
-	static const uint8_t given[16] = {0xd5, 0x92, 0xcd, 0xf3, 0x5d, 0x1c, 0x44, 0xe0,
-					  0x84, 0x12, 0x3f, 0xcf, 0x7d, 0x99, 0xdf, 0x27};
+	static const uint8_t given[16] = { 0xd5, 0x92, 0xcd, 0xf3, 0x5d, 0x1c, 0x44, 0xe0,
+					   0x84, 0x12, 0x3f, 0xcf, 0x7d, 0x99, 0xdf, 0x27 };
 	struct ids x, y, z, w, h1, h2;
 	struct stat st;
 	FILE *f;
@@ -72,9 +72,9 @@ static void test_kept_and_unique(void)
 		found |= !strncmp(line, "nguid=", 6) && strlen(line) == 6 + 32 + 1;
 	fclose(f);
 	CU_ASSERT(found);
-	CU_ASSERT_EQUAL(x.uuid[6] >> 4, 4);	       /* version 4 */
-	CU_ASSERT_EQUAL(x.uuid[8] & 0xc0, 0x80);       /* RFC 4122 variant */
-	CU_ASSERT_EQUAL(x.eui64[0] & 0x03, 0x02);      /* local, unicast */
+	CU_ASSERT_EQUAL(x.uuid[6] >> 4, 4);       /* version 4 */
+	CU_ASSERT_EQUAL(x.uuid[8] & 0xc0, 0x80);  /* RFC 4122 variant */
+	CU_ASSERT_EQUAL(x.eui64[0] & 0x03, 0x02); /* local, unicast */
 
 	/* restart: the same identity */
 	y = export_once(a, NULL);
@@ -132,7 +132,7 @@ static void test_cntlid_range(void)
 	struct fake_qpair q[4];
 	struct fake_connect c;
 	uint32_t dw0;
-	bool seen[3] = {false};
+	bool seen[3] = { false };
 
 	fake_env_setup(&e, "ram:1M");
 	e.subsys->cntlid_min = 10;
@@ -171,9 +171,9 @@ static void test_cntlid_range(void)
 }
 
 static const CU_TestInfo tests[] = {
-	{"controller IDs stay in cntlid_min..cntlid_max", test_cntlid_range},
-	{"kept across restarts, unique per target", test_kept_and_unique},
-	{"damaged file, missing parent", test_file_errors},
+	{ "controller IDs stay in cntlid_min..cntlid_max", test_cntlid_range },
+	{ "kept across restarts, unique per target", test_kept_and_unique },
+	{ "damaged file, missing parent", test_file_errors },
 	CU_TEST_INFO_NULL,
 };
 

@@ -121,9 +121,11 @@ static void test_config_and_misc(void)
 /* The quick flags that do not describe what to serve go with -c. */
 static void test_config_with_flags(void)
 {
-	static const char *const ok[] = { "-c", "x.json", "--discovery-port", "0", "--log-level",
-					  "info", "--stats-socket", "/tmp/s", "--reactors", "2",
-					  NULL };
+	static const char *const ok[] = {
+		"-c",   "x.json",         "--discovery-port", "0",          "--log-level",
+		"info", "--stats-socket", "/tmp/s",           "--reactors", "2",
+		NULL
+	};
 	static const char *const dflt[] = { "-c", "x.json", "--discovery-port", "8009", NULL };
 	struct cli_opts o;
 	char err[256];

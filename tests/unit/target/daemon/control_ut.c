@@ -25,7 +25,7 @@
 #include "control.h"
 
 static struct tgt_config *g_cfg;
-static struct control_ctx g_ctx = {.cfg = &g_cfg};
+static struct control_ctx g_ctx = { .cfg = &g_cfg };
 
 /* Run @req; return the reply parsed (NULL for no reply). */
 static json_object *ask(const char *req)
@@ -58,66 +58,83 @@ static int err_code(json_object *r, const char **msg)
 
 static const struct {
 	const char *req;
-	int code;	   /* 0: a result */
-	const char *msg;   /* substring of the error message */
+	int code;        /* 0: a result */
+	const char *msg; /* substring of the error message */
 } cases[] = {
 	/* Framing */
-	{"{", RPC_PARSE_ERROR, "parse error"},
-	{"not json", RPC_PARSE_ERROR, "parse error"},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"id\":1} x", RPC_PARSE_ERROR,
-	 "text after"},
-	{"[1,2]", RPC_INVALID_REQUEST, "expected a JSON object"},
-	{"{\"method\":\"rpc_get_methods\",\"id\":1}", RPC_INVALID_REQUEST, "jsonrpc"},
-	{"{\"jsonrpc\":\"1.0\",\"method\":\"rpc_get_methods\",\"id\":1}", RPC_INVALID_REQUEST,
-	 "jsonrpc"},
-	{"{\"jsonrpc\":\"2.0\",\"id\":1}", RPC_INVALID_REQUEST, "method"},
-	{"{\"jsonrpc\":\"2.0\",\"method\":7,\"id\":1}", RPC_INVALID_REQUEST, "method"},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"id\":[1]}", RPC_INVALID_REQUEST,
-	 "id"},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"params\":[1],\"id\":1}",
-	 RPC_INVALID_PARAMS, "named"},
+	{ "{", RPC_PARSE_ERROR, "parse error" },
+	{ "not json", RPC_PARSE_ERROR, "parse error" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"id\":1} x", RPC_PARSE_ERROR,
+	  "text after" },
+	{ "[1,2]", RPC_INVALID_REQUEST, "expected a JSON object" },
+	{ "{\"method\":\"rpc_get_methods\",\"id\":1}", RPC_INVALID_REQUEST, "jsonrpc" },
+	{ "{\"jsonrpc\":\"1.0\",\"method\":\"rpc_get_methods\",\"id\":1}", RPC_INVALID_REQUEST,
+	  "jsonrpc" },
+	{ "{\"jsonrpc\":\"2.0\",\"id\":1}", RPC_INVALID_REQUEST, "method" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":7,\"id\":1}", RPC_INVALID_REQUEST, "method" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"id\":[1]}", RPC_INVALID_REQUEST,
+	  "id" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"params\":[1],\"id\":1}",
+	  RPC_INVALID_PARAMS, "named" },
 	/* Methods */
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"no_such_method\",\"id\":1}", RPC_METHOD_NOT_FOUND,
-	 "no_such_method"},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"id\":\"a\"}", 0, NULL},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"log_get_level\",\"id\":2}", 0, NULL},
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"no_such_method\",\"id\":1}", RPC_METHOD_NOT_FOUND,
+	  "no_such_method" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"id\":\"a\"}", 0, NULL },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"log_get_level\",\"id\":2}", 0, NULL },
 	/* Parameters: named in the message, with the value */
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_create_subsystem\",\"id\":1}", RPC_INVALID_PARAMS,
-	 "missing parameter \"nqn\""},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_create_subsystem\",\"params\":{\"nqn\":5},\"id\":1}",
-	 RPC_INVALID_PARAMS, "\"nqn\": 5 is not a string"},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_create_subsystem\",\"params\":{\"nqn\":\"nqn.2014-08.org.nvmexpress.discovery\"},\"id\":1}",
-	 RPC_INVALID_PARAMS, "discovery"},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_create_subsystem\",\"params\":{\"nqn\":\"n\",\"allow_any_host\":\"yes\"},\"id\":1}",
-	 RPC_INVALID_PARAMS, "\"allow_any_host\": \"yes\""},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_ns\",\"params\":{\"nqn\":\"n\"},\"id\":1}",
-	 RPC_INVALID_PARAMS, "missing parameter \"path\""},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_ns\",\"params\":{\"nqn\":\"n\",\"path\":\"disk.img\"},\"id\":1}",
-	 RPC_INVALID_PARAMS, "\"path\": \"disk.img\""},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_ns\",\"params\":{\"nqn\":\"n\",\"path\":\"ram:1M\",\"nsid\":0},\"id\":1}",
-	 RPC_INVALID_PARAMS, "\"nsid\": 0 is out of range 1..1024"},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_ns\",\"params\":{\"nqn\":\"n\",\"path\":\"ram:1M\",\"nsid\":\"2x\"},\"id\":1}",
-	 RPC_INVALID_PARAMS, "\"nsid\": \"2x\" is not an integer"},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_ns\",\"params\":{\"nqn\":\"n\",\"path\":\"ram:1M\",\"nsid\":\"7\"},\"id\":1}",
-	 0, NULL},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_resize_ns\",\"params\":{\"nqn\":\"n\",\"nsid\":1,\"size\":\"big\"},\"id\":1}",
-	 RPC_INVALID_PARAMS, "\"size\": \"big\" is not a size"},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"bdev_resize\",\"params\":{\"nqn\":\"n\",\"nsid\":1},\"id\":1}",
-	 RPC_INVALID_PARAMS, "missing parameter \"size\""},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_host\",\"params\":{\"nqn\":\"n\",\"host\":\"h\",\"dhchap_key\":\"secret\"},\"id\":1}",
-	 RPC_INVALID_PARAMS, "\"dhchap_key\": not a DHHC-1 secret"},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_host\",\"params\":{\"nqn\":\"n\",\"host\":\"h\",\"dhchap_ctrlr_key\":\"DHHC-1:00:x:\"},\"id\":1}",
-	 RPC_INVALID_PARAMS, "needs \"dhchap_key\""},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_listener\",\"params\":{\"nqn\":\"n\",\"uri\":\"ftp://x\"},\"id\":1}",
-	 RPC_INVALID_PARAMS, "\"uri\": \"ftp://x\""},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_listener\",\"params\":{\"nqn\":\"n\",\"uri\":\"iscsi://127.0.0.1:3260\"},\"id\":1}",
-	 -EOPNOTSUPP, "iSCSI"},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_disconnect_controller\",\"params\":{\"cntlid\":65535},\"id\":1}",
-	 RPC_INVALID_PARAMS, "\"cntlid\": 65535 is out of range"},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"log_set_level\",\"params\":{\"level\":\"loud\"},\"id\":1}",
-	 RPC_INVALID_PARAMS, "\"level\": \"loud\""},
-	{"{\"jsonrpc\":\"2.0\",\"method\":\"save_config\",\"params\":{\"file\":\"rel.json\"},\"id\":1}",
-	 RPC_INVALID_PARAMS, "\"file\": \"rel.json\": expected an absolute path"},
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_create_subsystem\",\"id\":1}", RPC_INVALID_PARAMS,
+	  "missing parameter \"nqn\"" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_create_subsystem\",\"params\":{\"nqn\":5},\"id\":"
+	  "1}",
+	  RPC_INVALID_PARAMS, "\"nqn\": 5 is not a string" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_create_subsystem\",\"params\":{\"nqn\":\"nqn."
+	  "2014-08.org.nvmexpress.discovery\"},\"id\":1}",
+	  RPC_INVALID_PARAMS, "discovery" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_create_subsystem\",\"params\":{\"nqn\":\"n\","
+	  "\"allow_any_host\":\"yes\"},\"id\":1}",
+	  RPC_INVALID_PARAMS, "\"allow_any_host\": \"yes\"" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_ns\",\"params\":{\"nqn\":\"n\"},"
+	  "\"id\":1}",
+	  RPC_INVALID_PARAMS, "missing parameter \"path\"" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_ns\",\"params\":{\"nqn\":\"n\","
+	  "\"path\":\"disk.img\"},\"id\":1}",
+	  RPC_INVALID_PARAMS, "\"path\": \"disk.img\"" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_ns\",\"params\":{\"nqn\":\"n\","
+	  "\"path\":\"ram:1M\",\"nsid\":0},\"id\":1}",
+	  RPC_INVALID_PARAMS, "\"nsid\": 0 is out of range 1..1024" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_ns\",\"params\":{\"nqn\":\"n\","
+	  "\"path\":\"ram:1M\",\"nsid\":\"2x\"},\"id\":1}",
+	  RPC_INVALID_PARAMS, "\"nsid\": \"2x\" is not an integer" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_ns\",\"params\":{\"nqn\":\"n\","
+	  "\"path\":\"ram:1M\",\"nsid\":\"7\"},\"id\":1}",
+	  0, NULL },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_resize_ns\",\"params\":{\"nqn\":\"n\","
+	  "\"nsid\":1,\"size\":\"big\"},\"id\":1}",
+	  RPC_INVALID_PARAMS, "\"size\": \"big\" is not a size" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"bdev_resize\",\"params\":{\"nqn\":\"n\",\"nsid\":1},"
+	  "\"id\":1}",
+	  RPC_INVALID_PARAMS, "missing parameter \"size\"" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_host\",\"params\":{\"nqn\":\"n\","
+	  "\"host\":\"h\",\"dhchap_key\":\"secret\"},\"id\":1}",
+	  RPC_INVALID_PARAMS, "\"dhchap_key\": not a DHHC-1 secret" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_host\",\"params\":{\"nqn\":\"n\","
+	  "\"host\":\"h\",\"dhchap_ctrlr_key\":\"DHHC-1:00:x:\"},\"id\":1}",
+	  RPC_INVALID_PARAMS, "needs \"dhchap_key\"" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_listener\",\"params\":{\"nqn\":"
+	  "\"n\",\"uri\":\"ftp://x\"},\"id\":1}",
+	  RPC_INVALID_PARAMS, "\"uri\": \"ftp://x\"" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_subsystem_add_listener\",\"params\":{\"nqn\":"
+	  "\"n\",\"uri\":\"iscsi://127.0.0.1:3260\"},\"id\":1}",
+	  -EOPNOTSUPP, "iSCSI" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"nvmf_disconnect_controller\",\"params\":{\"cntlid\":"
+	  "65535},\"id\":1}",
+	  RPC_INVALID_PARAMS, "\"cntlid\": 65535 is out of range" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"log_set_level\",\"params\":{\"level\":\"loud\"},"
+	  "\"id\":1}",
+	  RPC_INVALID_PARAMS, "\"level\": \"loud\"" },
+	{ "{\"jsonrpc\":\"2.0\",\"method\":\"save_config\",\"params\":{\"file\":\"rel.json\"},"
+	  "\"id\":1}",
+	  RPC_INVALID_PARAMS, "\"file\": \"rel.json\": expected an absolute path" },
 };
 
 static void test_cases(void)
@@ -146,8 +163,7 @@ static void test_ids_and_notifications(void)
 
 	r = ask("{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"id\":42}");
 	CU_ASSERT(json_object_object_get_ex(r, "id", &v) && json_object_get_int(v) == 42);
-	CU_ASSERT(json_object_object_get_ex(r, "result", &v) &&
-		  json_object_array_length(v) >= 15);
+	CU_ASSERT(json_object_object_get_ex(r, "result", &v) && json_object_array_length(v) >= 15);
 	json_object_put(r);
 	r = ask("{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"id\":\"x/y\"}");
 	CU_ASSERT(json_object_object_get_ex(r, "id", &v) &&
@@ -181,7 +197,7 @@ static void *loop_thread(void *arg)
 
 static void test_socket(void)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct control_server *cs;
 	const char *two = "{\"jsonrpc\":\"2.0\",\"method\":\"log_get_level\",\"id\":1}\n"
 			  "\n{\"jsonrpc\":\"2.0\",\"method\":\"nope\",\"id\":2}\r\n";
@@ -205,8 +221,8 @@ static void test_socket(void)
 	CU_ASSERT_EQUAL(stat(buf, &st), 0);
 	CU_ASSERT_EQUAL(st.st_mode & 0777, 0750);
 	/* A second server on a live socket is refused. */
-	CU_ASSERT_PTR_NULL(control_server_start(g_loop, &g_ctx, g_sock, (gid_t)-1, err,
-						sizeof(err)));
+	CU_ASSERT_PTR_NULL(
+		control_server_start(g_loop, &g_ctx, g_sock, (gid_t)-1, err, sizeof(err)));
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "another daemon"));
 	pthread_create(&th, NULL, loop_thread, NULL);
 
@@ -249,9 +265,9 @@ int main(void)
 		const char *name;
 		CU_TestFunc fn;
 	} tests[] = {
-		{"requests, methods and parameters", test_cases},
-		{"ids and notifications", test_ids_and_notifications},
-		{"the socket", test_socket},
+		{ "requests, methods and parameters", test_cases },
+		{ "ids and notifications", test_ids_and_notifications },
+		{ "the socket", test_socket },
 	};
 	CU_pSuite suite;
 	unsigned int failures;

@@ -65,9 +65,9 @@ static void test_hist(void)
 		CU_ASSERT_EQUAL(hist_index(hist_bucket_limit(i)), i + 1);
 	}
 	CU_ASSERT_EQUAL(hist_index(UINT64_MAX), HIST_NBUCKETS - 1);
-	hist_record(&h, 500);	   /* < 1.024 us */
-	hist_record(&h, 3000);	   /* < 4.096 us */
-	hist_record(&h, 3000000);  /* 3 ms */
+	hist_record(&h, 500);        /* < 1.024 us */
+	hist_record(&h, 3000);       /* < 4.096 us */
+	hist_record(&h, 3000000);    /* 3 ms */
 	hist_record(&h, 1ull << 40); /* beyond the last bound */
 	metrics_label(l, sizeof(l), "nsid", "1");
 	metrics_histogram(&b, "lat_seconds", l, &h);
@@ -75,7 +75,8 @@ static void test_hist(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "lat_seconds_bucket{nsid=\"1\",le=\"1.024e-06\"} 1\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "lat_seconds_bucket{nsid=\"1\",le=\"2.048e-06\"} 1\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "lat_seconds_bucket{nsid=\"1\",le=\"4.096e-06\"} 2\n"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "lat_seconds_bucket{nsid=\"1\",le=\"0.004194304\"} 3\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "lat_seconds_bucket{nsid=\"1\",le=\"0.004194304\"} "
+					   "3\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "lat_seconds_bucket{nsid=\"1\",le=\"+Inf\"} 4\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "lat_seconds_count{nsid=\"1\"} 4\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "lat_seconds_sum{nsid=\"1\"} 1099.5"));
@@ -118,7 +119,8 @@ static void check_families(const char *text)
 
 			found = len >= dl && strncmp(line, declared[i], dl) == 0 &&
 				(len == dl || strncmp(line + dl, "_bucket", 7) == 0 ||
-				 strncmp(line + dl, "_sum", 4) == 0 || strncmp(line + dl, "_count", 6) == 0);
+				 strncmp(line + dl, "_sum", 4) == 0 ||
+				 strncmp(line + dl, "_count", 6) == 0);
 		}
 		CU_ASSERT(found);
 		if (!found)
@@ -159,7 +161,8 @@ static void test_target(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "nvmeof_namespace_bytes_total{subsystem=\"" NQN
 					   "\",nsid=\"1\",path=\"nvme_tcp\",op=\"read\"} 8192\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "nvmeof_namespace_errors_total{subsystem=\"" NQN
-					   "\",nsid=\"1\",path=\"nvme_tcp\",sct=\"0x2\",sc=\"0x80\"} 1\n"));
+					   "\",nsid=\"1\",path=\"nvme_tcp\",sct=\"0x2\",sc="
+					   "\"0x80\"} 1\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "nvmeof_namespace_latency_seconds_count{subsystem=\"" NQN
 					   "\",nsid=\"1\",path=\"nvme_tcp\"} 1\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "nvmeof_namespace_outstanding_commands{subsystem=\"" NQN
@@ -168,11 +171,13 @@ static void test_target(void)
 	CU_ASSERT_PTR_NULL(strstr(b.p, "path=\"iscsi\"")); /* unused paths are left out */
 #ifdef HAVE_MHD
 	/* the endpoint on a free port answers GET /metrics with the same families */
-	struct metrics_server *srv = metrics_server_start(tgt, "tcp://127.0.0.1:0", err, sizeof(err));
+	struct metrics_server *srv =
+		metrics_server_start(tgt, "tcp://127.0.0.1:0", err, sizeof(err));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
 	CU_ASSERT(metrics_server_port(srv) != 0);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(metrics_server_port(srv)) };
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(metrics_server_port(srv)) };
 	char *resp = calloc(1, 1 << 20);
 	size_t got = 0;
 	ssize_t n;

@@ -51,7 +51,8 @@ static void test_probe_sampling(void)
 	CU_ASSERT_EQUAL(st.xlate_sampled, timed);
 	CU_ASSERT_EQUAL(st.xlate_spans, 3ull * timed);
 	/* one in STATS_XLATE_SAMPLE, within 5% */
-	CU_ASSERT(timed > n / STATS_XLATE_SAMPLE * 95 / 100 && timed < n / STATS_XLATE_SAMPLE * 105 / 100);
+	CU_ASSERT(timed > n / STATS_XLATE_SAMPLE * 95 / 100 &&
+		  timed < n / STATS_XLATE_SAMPLE * 105 / 100);
 	/* a span that took too long (preempted) drops its command from the sample */
 	{
 		struct stats_xlate_io io = { .timed = true };
@@ -107,10 +108,11 @@ static void test_estimator_bias(void)
 			stats_xlate_io_done_on(&st, &io);
 		}
 		/* 1 tick = 1 ns; no timer overhead to take off */
-		est = (double)stats_xlate_estimate_ns(st.xlate_ticks, st.xlate_spans, st.xlate_sampled,
-						      st.xlate_ios, 1e9, 0);
+		est = (double)stats_xlate_estimate_ns(st.xlate_ticks, st.xlate_spans,
+						      st.xlate_sampled, st.xlate_ios, 1e9, 0);
 		if (fabs(est - truth) / truth >= 0.03)
-			fprintf(stderr, "period %u: estimate %.0f, truth %.0f\n", period, est, truth);
+			fprintf(stderr, "period %u: estimate %.0f, truth %.0f\n", period, est,
+				truth);
 		CU_ASSERT(fabs(est - truth) / truth < 0.03);
 	}
 }
@@ -123,13 +125,13 @@ static void test_estimate(void)
 		uint64_t overhead;
 		uint64_t want;
 	} cases[] = {
-		{ 1000, 1, 1, 8, 1e9, 0, 8000 },	/* 1 us per command, 8 commands */
+		{ 1000, 1, 1, 8, 1e9, 0, 8000 }, /* 1 us per command, 8 commands */
 		{ 2600, 4, 2, 16, 2.6e9, 0, 8000 },
-		{ 1000, 1, 1, 8, 1e9, 200, 6400 },	/* 200 ticks of each span are the timer's */
-		{ 1000, 5, 1, 8, 1e9, 100, 4000 },	/* five spans: 500 ticks of timer */
+		{ 1000, 1, 1, 8, 1e9, 200, 6400 }, /* 200 ticks of each span are the timer's */
+		{ 1000, 5, 1, 8, 1e9, 100, 4000 }, /* five spans: 500 ticks of timer */
 		{ 5000, 10, 10, 100, 1e9, 50, 45000 },
-		{ 1000, 10, 10, 100, 1e9, 150, 0 },	/* less than the timer's own cost: nothing */
-		{ 0, 0, 0, 5, 1e9, 0, 0 },		/* nothing timed yet */
+		{ 1000, 10, 10, 100, 1e9, 150, 0 }, /* less than the timer's own cost: nothing */
+		{ 0, 0, 0, 5, 1e9, 0, 0 },          /* nothing timed yet */
 		{ 1000, 1, 1, 8, 0, 0, 0 },
 	};
 
@@ -193,7 +195,8 @@ static void test_json(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"process_cpu_ns\":777,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"xlate_probe_ns\":7.50,\"nreactors\":2,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"reactor_total\":{\"cpu_ns\":33,"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"xlate_ns\":4500,\"xlate_calls\":9,\"xlate_sampled\":0}"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"xlate_ns\":4500,\"xlate_calls\":9,\"xlate_sampled\":"
+					   "0}"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"reactors\":[{\"id\":0,\"cpu_ns\":11,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "{\"id\":1,\"cpu_ns\":22,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"nvme\":{\"ctrlrs\":0,\"io_queues\":0,\"read_cmds\":5,"

@@ -954,11 +954,17 @@ static void test_report_luns_and_opcodes(void)
 static uint8_t group_cdb_len(uint8_t op)
 {
 	switch (op >> 5) {
-	case 0: return 6;
-	case 1: case 2: return 10;
-	case 4: return 16;
-	case 5: return 12;
-	default: return 0;
+	case 0:
+		return 6;
+	case 1:
+	case 2:
+		return 10;
+	case 4:
+		return 16;
+	case 5:
+		return 12;
+	default:
+		return 0;
 	}
 }
 
@@ -1080,8 +1086,9 @@ static void test_table_rows_dispatch(void)
 	CU_ASSERT_EQUAL(scsi_cmd_table[SCSI_OP_READ16].dir, SCSI_DIR_IN);
 	CU_ASSERT_EQUAL(scsi_cmd_table[SCSI_OP_WRITE10].dir, SCSI_DIR_OUT);
 	CU_ASSERT_PTR_NOT_NULL(scsi_cmd_table[SCSI_OP_SERVICE_ACTION_IN16].sa);
-	CU_ASSERT_EQUAL(scsi_cmd_lookup(SCSI_OP_SERVICE_ACTION_IN16, SCSI_SAI_READ_CAPACITY16,
-					NULL)->handler, sbc_read_capacity16);
+	CU_ASSERT_EQUAL(scsi_cmd_lookup(SCSI_OP_SERVICE_ACTION_IN16, SCSI_SAI_READ_CAPACITY16, NULL)
+				->handler,
+			sbc_read_capacity16);
 	CU_ASSERT_PTR_NULL(scsi_cmd_lookup(SCSI_OP_SERVICE_ACTION_IN16, 0x100, NULL));
 }
 
@@ -1118,7 +1125,8 @@ static void test_unsupported_opcodes(void)
 			scsi_xlate_cdb(&g_port, &g_lu, cdb, 16, &p, g_buf, sizeof(g_buf));
 			CU_ASSERT_EQUAL(p.status, CC);
 			CU_ASSERT_EQUAL(p.sense.key, IR);
-			if (op == SCSI_OP_PERSISTENT_RESERVE_IN || op == SCSI_OP_PERSISTENT_RESERVE_OUT) {
+			if (op == SCSI_OP_PERSISTENT_RESERVE_IN ||
+			    op == SCSI_OP_PERSISTENT_RESERVE_OUT) {
 				CU_ASSERT_EQUAL(p.sense.asc, IFC);
 				CU_ASSERT_EQUAL(get_be16(&p.sense.sks[1]), 1);
 				CU_ASSERT_EQUAL(p.sense.sks[0] & 7, 4);

@@ -145,14 +145,12 @@ static void test_pipelined(void)
 	nvmf_tcp_get_stats(&st1);
 	CU_ASSERT_EQUAL(st1.totals.pdus_rx - st0.totals.pdus_rx, 66);
 	CU_ASSERT_EQUAL(st1.totals.pdus_tx - st0.totals.pdus_tx, 66);
-	CU_ASSERT_EQUAL(st1.totals.bytes_rx - st0.totals.bytes_rx,
-			128 + (76 + 1024 + 4) + pos);
+	CU_ASSERT_EQUAL(st1.totals.bytes_rx - st0.totals.bytes_rx, 128 + (76 + 1024 + 4) + pos);
 	CU_ASSERT_EQUAL(st1.totals.bytes_tx - st0.totals.bytes_tx, 128 + 65 * 28);
 	CU_ASSERT(st1.totals.recv_calls - st0.totals.recv_calls < 40);
 	CU_ASSERT_EQUAL(st1.closed - st0.closed, 1);
 	CU_ASSERT_EQUAL(st1.totals.hdgst_errors, st0.totals.hdgst_errors);
 }
-
 
 /* Responses far larger than the socket buffers: partial sendmsg, EAGAIN, write watcher. */
 static void test_partial_writes(void)
@@ -197,8 +195,8 @@ static void test_partial_writes(void)
 		cid = get_le16(&d->cccid) - 300;
 		CU_ASSERT_FATAL(cid < N);
 		CU_ASSERT_EQUAL(get_le32(&d->datao), got[cid]);
-		CU_ASSERT_EQUAL(memcmp(buf + d->ch.pdo, expect[cid] + got[cid], get_le32(&d->datal)),
-				0);
+		CU_ASSERT_EQUAL(
+			memcmp(buf + d->ch.pdo, expect[cid] + got[cid], get_le32(&d->datal)), 0);
 		CU_ASSERT_EQUAL(get_le32(buf + d->ch.pdo + get_le32(&d->datal)),
 				crc32c(buf + d->ch.pdo, get_le32(&d->datal)));
 		got[cid] += get_le32(&d->datal);
@@ -206,7 +204,6 @@ static void test_partial_writes(void)
 	close(h.fd);
 	CU_ASSERT_EQUAL(wait_fini(before), 0);
 }
-
 
 /* A reactor pool of 64 chunks for 100 reads of 128 KiB and 20 in-capsule writes: requests
  * wait for buffers (reads in NEED_BUFFER, the receive machine parked at in-capsule data)
@@ -250,8 +247,8 @@ static void test_buffer_exhaustion(void)
 		if (i % 20 == 10) { /* and writes by R2T */
 			int k = i / 20;
 
-			make_cmd(&c, 0x01, (uint16_t)(700 + k), 7 * MAX_IO + 81920 + (uint32_t)k * 8192,
-				 8192, false);
+			make_cmd(&c, 0x01, (uint16_t)(700 + k),
+				 7 * MAX_IO + 81920 + (uint32_t)k * 8192, 8192, false);
 			send_capsule(&h, &c, NULL, 0);
 		}
 	}
@@ -270,8 +267,9 @@ static void test_buffer_exhaustion(void)
 			CU_ASSERT_FATAL(cid >= 700 && cid < 700 + NR2T);
 			CU_ASSERT_EQUAL(get_le32(&r2t->r2tl), 8192);
 			fill(wdata, sizeof(wdata), cid);
-			hl = nvme_tcp_build_data(hdr, NVME_TCP_PDU_H2C_DATA, cid, get_le16(&r2t->ttag),
-						 0, 8192, NVME_TCP_F_DATA_LAST, &h.p);
+			hl = nvme_tcp_build_data(hdr, NVME_TCP_PDU_H2C_DATA, cid,
+						 get_le16(&r2t->ttag), 0, 8192,
+						 NVME_TCP_F_DATA_LAST, &h.p);
 			host_send(&h, hdr, hl);
 			host_send(&h, wdata, 8192);
 			continue;
@@ -293,7 +291,8 @@ static void test_buffer_exhaustion(void)
 		CU_ASSERT_EQUAL_FATAL(d->ch.pdu_type, NVME_TCP_PDU_C2H_DATA);
 		cid = get_le16(&d->cccid) - 400;
 		CU_ASSERT_FATAL(cid < NR);
-		CU_ASSERT_EQUAL(memcmp(buf + d->ch.pdo, disk + (size_t)(cid % 7) * MAX_IO + got[cid],
+		CU_ASSERT_EQUAL(memcmp(buf + d->ch.pdo,
+				       disk + (size_t)(cid % 7) * MAX_IO + got[cid],
 				       get_le32(&d->datal)),
 				0);
 		got[cid] += get_le32(&d->datal);
@@ -365,8 +364,8 @@ static bool tcp_abort(uint16_t cid)
 	return a.aborted;
 }
 
-static void send_h2c(struct host *h, uint16_t cid, uint16_t ttag, uint32_t off,
-		     const uint8_t *data, uint32_t n, bool last)
+static void send_h2c(struct host *h, uint16_t cid, uint16_t ttag, uint32_t off, const uint8_t *data,
+		     uint32_t n, bool last)
 {
 	uint8_t hdr[256], dg[4];
 	size_t hl = nvme_tcp_build_data(hdr, NVME_TCP_PDU_H2C_DATA, cid, ttag, off, n,

@@ -215,12 +215,11 @@ static const struct bad_case bad_cases[] = {
 	{ "PDU type 0Fh", IC, b_unknown_type, NVME_TCP_FES_INVALID_PDU_HDR, 0 },
 	{ "header digest mismatch", IC_HDGST, b_bad_hdgst, NVME_TCP_FES_HDR_DIGEST_ERR, 0 },
 	{ "HDGST flag missing", IC_HDGST, b_missing_hdgst_flag, NVME_TCP_FES_INVALID_PDU_HDR, 1 },
-	{ "in-capsule data over the limit", IC, b_icdata_too_big,
-	  NVME_TCP_FES_DATA_LIMIT_EXCEEDED, 0 },
+	{ "in-capsule data over the limit", IC, b_icdata_too_big, NVME_TCP_FES_DATA_LIMIT_EXCEEDED,
+	  0 },
 	{ "PDO not aligned", IC, b_pdo_misaligned, NVME_TCP_FES_INVALID_PDU_HDR, 3 },
 	{ "PLEN shorter than the header", IC, b_plen_short, NVME_TCP_FES_INVALID_PDU_HDR, 4 },
-	{ "H2CData unknown TTAG", CONNECTED, b_h2c_unknown_ttag, NVME_TCP_FES_INVALID_PDU_HDR,
-	  10 },
+	{ "H2CData unknown TTAG", CONNECTED, b_h2c_unknown_ttag, NVME_TCP_FES_INVALID_PDU_HDR, 10 },
 	{ "H2CData TTAG out of range", CONNECTED, b_h2c_ttag_range, NVME_TCP_FES_INVALID_PDU_HDR,
 	  10 },
 	{ "H2CData over MAXH2CDATA", CONNECTED, b_h2c_too_big, NVME_TCP_FES_DATA_LIMIT_EXCEEDED,
@@ -327,7 +326,6 @@ static void test_host_term_req(void)
 	CU_ASSERT(atomic_load(&n_disconnected) > disc);
 }
 
-
 /* A host that neither reads the C2HTermReq nor closes: the target closes after a linger. */
 static void test_term_linger(void)
 {
@@ -342,7 +340,7 @@ static void test_term_linger(void)
 	host_send(&h, buf, len);
 	usleep(500000);
 	CU_ASSERT_EQUAL(atomic_load(&n_fini), before); /* still waiting for the host */
-	CU_ASSERT_EQUAL(wait_fini(before), 0);	      /* ...but not forever */
+	CU_ASSERT_EQUAL(wait_fini(before), 0);         /* ...but not forever */
 	expect_term(&h, NVME_TCP_FES_UNSUPPORTED_PARAM, 8, buf, 8);
 	close(h.fd);
 }
@@ -368,7 +366,8 @@ static void test_command_errors(void)
 	put_le64(&c.dptr.sgl1.addr, 16);
 	send_capsule(&h, &c, data, 512);
 	CU_ASSERT_EQUAL(expect_rsp(&h, 1),
-			NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_SGL_OFFSET) | NVME_STATUS_DNR);
+			NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_SGL_OFFSET) |
+				NVME_STATUS_DNR);
 
 	/* SGL length differs from the data carried. */
 	make_cmd(&c, 0x01, 2, 0, 1024, true);
@@ -452,8 +451,9 @@ static void test_h2c_ddgst_error(void)
 	CU_ASSERT_FATAL(host_recv(&h, buf, sizeof(buf)) > 0);
 	ttag = get_le16(&r2t->ttag);
 	for (int i = 0; i < 2; i++) {
-		size_t hl = nvme_tcp_build_data(hdr, NVME_TCP_PDU_H2C_DATA, 9, ttag, (uint32_t)i * 8192,
-						8192, i ? NVME_TCP_F_DATA_LAST : 0, &h.p);
+		size_t hl = nvme_tcp_build_data(hdr, NVME_TCP_PDU_H2C_DATA, 9, ttag,
+						(uint32_t)i * 8192, 8192,
+						i ? NVME_TCP_F_DATA_LAST : 0, &h.p);
 
 		host_send(&h, hdr, hl);
 		host_send(&h, wbuf + i * 8192, 8192);

@@ -16,8 +16,8 @@
 #include "common/endian.h"
 #include "tcp/tcp_internal.h"
 
-#define MAX_IO (128 * 1024)	/* MDTS; the target's MAXH2CDATA is the same */
-#define ICDATA_SIZE 8192	/* in-capsule size of an I/O queue */
+#define MAX_IO      (128 * 1024) /* MDTS; the target's MAXH2CDATA is the same */
+#define ICDATA_SIZE 8192         /* in-capsule size of an I/O queue */
 
 /* ---- stubs for tcp_req.c's neighbours ------------------------------------------------------ */
 
@@ -48,12 +48,12 @@ void nvmf_req_complete_status(struct nvmf_req *req, uint8_t sct, uint8_t sc, boo
 
 /* ---- the data plan -------------------------------------------------------------------------- */
 
-#define ICD NVME_SGL_TYPE(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET)
-#define TDB NVME_SGL_TYPE(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT)
+#define ICD   NVME_SGL_TYPE(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET)
+#define TDB   NVME_SGL_TYPE(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT)
 #define KEYED (NVME_SGL_TYPE_KEYED_DATA_BLOCK << 4)
-#define W NVME_XFER_HOST_TO_CTRLR
-#define R NVME_XFER_CTRLR_TO_HOST
-#define N NVME_XFER_NONE
+#define W     NVME_XFER_HOST_TO_CTRLR
+#define R     NVME_XFER_CTRLR_TO_HOST
+#define N     NVME_XFER_NONE
 
 static const struct plan_case {
 	const char *what;
@@ -73,8 +73,8 @@ static const struct plan_case {
 	{ "zero-length read, in-capsule SGL", R, ICD, 0, 0, 0, TCP_PLAN_NONE, 0, 0 },
 	/* in-capsule writes */
 	{ "in-capsule 512", W, ICD, 0, 512, 512, TCP_PLAN_IN_CAPSULE, 512, 0 },
-	{ "in-capsule = in-capsule size", W, ICD, 0, ICDATA_SIZE, ICDATA_SIZE,
-	  TCP_PLAN_IN_CAPSULE, ICDATA_SIZE, 0 },
+	{ "in-capsule = in-capsule size", W, ICD, 0, ICDATA_SIZE, ICDATA_SIZE, TCP_PLAN_IN_CAPSULE,
+	  ICDATA_SIZE, 0 },
 	{ "in-capsule, SGL longer than data", W, ICD, 0, 8192, 4096, TCP_PLAN_FAIL, 0,
 	  NVME_SC_DATA_SGL_LENGTH_INVALID },
 	{ "in-capsule, SGL shorter than data", W, ICD, 0, 2048, 4096, TCP_PLAN_FAIL, 0,
@@ -215,9 +215,10 @@ static void test_transition_table(void)
 static void test_state_counts(void)
 {
 	static const enum tcp_req_state path[] = {
-		TCP_REQ_NEED_BUFFER,	   TCP_REQ_TRANSFERRING_H2C, TCP_REQ_READY_TO_EXECUTE,
-		TCP_REQ_EXECUTING,	   TCP_REQ_READY_TO_COMPLETE, TCP_REQ_TRANSFERRING_C2H,
-		TCP_REQ_COMPLETED,	   TCP_REQ_FREE,
+		TCP_REQ_NEED_BUFFER,       TCP_REQ_TRANSFERRING_H2C,
+		TCP_REQ_READY_TO_EXECUTE,  TCP_REQ_EXECUTING,
+		TCP_REQ_READY_TO_COMPLETE, TCP_REQ_TRANSFERRING_C2H,
+		TCP_REQ_COMPLETED,         TCP_REQ_FREE,
 	};
 
 	fixture();

@@ -167,7 +167,6 @@ void release_held(void)
 
 /* ---- the host side ---------------------------------------------------------------------- */
 
-
 int wait_fini(int before)
 {
 	struct timespec ts;
@@ -277,7 +276,7 @@ void host_ic(struct host *h, bool hdgst, bool ddgst, uint8_t hpda)
 }
 
 void make_cmd(struct nvme_cmd *c, uint8_t opc, uint16_t cid, uint32_t cdw10, uint32_t len,
-		     bool icdata)
+	      bool icdata)
 {
 	memset(c, 0, sizeof(*c));
 	c->opc = opc;
@@ -285,9 +284,10 @@ void make_cmd(struct nvme_cmd *c, uint8_t opc, uint16_t cid, uint32_t cdw10, uin
 	put_le16(&c->cid, cid);
 	put_le32(&c->cdw10, cdw10);
 	put_le32(c->dptr.sgl1.length, len);
-	c->dptr.sgl1.type = icdata ? NVME_SGL_TYPE(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET)
-				   : NVME_SGL_TYPE(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK,
-						   NVME_SGL_SUBTYPE_TRANSPORT);
+	c->dptr.sgl1.type =
+		icdata ? NVME_SGL_TYPE(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET)
+		       : NVME_SGL_TYPE(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK,
+				       NVME_SGL_SUBTYPE_TRANSPORT);
 }
 
 /* A CapsuleCmd with optional in-capsule data (and its digest when negotiated). */
@@ -386,8 +386,8 @@ void fill(uint8_t *b, size_t n, unsigned int seed)
 }
 
 /* Write by R2T, in @chunks H2CData PDUs. */
-void write_r2t(struct host *h, uint16_t cid, uint32_t off, const uint8_t *data,
-		      uint32_t len, int chunks)
+void write_r2t(struct host *h, uint16_t cid, uint32_t off, const uint8_t *data, uint32_t len,
+	       int chunks)
 {
 	struct nvme_cmd c;
 	uint8_t buf[256], hdr[256], dg[4];
@@ -430,7 +430,7 @@ void write_r2t(struct host *h, uint16_t cid, uint32_t off, const uint8_t *data,
 
 /* Read @len bytes; checks C2HData framing, returns the final status or -1. */
 int read_cmd(struct host *h, uint16_t cid, uint32_t off, uint8_t *out, uint32_t len,
-		    bool expect_success_flag)
+	     bool expect_success_flag)
 {
 	struct nvme_cmd c;
 	static uint8_t buf[MAX_IO + 1024];

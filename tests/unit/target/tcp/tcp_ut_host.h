@@ -18,9 +18,9 @@
 #include "core/nvmf.h"
 #include "reactor/reactor.h"
 
-#define OPC_HOLD 0xc0 /* vendor: parked until release_held() */
+#define OPC_HOLD  0xc0 /* vendor: parked until release_held() */
 #define DISK_SIZE (1 << 20)
-#define MAX_IO (128 * 1024)
+#define MAX_IO    (128 * 1024)
 
 /* The fake core's state (the reactor thread writes, tests read after a round trip). */
 extern uint8_t disk[DISK_SIZE];
@@ -31,7 +31,7 @@ extern atomic_int n_exec, n_fini, n_disconnected;
 extern struct nvmf_req *held[64];
 extern int nheld;
 extern struct nvmf_qpair *last_qp; /* the connection nvmf_qpair_init() saw last */
-extern int g_small_bufs; /* next host_open(): tiny socket buffers (partial writes) */
+extern int g_small_bufs;           /* next host_open(): tiny socket buffers (partial writes) */
 
 struct host {
 	int fd;
@@ -48,17 +48,17 @@ int host_recv(struct host *h, uint8_t *buf, size_t max);
 bool host_eof(struct host *h);
 void host_ic(struct host *h, bool hdgst, bool ddgst, uint8_t hpda);
 void make_cmd(struct nvme_cmd *c, uint8_t opc, uint16_t cid, uint32_t cdw10, uint32_t len,
-		     bool icdata);
+	      bool icdata);
 void send_capsule(struct host *h, const struct nvme_cmd *c, const void *data, uint32_t len);
 void host_connect(struct host *h, uint16_t qid, uint16_t sqsize, bool no_sqflow);
 void check_hdgst(struct host *h, const uint8_t *pdu);
 int expect_rsp(struct host *h, uint16_t cid);
 void expect_term(struct host *h, uint16_t fes, uint32_t fei, const void *bad, size_t badlen);
 void fill(uint8_t *b, size_t n, unsigned int seed);
-void write_r2t(struct host *h, uint16_t cid, uint32_t off, const uint8_t *data,
-		      uint32_t len, int chunks);
+void write_r2t(struct host *h, uint16_t cid, uint32_t off, const uint8_t *data, uint32_t len,
+	       int chunks);
 int read_cmd(struct host *h, uint16_t cid, uint32_t off, uint8_t *out, uint32_t len,
-		    bool expect_success_flag);
+	     bool expect_success_flag);
 
 /* CUnit suite init/fini: the target options, one reactor. */
 int tcp_ut_suite_init(void);
