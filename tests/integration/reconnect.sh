@@ -109,4 +109,32 @@ run_case() {
 
 run_case tcp "nvme+tcp://127.0.0.1:$TCP_PORT/$NQN/1"
 run_case iscsi "iscsi://127.0.0.1:$ISCSI_PORT/$IQN/0"
+
+# nvmeof-bench through the same outage, on both paths: it keeps running, and its result
+# (stderr and the JSON) reports the reconnect and how long it went without a connection.
+BENCH=$top_builddir/initiator/nvmeof-bench
+"$BENCH" --native "nvme+tcp://127.0.0.1:$TCP_PORT/$NQN/1" \
+	--scsi "iscsi://127.0.0.1:$ISCSI_PORT/$IQN/0" --rw randwrite --qd 8 --time 8 \
+	--warmup 0 --repeat 1 --reconnect-delay 1 --no-progress --json "$TMP/bench.json" \
+	>"$TMP/bench.out" 2>"$TMP/bench.err" &
+CLIENT_PID=$!
+sleep 3
+kill -9 "$TGT_PID"
+wait "$TGT_PID" 2>/dev/null
+sleep 2
+start_target "$TCP_PORT" "$ISCSI_PORT"
+wait "$CLIENT_PID"
+rc=$?
+CLIENT_PID=
+sed 's/^/#   bench: /' "$TMP/bench.err" | head -n 8
+if [ "$rc" -ne 0 ]; then
+	echo "not ok bench: exit status $rc"
+	FAILS=$((FAILS + 1))
+elif grep -q 'reconnect(s), [0-9]* ms without a connection' "$TMP/bench.err" &&
+	grep -q '"reconnects":[1-9]' "$TMP/bench.json"; then
+	echo "ok bench: ran through the outage and reported it"
+else
+	echo "not ok bench: no reconnect reported"
+	FAILS=$((FAILS + 1))
+fi
 [ "$FAILS" -eq 0 ]
