@@ -62,4 +62,8 @@ void control_server_stop(struct control_server *cs);
  */
 int control_handle(struct control_ctx *ctx, const char *line, size_t len, char **reply);
 
+/* A JSON-RPC error reply with no id (for a request that could not even be read);
+ * malloc'd, NULL without memory. */
+char *control_error_reply(int code, const char *msg);
+
 #endif
