@@ -119,7 +119,8 @@ static void conn_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 		if (cap > CONTROL_MAX_LINE + 4096 || !(b = realloc(c->in, cap))) {
 			char msg[64], *r;
 
-			snprintf(msg, sizeof(msg), "request longer than %u bytes", CONTROL_MAX_LINE);
+			snprintf(msg, sizeof(msg), "request longer than %u bytes",
+				 CONTROL_MAX_LINE);
 			r = control_error_reply(RPC_INVALID_REQUEST, msg);
 			if (r && conn_queue(c, r) == 0)
 				(void)!send(c->fd, c->out, c->outlen, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -78,6 +78,9 @@ static int connect_ns(const char *uri, struct nvmeof_ctrlr **ctrlr, struct nvmeo
 	nvmeof_opts_init(&opts);
 	opts.io_queues = 1;
 	opts.io_timeout_ms = 20000;
+	/* The power cut ends the run: no reconnect, so that the writer stops with the target
+	 * instead of holding its I/O until ctrl_loss_tmo. */
+	opts.ctrl_loss_tmo = 0;
 	rc = nvmeof_ctrlr_connect(uri, &opts, ctrlr);
 	if (rc) {
 		fprintf(stderr, "durability_writer: connect %s: %s\n", uri, strerror(-rc));
