@@ -93,24 +93,11 @@ int nvme_dhchap_key_parse(const char *text, struct nvme_dhchap_key *out, char *e
 
 int nvme_dhchap_key_format(const struct nvme_dhchap_key *key, char *buf, size_t len)
 {
-	int n, rc;
-
 	if (!key->secret || key->hash > NVME_AUTH_HASH_SHA512)
 		return -EINVAL;
 	if (hash_key_len(key->hash) && key->secret->len != hash_key_len(key->hash))
 		return -EINVAL;
-	n = snprintf(buf, len, NVME_DHCHAP_KEY_PREFIX "%02u:", key->hash);
-	if (n < 0 || (size_t)n >= len)
-		return -ENOSPC;
-	rc = nvme_key_encode_b64crc(key->secret->key, key->secret->len, buf + n, len - n);
-	if (rc < 0)
-		return rc;
-	n += rc;
-	if ((size_t)n + 1 >= len)
-		return -ENOSPC;
-	buf[n++] = ':';
-	buf[n] = '\0';
-	return n;
+	return nvme_key_format_text(NVME_DHCHAP_KEY_PREFIX, key->hash, key->secret, buf, len);
 }
 
 void nvme_dhchap_key_clear(struct nvme_dhchap_key *key)

@@ -106,3 +106,22 @@ out:
 	OPENSSL_cleanse(buf, sizeof(buf));
 	return rc;
 }
+
+int nvme_key_format_text(const char *prefix, unsigned int nn, const struct nvme_secret *s,
+			 char *buf, size_t len)
+{
+	int n, rc;
+
+	n = snprintf(buf, len, "%s%02u:", prefix, nn);
+	if (n < 0 || (size_t)n >= len)
+		return -ENOSPC;
+	rc = nvme_key_encode_b64crc(s->key, s->len, buf + n, len - (size_t)n);
+	if (rc < 0)
+		return rc;
+	n += rc;
+	if ((size_t)n + 1 >= len)
+		return -ENOSPC;
+	buf[n++] = ':';
+	buf[n] = '\0';
+	return n;
+}

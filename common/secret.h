@@ -48,6 +48,11 @@ uint32_t nvme_key_crc32(const void *buf, size_t len);
  */
 int nvme_key_encode_b64crc(const uint8_t *key, size_t len, char *out, size_t outlen);
 
+/* The text form both key formats share, "PREFIXNN:base64(key || crc):" (DHHC-1:NN:...,
+ * NVMeTLSkey-1:NN:...). Returns its length, or -ENOSPC. */
+int nvme_key_format_text(const char *prefix, unsigned int nn, const struct nvme_secret *s,
+			 char *buf, size_t len);
+
 /*
  * Decodes @n characters of base64(key || crc). On success stores the key in *@out (free
  * with nvme_secret_free()) and its CRC in *@crc (when not NULL) and returns 0. Errors:

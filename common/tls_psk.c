@@ -89,24 +89,11 @@ int nvme_tls_key_parse(const char *text, struct nvme_tls_key *out, char *err, si
 
 int nvme_tls_key_format(const struct nvme_tls_key *key, char *buf, size_t len)
 {
-	int n, rc;
-
 	if (!key->psk || key->hmac > NVME_AUTH_HASH_SHA384 ||
 	    (key->hmac && key->psk->len != nvme_auth_hash_len(key->hmac)) ||
 	    (key->psk->len != 32 && key->psk->len != 48))
 		return -EINVAL;
-	n = snprintf(buf, len, NVME_TLS_KEY_PREFIX "%02u:", key->hmac);
-	if (n < 0 || (size_t)n >= len)
-		return -ENOSPC;
-	rc = nvme_key_encode_b64crc(key->psk->key, key->psk->len, buf + n, len - n);
-	if (rc < 0)
-		return rc;
-	n += rc;
-	if ((size_t)n + 1 >= len)
-		return -ENOSPC;
-	buf[n++] = ':';
-	buf[n] = '\0';
-	return n;
+	return nvme_key_format_text(NVME_TLS_KEY_PREFIX, key->hmac, key->psk, buf, len);
 }
 
 void nvme_tls_key_clear(struct nvme_tls_key *key)
