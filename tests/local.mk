@@ -1,4 +1,5 @@
 # tests/: checks of the tree itself. layering.sh keeps each room to its own and the other
 # rooms' public headers; layering-selftest.sh proves it rejects each kind of violation.
-TESTS += tests/layering.sh tests/layering-selftest.sh
-dist_check_SCRIPTS += tests/layering.sh tests/layering-selftest.sh
+# discovery-port.sh keeps test targets off the shared discovery port 8009.
+TESTS += tests/layering.sh tests/layering-selftest.sh tests/discovery-port.sh
+dist_check_SCRIPTS += tests/layering.sh tests/layering-selftest.sh tests/discovery-port.sh

@@ -46,7 +46,7 @@ ctl_fails() {
 start_daemon() {
 	local i
 	IT_LOG=$IT_DIR/target.$RANDOM.log
-	"$IT_TARGET_BIN" -c "$1" --control-socket "$SOCK" --reactors 2 > "$IT_LOG" 2>&1 &
+	"$IT_TARGET_BIN" -c "$1" --discovery-port 0 --control-socket "$SOCK" --reactors 2 > "$IT_LOG" 2>&1 &
 	IT_PID=$!
 	for i in $(seq 200); do
 		[ -S "$SOCK" ] && ctl status > /dev/null 2>&1 && break

@@ -128,7 +128,7 @@ printf '%s\n' \
 	'   "attr": {"allow_any_host": "1"},' \
 	'   "namespaces": [{"nsid": 1, "enable": 1, "device": {"path": "ram:64M"}}]}]}' \
 	>"$work/limits.json"
-ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "$target" -c "$work/limits.json" --reactors 2 \
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "$target" -c "$work/limits.json" --discovery-port 0 --reactors 2 \
 	--no-pin >"$work/log3" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do

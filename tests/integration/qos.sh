@@ -32,7 +32,7 @@ EOF2
 }
 write_config $LIMIT
 IT_LOG=$IT_DIR/target.log
-"$IT_TARGET_BIN" -c "$IT_DIR/qos.json" --reactors 1 > "$IT_LOG" 2>&1 &
+"$IT_TARGET_BIN" -c "$IT_DIR/qos.json" --discovery-port 0 --reactors 1 > "$IT_LOG" 2>&1 &
 IT_PID=$!
 for _ in $(seq 100); do
 	grep -q "listening on tcp://127.0.0.1:$port" "$IT_LOG" && break

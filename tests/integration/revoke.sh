@@ -29,7 +29,7 @@ for attempt in 1 2 3 4 5; do
 	PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	conf "$H1" "$H2"
 	IT_LOG=$IT_DIR/target.log
-	"$IT_TARGET_BIN" -c "$IT_DIR/revoke.json" --log-level info > "$IT_LOG" 2>&1 &
+	"$IT_TARGET_BIN" -c "$IT_DIR/revoke.json" --discovery-port 0 --log-level info > "$IT_LOG" 2>&1 &
 	IT_PID=$!
 	up=
 	for _ in $(seq 200); do

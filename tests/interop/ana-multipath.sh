@@ -42,7 +42,7 @@ JSON
 
 IX_TARGET_LOG=$IX_DIR/target.log
 ix_log "starting nvmeof-target on 127.0.0.1:$P1 and :$P2"
-"$IX_TARGET_BIN" -c "$IX_DIR/config.json" --log-level info --control-socket "$SOCK" \
+"$IX_TARGET_BIN" -c "$IX_DIR/config.json" --discovery-port 0 --log-level info --control-socket "$SOCK" \
 	--stats-socket "$STATS" --state-dir "$IX_DIR/state" > "$IX_TARGET_LOG" 2>&1 9>&- &
 IX_TARGET_PID=$!
 for _ in $(seq 200); do

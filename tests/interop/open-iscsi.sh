@@ -54,7 +54,7 @@ cat > "$IX_DIR/iscsi-chap.json" <<EOF
   }
 }
 EOF
-px_start target-conf-start "$LOG2" "$PORT2" -c "$IX_DIR/iscsi-chap.json" --log-level info || exit 1
+px_start target-conf-start "$LOG2" "$PORT2" -c "$IX_DIR/iscsi-chap.json" --discovery-port 0 --log-level info || exit 1
 PID2=$PX_PID
 PX_EXTRA_PIDS="$PX_EXTRA_PIDS $PID2"
 

@@ -60,9 +60,17 @@ EOF
 }
 write_config 1
 
-busy8009=$(ss -Htlnp "( sport = :8009 )" 2> /dev/null | grep -E '127\.0\.0\.1:8009|0\.0\.0\.0:8009|\*:8009')
+# Every other test starts its targets with --discovery-port 0; a target outside the suite
+# may still hold 8009 for a while, so wait up to a minute for it to go.
+held8009() {
+	ss -Htlnp "( sport = :8009 )" 2> /dev/null | grep -E '127\.0\.0\.1:8009|0\.0\.0\.0:8009|\*:8009'
+}
+for _ in $(seq 120); do
+	busy8009=$(held8009) || break
+	sleep 0.5
+done
 IX_TARGET_LOG=$IX_DIR/target.log
-px_start target-start "$IX_TARGET_LOG" "$PORT" -c "$CONF" --log-level info || exit 1
+px_start target-start "$IX_TARGET_LOG" "$PORT" -c "$CONF" --log-level info || exit 1 # serves 8009
 IX_TARGET_PID=$PX_PID
 
 sleep 0.5
