@@ -52,7 +52,8 @@ libnvmeof_common_la_SOURCES += \
 	common/secret.c common/secret.h \
 	common/dhchap_crypto.c common/dhchap_crypto.h \
 	common/dhchap_key.c common/dhchap_key.h \
-	common/tls_psk.c common/tls_psk.h
+	common/tls_psk.c common/tls_psk.h \
+	common/key_file.c common/key_file.h
 libnvmeof_common_la_CFLAGS += $(OPENSSL_CFLAGS)
 libnvmeof_common_la_LIBADD += $(OPENSSL_LIBS)
 
@@ -76,6 +77,12 @@ TESTS += tests/unit/common/secret_ut
 tests_unit_common_secret_ut_SOURCES = tests/unit/common/secret_ut.c
 tests_unit_common_secret_ut_CFLAGS = $(auth_ut_cflags)
 tests_unit_common_secret_ut_LDADD = $(auth_ut_libs)
+
+check_PROGRAMS += tests/unit/common/key_file_ut
+TESTS += tests/unit/common/key_file_ut
+tests_unit_common_key_file_ut_SOURCES = tests/unit/common/key_file_ut.c
+tests_unit_common_key_file_ut_CFLAGS = $(auth_ut_cflags)
+tests_unit_common_key_file_ut_LDADD = $(auth_ut_libs)
 
 check_PROGRAMS += tests/unit/common/dhchap_crypto_ut
 TESTS += tests/unit/common/dhchap_crypto_ut

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where a namespace's reservation state lives beyond the daemon's memory: the seam between
+ * reservation.c and its stores.
+ *
+ *   - the state-directory store (resv_store_file.c): written when Persist Through Power
+ *     Loss is on (Set Features 83h, Reservation Register CPTPL, SCSI APTPL), so that the
+ *     registrants and the holder survive a restart (NVM Express Base 2.0, 8.19.9);
+ *   - a cluster store (RBD namespaces: a RADOS object beside the image, with watch/notify),
+ *     so that every gateway exporting the image enforces one reservation.
+ *
+ * reservation.c keeps the working copy in memory. Each change is built as a new image,
+ * saved, and only then made the working copy and completed to the host, so an acknowledged
+ * change is durable. A store that cannot save fails the command (the host gets an error,
+ * the working copy stays as it was). A cluster store calls nvmf_resv_reload() when another
+ * gateway changed the state.
+ *
+ * save() may complete inline (the file store) or later (a cluster store), always on the
+ * thread that called it, through @done. It is not called again for a namespace before the
+ * previous save completed (reservation.c queues).
+ */
+#ifndef NVMEOF_TARGET_RESV_STORE_H
+#define NVMEOF_TARGET_RESV_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "reservation.h"
+
+struct nvmf_ns;
+
+/* One namespace's reservation state, as stores keep it (host identifiers, not cntlids). */
+struct nvmf_resv_image {
+	uint32_t gen;		/* PRGENERATION */
+	uint8_t rtype;		/* 0: no reservation */
+	bool ptpl;		/* Persist Through Power Loss state */
+	uint8_t holder[16];	/* host identifier of the holder (types 1-4) */
+	unsigned int nregs;
+	struct {
+		uint8_t hostid[16];
+		uint64_t key;
+	} regs[NVMF_RESV_MAX_REGS];
+};
+
+struct nvmf_resv_store;
+
+typedef void (*nvmf_resv_store_done)(void *arg, int rc);
+
+struct nvmf_resv_store_ops {
+	const char *name; /* "state-dir", "rados", ... (logs, control socket) */
+	/* The stored state: 0, -ENOENT (nothing stored: start empty), or -errno. */
+	int (*load)(struct nvmf_resv_store *st, struct nvmf_resv_image *img);
+	/* Store @img durably, then @done(@arg, 0 or -errno). -EAGAIN from a cluster store:
+	 * the stored generation moved (another gateway); the caller reloads and retries. */
+	void (*save)(struct nvmf_resv_store *st, const struct nvmf_resv_image *img,
+		     nvmf_resv_store_done done, void *arg);
+	/* Whether the state must be saved even with PTPL off (true for cluster stores). */
+	bool always;
+	void (*close)(struct nvmf_resv_store *st);
+};
+
+struct nvmf_resv_store {
+	const struct nvmf_resv_store_ops *ops;
+	struct nvmf_ns *ns;
+};
+
+/* Attach @st to @ns (before the namespace takes commands) and load its state. */
+int nvmf_resv_store_attach(struct nvmf_ns *ns, struct nvmf_resv_store *st);
+/* Re-read the state from the namespace's store (a cluster store's notification). */
+int nvmf_resv_reload(struct nvmf_ns *ns);
+
+#endif
