@@ -33,7 +33,7 @@ libnvmeof_core_la_SOURCES = \
 	target/core/ns_stats.c \
 	target/core/qos.c target/core/qos.h
 libnvmeof_core_la_CFLAGS = $(TARGET_CFLAGS) $(EV_CFLAGS) $(OPENSSL_CFLAGS)
-libnvmeof_core_la_LIBADD = $(OPENSSL_LIBS)
+libnvmeof_core_la_LIBADD = libnvmeof_auth.la $(OPENSSL_LIBS)
 
 # Unit tests: each links the core with the fakes in tests/unit/target/core/fakes.c
 # (transport, reactors, bdev) instead of the real transport, reactors and backends.
