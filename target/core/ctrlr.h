@@ -17,7 +17,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/nvme_auth_spec.h"
 #include "nvmf.h"
+
+struct dhchap_host_conf;
 
 #define NVMF_ERRLOG_ENTRIES 64	     /* ELPE + 1 */
 #define NVMF_KAS_MS 100		     /* Keep Alive granularity (KAS = 1) */
@@ -40,6 +43,8 @@
 #define ST_INTERNAL NVMF_ST(NVME_SCT_GENERIC, NVME_SC_INTERNAL)
 #define ST_LBA_RANGE NVMF_ST_DNR(NVME_SCT_GENERIC, NVME_SC_LBA_OUT_OF_RANGE)
 #define ST_ABORTED_SQ NVMF_ST(NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION)
+/* The queue has not authenticated yet (as Linux nvmet: SCT 1h, SC 91h, DNR). */
+#define ST_AUTH_REQUIRED NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVMF_SC_AUTH_REQUIRED)
 
 /* Asynchronous event kinds the controller can report (bits of aen_pending/aen_masked). */
 enum nvmf_aen {
@@ -200,6 +205,18 @@ static inline struct nvmf_ctrlr *nvmf_req_ctrlr(const struct nvmf_req *req)
 uint16_t nvmf_features_parse(struct nvmf_req *req, bool set);
 uint16_t nvmf_log_page_parse(struct nvmf_req *req);
 bool nvmf_subsys_has_volatile_cache(struct nvmf_subsys *subsys);
+
+/* ---- fabrics_auth.c: in-band authentication of queues --------------------------------------
+ * Connect looks the host's settings up (under tgt->lock; a reference, NULL when the queue
+ * needs no authentication), then, once the queue is connected, starts its authentication:
+ * auth_pending set, the deadline armed, and AUTHREQ.ATR to put in the Connect response's
+ * DW0 returned. The Authentication Send/Receive parse handlers are the table's rows. */
+struct dhchap_host_conf *nvmf_auth_host_conf_locked(struct nvmf_subsys *s, const char *hostnqn);
+uint16_t nvmf_auth_qpair_start(struct nvmf_qpair *qp, struct dhchap_host_conf *conf,
+			       uint32_t *dw0);
+void nvmf_auth_qpair_fini(struct nvmf_qpair *qp);
+uint16_t nvmf_auth_send_parse(struct nvmf_req *req);
+uint16_t nvmf_auth_recv_parse(struct nvmf_req *req);
 
 /* ---- discovery.c ----------------------------------------------------------------------- */
 /* Build the discovery log as seen by @hostnqn connected through @qp (may be NULL); returns

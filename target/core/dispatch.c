@@ -69,6 +69,8 @@ static uint16_t cmd_check_queue(struct nvmf_req *req, const struct nvmf_cmd_desc
 		return ST_CMD_SEQ;
 	if ((d->needs & NVMF_NEED_CONNECTED) && (!qp->connected || !qp->ctrlr))
 		return ST_CMD_SEQ;
+	if (qp->auth_pending && !d->before_auth)
+		return ST_AUTH_REQUIRED;
 	if ((d->needs & NVMF_NEED_ENABLED) && !nvmf_ctrlr_ready(qp->ctrlr))
 		return ST_CMD_SEQ;
 	if (d->needs & NVMF_NEED_KATO)

@@ -9,8 +9,10 @@
  * cannot disagree. Supporting a new command is adding its row.
  *
  * Order of the checks for a command (dispatch.c), each failing with the status given:
- *   queue: not connected / connected (Connect) / controller not enabled
- *                                                   -> Command Sequence Error
+ *   queue: not connected / connected (Connect)      -> Command Sequence Error
+ *   queue not authenticated yet (fabrics_auth.c), unless the row says before_auth
+ *                                                   -> Authentication Required
+ *   controller not enabled                          -> Command Sequence Error
  *   no row supported on this queue                  -> Invalid Command Opcode
  *   NVMF_NEED_NS: no active namespace for NSID      -> Invalid Namespace or Format
  *   NVMF_NEED_RESV: a reservation forbids it        -> Reservation Conflict
@@ -19,6 +21,7 @@
 #ifndef NVMEOF_TARGET_DISPATCH_H
 #define NVMEOF_TARGET_DISPATCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/nvme_spec.h"
@@ -62,6 +65,9 @@ struct nvmf_cmd_desc {
 	uint8_t on;               /* NVMF_ON_* */
 	uint8_t needs;            /* NVMF_NEED_* */
 	uint32_t effects;         /* log page 05h bits besides CSUPP (NVME_CMD_EFFECTS_*) */
+	bool before_auth;         /* runs on a queue that has yet to authenticate (Connect,
+				   * Authentication Send/Receive); every other command fails
+				   * there with Authentication Required */
 };
 
 #define NVMF_CMD_TABLE_SIZE 256

@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "auth/dhchap_ctrl.h"
 #include "ctrlr.h"
 #include "common/endian.h"
 #include "common/log.h"
@@ -24,7 +25,8 @@ static uint16_t connect_invalid(struct nvmf_req *req, uint16_t offset, bool data
 
 /* Look up @subnqn as reachable through @port for @hostnqn. Returns a status. */
 static uint16_t connect_find_subsys(struct nvmf_req *req, const char *subnqn,
-				    const char *hostnqn, struct nvmf_subsys **out)
+				    const char *hostnqn, struct nvmf_subsys **out,
+				    struct dhchap_host_conf **auth)
 {
 	struct nvmf_qpair *qp = req->qpair;
 	struct nvmf_tgt *tgt = qp->tgt;
@@ -37,6 +39,8 @@ static uint16_t connect_find_subsys(struct nvmf_req *req, const char *subnqn,
 		status = connect_invalid(req, offsetof(struct nvmf_connect_data, subnqn), true);
 	else if (!nvmf_subsys_host_allowed_locked(s, hostnqn))
 		status = NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONNECT_INVALID_HOST);
+	else
+		*auth = nvmf_auth_host_conf_locked(s, hostnqn); /* NULL: no authentication */
 	pthread_mutex_unlock(&tgt->lock);
 	if (status == ST_OK)
 		*out = s;
@@ -112,7 +116,9 @@ static void connect_exec(struct nvmf_req *req)
 	uint16_t sqsize = get_le16(&cmd->sqsize);
 	uint32_t kato = get_le32(&cmd->kato);
 	struct nvmf_connect_data d;
+	struct dhchap_host_conf *auth = NULL;
 	struct nvmf_subsys *s = NULL;
+	uint32_t dw0;
 	uint16_t status;
 
 	memset(&d, 0, sizeof(d));
@@ -140,13 +146,21 @@ static void connect_exec(struct nvmf_req *req)
 		status = connect_invalid(req, offsetof(struct nvmf_connect_cmd, sqsize), false);
 		goto out;
 	}
-	status = connect_find_subsys(req, d.subnqn, d.hostnqn, &s);
+	status = connect_find_subsys(req, d.subnqn, d.hostnqn, &s, &auth);
 	if (status)
 		goto out;
 	if (qid == 0)
 		status = connect_admin(req, s, &d, sqsize, cmd->cattr, kato);
 	else
 		status = connect_io(req, s, &d, qid, sqsize, cmd->cattr);
+	if (status) {
+		dhchap_host_conf_put(auth);
+		goto out;
+	}
+	/* A host with DH-HMAC-CHAP settings authenticates the queue next (AUTHREQ.ATR). */
+	dw0 = get_le32(&req->rsp.dw0);
+	status = nvmf_auth_qpair_start(req->qpair, auth, &dw0);
+	put_le32(&req->rsp.dw0, dw0);
 out:
 	if (status)
 		log_peer("%s: connect qid %u to %.223s failed: sct %u sc %#x",
@@ -239,7 +253,21 @@ const struct nvmf_cmd_desc nvmf_fabrics_cmds[NVMF_CMD_TABLE_SIZE] = {
 				  .parse = connect_parse,
 				  .xfer = NVME_XFER_HOST_TO_CTRLR,
 				  .on = NVMF_ON_ANY,
-				  .needs = NVMF_NEED_UNCONNECTED },
+				  .needs = NVMF_NEED_UNCONNECTED,
+				  .before_auth = true },
+	/* In-band authentication (fabrics_auth.c), on every queue of an NVM controller. */
+	[NVMF_FCTYPE_AUTH_SEND] = { .name = "Authentication Send",
+				    .parse = nvmf_auth_send_parse,
+				    .xfer = NVME_XFER_HOST_TO_CTRLR,
+				    .on = NVMF_ON_NVM | NVMF_ON_IO,
+				    .needs = NVMF_NEED_CONNECTED,
+				    .before_auth = true },
+	[NVMF_FCTYPE_AUTH_RECV] = { .name = "Authentication Receive",
+				    .parse = nvmf_auth_recv_parse,
+				    .xfer = NVME_XFER_CTRLR_TO_HOST,
+				    .on = NVMF_ON_NVM | NVMF_ON_IO,
+				    .needs = NVMF_NEED_CONNECTED,
+				    .before_auth = true },
 	[NVMF_FCTYPE_PROPERTY_GET] = { .name = "Property Get",
 				       .execute = prop_get_exec,
 				       .xfer = NVME_XFER_NONE,

@@ -15,6 +15,7 @@ libnvmeof_core_la_SOURCES = \
 	target/core/request.c \
 	target/core/dispatch.c target/core/dispatch.h \
 	target/core/fabrics.c \
+	target/core/fabrics_auth.c \
 	target/core/admin.c \
 	target/core/log_page.c \
 	target/core/features.c \

@@ -51,6 +51,9 @@ struct nvmf_tgt_opts {
 	uint32_t connect_timeout_ms; /* ICReq and Connect must be done within this (default
 				      * 5000; 0: no deadline) */
 	uint32_t kato_default_ms;    /* when a host asks for KATO 0 on an I/O ctrlr: none */
+	uint32_t auth_timeout_ms;    /* a DH-HMAC-CHAP exchange (from Connect, or from a
+				      * re-authenticating Negotiate) must be done within this,
+				      * or the queue is closed (default 5000; 0: no deadline) */
 	const char *state_dir;       /* namespace identities kept here (ns_ident.c); NULL:
 				      * none kept, identities derived as without a state dir */
 };
@@ -133,6 +136,10 @@ struct nvmf_qpair {
 	TAILQ_ENTRY(nvmf_qpair) link; /* port->qpairs (core) */
 	struct nvmf_req *fused_first; /* FUSE_FIRST command waiting for its second (fused.c) */
 	struct nvmf_rl_waiters rl_waiters; /* requests waiting for a range lock (abortable) */
+	/* In-band authentication (fabrics_auth.c): while auth_pending, every command but
+	 * Authentication Send/Receive fails with Authentication Required. */
+	bool auth_pending;
+	struct nvmf_qpair_auth *auth; /* the queue's DH-HMAC-CHAP state, NULL: none yet */
 };
 
 /*
@@ -374,6 +381,8 @@ struct nvmf_tgt {
 	unsigned int nconnections; /* atomic */
 	unsigned int nctrlrs;	   /* atomic: controllers not yet freed */
 	uint64_t start_ns;	   /* CLOCK_MONOTONIC at creation (power-on hours) */
+	struct nvmf_host_auth *host_auth; /* hosts with DH-HMAC-CHAP secrets (under lock) */
+	unsigned int nhost_auth;
 };
 
 /*
@@ -442,6 +451,27 @@ int nvmf_subsys_disconnect_host(struct nvmf_subsys *subsys, const char *hostnqn)
 /* End every live controller of @subsys whose host is no longer allowed (after allowed
  * hosts were removed or allow_any_host turned off). Returns how many. */
 unsigned int nvmf_subsys_revoke(struct nvmf_subsys *subsys);
+
+/*
+ * In-band authentication (fabrics_auth.c). A host with DH-HMAC-CHAP settings must
+ * authenticate every queue it connects to a subsystem that lists its allowed hosts (as
+ * Linux nvmet: not on subsystems that allow any host, nor on the discovery subsystem).
+ * Strings as Linux nvmet's configfs takes them (target/auth/dhchap_ctrl.h): @key and
+ * @ctrl_key "DHHC-1:NN:...:", @hash "hmac(sha256)" ..., @dhgroup "null", "ffdhe2048" ...
+ */
+struct nvmf_host_dhchap {
+	const char *hostnqn;
+	const char *key, *ctrl_key; /* ctrl_key NULL or "": unidirectional only */
+	const char *hash, *dhgroup; /* NULL or "": the first the host offers */
+};
+/*
+ * Replace the target's whole table of authenticating hosts with @v (all or nothing: on
+ * error nothing changes and @err names the host and the value). The live controllers of
+ * every host whose settings were added, changed or removed are ended (keys never logged).
+ * Returns how many controllers were ended, or -errno.
+ */
+int nvmf_tgt_set_host_keys(struct nvmf_tgt *tgt, const struct nvmf_host_dhchap *v, unsigned int n,
+			   char *err, size_t errlen);
 
 struct nvmf_port *nvmf_port_create(struct nvmf_tgt *tgt, const struct nvmf_port_opts *opts,
 				   char *err, size_t errlen);

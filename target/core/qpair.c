@@ -32,6 +32,8 @@ void nvmf_qpair_init(struct nvmf_qpair *qp, const struct nvmf_transport_ops *ops
 	memset(&qp->stats, 0, sizeof(qp->stats));
 	qp->fused_first = NULL;
 	TAILQ_INIT(&qp->rl_waiters);
+	qp->auth_pending = false;
+	qp->auth = NULL;
 	if (tgt)
 		__atomic_add_fetch(&tgt->nconnections, 1, __ATOMIC_RELAXED);
 	if (tgt && port) {
@@ -56,6 +58,7 @@ void nvmf_qpair_fini(struct nvmf_qpair *qp)
 {
 	struct nvmf_ctrlr *c = qp->ctrlr;
 
+	nvmf_auth_qpair_fini(qp); /* before the controller its machine names may go */
 	if (c) {
 		bool is_admin = !c->local && qp->qid == 0 && c->admin_qp == qp;
 

@@ -88,6 +88,7 @@ void nvmf_tgt_opts_default(struct nvmf_tgt_opts *o)
 	o->max_connecting = 1024;
 	o->connect_timeout_ms = 5000;
 	o->kato_default_ms = 0;
+	o->auth_timeout_ms = 5000;
 }
 
 static bool opts_valid(const struct nvmf_tgt_opts *o)
@@ -730,6 +731,7 @@ void nvmf_tgt_destroy(struct nvmf_tgt *tgt)
 		free(ref);
 	}
 	subsys_free(tgt->discovery);
+	nvmf_tgt_set_host_keys(tgt, NULL, 0, NULL, 0);
 	pthread_mutex_destroy(&tgt->lock);
 	free(tgt);
 }

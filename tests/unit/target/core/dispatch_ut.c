@@ -196,6 +196,11 @@ static const struct row_case row_cases[] = {
 	  1024, ST_CMD_SEQ, NO_DW0 },
 	{ "Disconnect: admin queue", K_FABRICS_ADMIN, NVMF_FCTYPE_DISCONNECT, 0, 0, 0, 0, 0,
 	  ST_QUEUE_TYPE, NO_DW0 },
+	/* cdw10 = SPSP0/SPSP1/SECP, cdw11 = TL/AL */
+	{ "Authentication Send: SECP 0", K_FABRICS_ADMIN, NVMF_FCTYPE_AUTH_SEND, 0, 0, 8, 0, 8,
+	  ST_INVALID_FIELD, NO_DW0 },
+	{ "Authentication Receive: AL 0", K_FABRICS_ADMIN, NVMF_FCTYPE_AUTH_RECV, 0,
+	  0xe9010100u, 0, 0, 8, ST_INVALID_FIELD, NO_DW0 },
 };
 
 static void fabrics_cmd(struct nvme_cmd *cmd, uint8_t fctype, uint32_t offset)
@@ -379,7 +384,7 @@ static void test_wrong_queue(void)
 	CU_ASSERT_EQUAL(run(K_FABRICS_IO, &cmd, NULL, 0, NULL), ST_INVALID_OPCODE);
 	fabrics_cmd(&cmd, NVMF_FCTYPE_PROPERTY_SET, NVME_REG_CC);
 	CU_ASSERT_EQUAL(run(K_FABRICS_IO, &cmd, NULL, 0, NULL), ST_INVALID_OPCODE);
-	/* authentication is not supported; any other fctype is unknown */
+	/* any fctype without a row is unknown */
 	for (unsigned int t = 0; t < NVMF_CMD_TABLE_SIZE; t++) {
 		if (nvmf_fabrics_cmds[t].name)
 			continue;

@@ -2,7 +2,10 @@
 /* Fabrics commands: Connect (admin and I/O), Property Get/Set, Disconnect. */
 #include <string.h>
 
+#include "common/dhchap_crypto.h"
+#include "common/dhchap_key.h"
 #include "common/endian.h"
+#include "common/nvme_auth_spec.h"
 #include "tests/unit/target/core/fakes.h"
 
 #define SC1(sc) NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, sc)
@@ -451,6 +454,160 @@ static void test_shutdown_flushes(void)
 	fake_env_teardown(&e);
 }
 
+/* ---- In-band authentication (fabrics_auth.c) ------------------------------------------------ */
+
+static void auth_cmd(struct nvme_cmd *cmd, uint8_t fctype, uint32_t len)
+{
+	struct nvmf_auth_cmd *a = (struct nvmf_auth_cmd *)cmd;
+
+	fake_cmd(cmd, NVME_OPC_FABRICS, 0);
+	a->fctype = fctype;
+	a->secp = NVMF_AUTH_SECP;
+	a->spsp0 = NVMF_AUTH_SPSP0;
+	a->spsp1 = NVMF_AUTH_SPSP1;
+	put_le32(a->len, len);
+}
+
+/* One unidirectional SHA-256 / NULL exchange on @fq with @key (text); returns the status of
+ * the last command and leaves the controller's last message in @buf. */
+static uint16_t auth_exchange(struct fake_qpair *fq, const char *key, uint8_t *buf)
+{
+	struct nvme_auth_negotiate *n = (void *)buf;
+	struct nvme_auth_protocol_desc *d = (void *)(buf + sizeof(*n));
+	struct nvme_dhchap_reply *r;
+	struct nvme_dhchap_key k = { 0 };
+	struct nvme_secret *kh = NULL;
+	struct nvme_dhchap_resp_in in;
+	uint8_t c1[32], reply[NVME_DHCHAP_REPLY_LEN(32, 0)];
+	struct nvme_cmd cmd;
+	uint16_t st;
+
+	memset(buf, 0, 4096);
+	n->auth_type = NVME_AUTH_TYPE_COMMON;
+	n->auth_id = NVME_AUTH_ID_NEGOTIATE;
+	put_le16(n->t_id, 7);
+	n->napd = 1;
+	d->authid = NVME_AUTH_PROTO_DHCHAP;
+	d->halen = 1;
+	d->dhlen = 1;
+	d->idlist[0] = NVME_AUTH_HASH_SHA256;
+	d->idlist[NVME_AUTH_DESC_DH_OFF] = NVME_AUTH_DHGROUP_NULL;
+	auth_cmd(&cmd, NVMF_FCTYPE_AUTH_SEND, NVME_AUTH_NEGOTIATE_LEN(1));
+	st = fake_exec(fq, &cmd, buf, NVME_AUTH_NEGOTIATE_LEN(1), NULL);
+	if (st)
+		return st;
+	auth_cmd(&cmd, NVMF_FCTYPE_AUTH_RECV, 4096);
+	st = fake_exec(fq, &cmd, buf, 4096, NULL);
+	if (st)
+		return st;
+	CU_ASSERT_EQUAL_FATAL(buf[1], NVME_AUTH_ID_CHALLENGE);
+	memcpy(c1, buf + NVME_DHCHAP_CHALLENGE_CVAL_OFF, 32);
+	CU_ASSERT_EQUAL_FATAL(nvme_dhchap_key_parse(key, &k, NULL, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(nvme_dhchap_key_transform(&k, FAKE_HOSTNQN, &kh), 0);
+	in = (struct nvme_dhchap_resp_in){ .hash_id = NVME_AUTH_HASH_SHA256,
+					   .key = kh,
+					   .challenge = c1,
+					   .seqnum = get_le32(buf + 12),
+					   .t_id = 7,
+					   .hostnqn = FAKE_HOSTNQN,
+					   .subsysnqn = FAKE_SUBNQN };
+	memset(reply, 0, sizeof(reply));
+	CU_ASSERT_EQUAL_FATAL(nvme_dhchap_host_response(&in, reply + NVME_DHCHAP_REPLY_RVAL_OFF),
+			      0);
+	nvme_secret_free(kh);
+	nvme_dhchap_key_clear(&k);
+	r = (void *)reply;
+	r->auth_type = NVME_AUTH_TYPE_DHCHAP;
+	r->auth_id = NVME_AUTH_ID_REPLY;
+	put_le16(r->t_id, 7);
+	r->hl = 32;
+	put_le32(r->seqnum, 1);
+	auth_cmd(&cmd, NVMF_FCTYPE_AUTH_SEND, sizeof(reply));
+	st = fake_exec(fq, &cmd, reply, sizeof(reply), NULL);
+	if (st)
+		return st;
+	auth_cmd(&cmd, NVMF_FCTYPE_AUTH_RECV, 4096);
+	return fake_exec(fq, &cmd, buf, 4096, NULL);
+}
+
+static void test_auth(void)
+{
+	static uint8_t buf[4096];
+	char key[NVME_DHCHAP_KEY_TEXT_MAX], other[NVME_DHCHAP_KEY_TEXT_MAX], err[256];
+	struct nvmf_host_dhchap h = { .hostnqn = FAKE_HOSTNQN, .hash = "hmac(sha256)",
+				      .dhgroup = "null" };
+	struct nvme_dhchap_key k = { 0 };
+	struct fake_qpair q1, q2, q3;
+	struct fake_connect c;
+	struct nvme_cmd cmd;
+	uint32_t dw0 = 0;
+	struct fake_env e;
+	uint64_t v;
+
+	CU_ASSERT_EQUAL_FATAL(nvme_dhchap_key_generate(NULL, 32, 0, NULL, &k), 0);
+	CU_ASSERT_FATAL(nvme_dhchap_key_format(&k, key, sizeof(key)) > 0);
+	nvme_dhchap_key_clear(&k);
+	CU_ASSERT_EQUAL_FATAL(nvme_dhchap_key_generate(NULL, 32, 0, NULL, &k), 0);
+	CU_ASSERT_FATAL(nvme_dhchap_key_format(&k, other, sizeof(other)) > 0);
+	nvme_dhchap_key_clear(&k);
+
+	fake_env_setup(&e, NULL);
+	nvmf_subsys_set_allow_any_host(e.subsys, false);
+	CU_ASSERT_EQUAL(nvmf_subsys_add_host(e.subsys, FAKE_HOSTNQN), 0);
+	h.key = "DHHC-1:00:bad:";
+	CU_ASSERT(nvmf_tgt_set_host_keys(e.tgt, &h, 1, err, sizeof(err)) < 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, FAKE_HOSTNQN));
+	h.key = key;
+	CU_ASSERT_EQUAL(nvmf_tgt_set_host_keys(e.tgt, &h, 1, err, sizeof(err)), 0);
+
+	/* Connect: ATR set; nothing but authentication runs until it is done. */
+	fake_qpair_init(&q1, e.tgt, e.port, NULL);
+	fake_connect_defaults(&c, 0);
+	CU_ASSERT_EQUAL(fake_connect(&q1, &c, &dw0), 0);
+	CU_ASSERT(dw0 & NVMF_CONNECT_AUTHREQ_ATR);
+	CU_ASSERT_EQUAL(fake_prop_get(&q1, NVME_REG_VS, 4, &v), ST_AUTH_REQUIRED);
+	fake_cmd(&cmd, NVME_ADMIN_KEEP_ALIVE, 0);
+	CU_ASSERT_EQUAL(fake_exec(&q1, &cmd, NULL, 0, NULL), ST_AUTH_REQUIRED);
+	CU_ASSERT_EQUAL(auth_exchange(&q1, key, buf), 0);
+	CU_ASSERT_EQUAL(buf[1], NVME_AUTH_ID_SUCCESS1);
+	CU_ASSERT_EQUAL(fake_prop_get(&q1, NVME_REG_VS, 4, &v), 0);
+	CU_ASSERT_EQUAL(q1.disconnects, 0);
+	/* Re-authentication on the live admin queue. */
+	CU_ASSERT_EQUAL(auth_exchange(&q1, key, buf), 0);
+	CU_ASSERT_EQUAL(buf[1], NVME_AUTH_ID_SUCCESS1);
+	CU_ASSERT_EQUAL(fake_prop_get(&q1, NVME_REG_VS, 4, &v), 0);
+
+	/* A host with the wrong secret: AUTH_Failure1, then the queue is closed. */
+	fake_qpair_init(&q2, e.tgt, e.port, NULL);
+	CU_ASSERT_EQUAL(fake_connect(&q2, &c, &dw0), 0);
+	CU_ASSERT_EQUAL(auth_exchange(&q2, other, buf), 0);
+	CU_ASSERT_EQUAL(buf[1], NVME_AUTH_ID_FAILURE1);
+	CU_ASSERT_EQUAL(buf[7], NVME_AUTH_FAIL_FAILED);
+	CU_ASSERT_EQUAL(q2.disconnects, 1);
+	CU_ASSERT_TRUE(q2.finied); /* the transport closed it */
+
+	/* On a subsystem open to any host nobody is asked (as Linux nvmet). */
+	nvmf_subsys_set_allow_any_host(e.subsys, true);
+	fake_qpair_init(&q3, e.tgt, e.port, NULL);
+	dw0 = 0;
+	CU_ASSERT_EQUAL(fake_connect(&q3, &c, &dw0), 0);
+	CU_ASSERT_FALSE(dw0 & NVMF_CONNECT_AUTHREQ_ATR);
+	CU_ASSERT_EQUAL(fake_prop_get(&q3, NVME_REG_VS, 4, &v), 0);
+	nvmf_subsys_set_allow_any_host(e.subsys, false);
+
+	/* New secrets end the host's live controllers. */
+	h.key = other;
+	CU_ASSERT(nvmf_tgt_set_host_keys(e.tgt, &h, 1, err, sizeof(err)) >= 1);
+	fake_msgs_run();
+	CU_ASSERT(q1.disconnects >= 1);
+	CU_ASSERT_EQUAL(nvmf_tgt_set_host_keys(e.tgt, NULL, 0, err, sizeof(err)) >= 0,
+			true);
+	fake_qpair_close(&q1);
+	fake_qpair_close(&q2);
+	fake_qpair_close(&q3);
+	fake_env_teardown(&e);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "admin connect table", test_admin_connect_table },
 	{ "allowed host list", test_host_list },
@@ -462,6 +619,7 @@ static const CU_TestInfo tests[] = {
 	{ "properties", test_properties },
 	{ "unsupported CC", test_cc_invalid },
 	{ "shutdown flushes volatile caches", test_shutdown_flushes },
+	{ "DH-HMAC-CHAP: required, refused, re-authenticated, revoked", test_auth },
 	CU_TEST_INFO_NULL,
 };
 

@@ -516,6 +516,15 @@ void bdev_close(struct bdev *b)
 	free(b);
 }
 
+/* Namespace resize (mgmt.c, linked in with the controller management it holds). */
+int bdev_resize(struct bdev *b, uint64_t size, char *err, size_t errlen)
+{
+	(void)b;
+	(void)size;
+	snprintf(err, errlen, "not in the fake backend");
+	return -ENOTSUP;
+}
+
 /* ---- a small target ------------------------------------------------------------------------- */
 
 void fake_env_setup(struct fake_env *e, const char *ns_spec)

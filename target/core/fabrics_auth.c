@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * In-band authentication of queues (NVM Express Base 2.0 section 8.13): the target's table
+ * of hosts with DH-HMAC-CHAP settings, AUTHREQ in the Connect response, the Fabrics
+ * Authentication Send (05h) and Authentication Receive (06h) commands that carry the
+ * messages of the queue's machine (target/auth/dhchap_ctrl.h), the deadline of an
+ * exchange, and closing the queue when authentication fails.
+ *
+ * Until its first exchange succeeds a queue runs nothing but Authentication Send and
+ * Receive (dispatch.c answers Authentication Required, as Linux nvmet does). A host may
+ * re-authenticate a live queue with a new AUTH_Negotiate: the queue keeps working
+ * meanwhile and is closed if that exchange fails or misses its deadline. Logs name the
+ * host and the outcome, never a key.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth/dhchap_ctrl.h"
+#include "common/dhchap_crypto.h"
+#include "common/endian.h"
+#include "common/log.h"
+#include "ctrlr.h"
+#include "reactor/reactor.h"
+
+#define AUTH_MSG_BUF  4096 /* the largest Transfer Length taken (an AUTH_Negotiate of 63
+			    * protocol descriptors); the largest message is far smaller */
+#define AUTH_GRACE_MS 1000 /* after a failure: time for the host to read the Failure1 */
+
+struct nvmf_host_auth {
+	char nqn[NVME_NQN_FIELD];
+	struct dhchap_host_conf *conf;
+};
+
+struct nvmf_qpair_auth {
+	struct nvmf_qpair *qp;
+	struct dhchap_ctrl m;
+	bool required;     /* the host must authenticate this queue: failing closes it */
+	bool timer_active;
+	bool closing;      /* failed: the timer closes the queue after the grace period */
+	ev_timer timer;
+	uint8_t buf[AUTH_MSG_BUF];
+};
+
+/* ---- The host table ------------------------------------------------------------------------ */
+
+static struct dhchap_host_conf *host_conf_locked(struct nvmf_tgt *tgt, const char *hostnqn)
+{
+	for (unsigned int i = 0; i < tgt->nhost_auth; i++)
+		if (!strcmp(tgt->host_auth[i].nqn, hostnqn)) {
+			dhchap_host_conf_get(tgt->host_auth[i].conf);
+			return tgt->host_auth[i].conf;
+		}
+	return NULL;
+}
+
+struct dhchap_host_conf *nvmf_auth_host_conf_locked(struct nvmf_subsys *s, const char *hostnqn)
+{
+	/* As Linux nvmet: a subsystem open to any host, or discovery, asks for no proof. */
+	if (s->type == NVMF_SUBSYS_DISCOVERY || s->allow_any_host)
+		return NULL;
+	return host_conf_locked(s->tgt, hostnqn);
+}
+
+static const struct dhchap_host_conf *find_conf(const struct nvmf_host_auth *v, unsigned int n,
+						const char *nqn)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (!strcmp(v[i].nqn, nqn))
+			return v[i].conf;
+	return NULL;
+}
+
+static void free_table(struct nvmf_host_auth *v, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		dhchap_host_conf_put(v[i].conf);
+	free(v);
+}
+
+/* End the controllers of @nqn on every subsystem. */
+static int end_host(struct nvmf_tgt *tgt, const char *nqn)
+{
+	struct nvmf_subsys **v = NULL, *s;
+	unsigned int n = 0, cap = 0;
+	int ended = 0;
+
+	pthread_mutex_lock(&tgt->lock);
+	TAILQ_FOREACH (s, &tgt->subsystems, link) {
+		if (n == cap) {
+			struct nvmf_subsys **nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n++] = s;
+	}
+	pthread_mutex_unlock(&tgt->lock);
+	for (unsigned int i = 0; i < n; i++)
+		ended += nvmf_subsys_disconnect_host(v[i], nqn);
+	free(v);
+	return ended;
+}
+
+int nvmf_tgt_set_host_keys(struct nvmf_tgt *tgt, const struct nvmf_host_dhchap *v, unsigned int n,
+			   char *err, size_t errlen)
+{
+	struct nvmf_host_auth *nt = NULL, *old;
+	unsigned int nold;
+	int ended = 0, rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (n) {
+		nt = calloc(n, sizeof(*nt));
+		if (!nt)
+			return -ENOMEM;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		char why[200];
+
+		if (!v[i].hostnqn || strlen(v[i].hostnqn) >= sizeof(nt[i].nqn)) {
+			snprintf(err, errlen, "host NQN missing or too long");
+			free_table(nt, i);
+			return -EINVAL;
+		}
+		rc = dhchap_host_conf_create(v[i].key, v[i].ctrl_key, v[i].hash, v[i].dhgroup,
+					     &nt[i].conf, why, sizeof(why));
+		if (rc) {
+			snprintf(err, errlen, "host %s: %s", v[i].hostnqn, why);
+			free_table(nt, i);
+			return rc;
+		}
+		snprintf(nt[i].nqn, sizeof(nt[i].nqn), "%s", v[i].hostnqn);
+	}
+	pthread_mutex_lock(&tgt->lock);
+	old = tgt->host_auth;
+	nold = tgt->nhost_auth;
+	tgt->host_auth = nt;
+	tgt->nhost_auth = n;
+	pthread_mutex_unlock(&tgt->lock);
+
+	/* Revocation: a host whose secrets changed keeps no controller it authenticated (or
+	 * connected without authenticating) under the old ones. */
+	for (unsigned int i = 0; i < n; i++) {
+		const struct dhchap_host_conf *was = find_conf(old, nold, nt[i].nqn);
+
+		if (!dhchap_host_conf_equal(was, nt[i].conf)) {
+			if (was)
+				log_notice("host %s: DH-HMAC-CHAP settings changed", nt[i].nqn);
+			ended += end_host(tgt, nt[i].nqn);
+		}
+	}
+	for (unsigned int i = 0; i < nold; i++)
+		if (!find_conf(nt, n, old[i].nqn)) {
+			log_notice("host %s: DH-HMAC-CHAP settings removed", old[i].nqn);
+			ended += end_host(tgt, old[i].nqn);
+		}
+	free_table(old, nold);
+	return ended;
+}
+
+/* ---- The queue's exchange ------------------------------------------------------------------ */
+
+static void auth_timer_stop(struct nvmf_qpair_auth *a)
+{
+	if (a->timer_active) {
+		ev_timer_stop(a->qp->reactor->loop, &a->timer);
+		a->timer_active = false;
+	}
+}
+
+static void close_queue(struct nvmf_qpair *qp)
+{
+	if (qp->ops && qp->ops->qpair_disconnect)
+		qp->ops->qpair_disconnect(qp);
+}
+
+static void auth_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct nvmf_qpair_auth *a = w->data;
+	struct nvmf_qpair *qp = a->qp;
+
+	(void)loop;
+	(void)revents;
+	a->timer_active = false;
+	if (!a->closing)
+		log_peer("%s: host %s: DH-HMAC-CHAP on qid %u not done within %u ms (%s), "
+			 "closing the queue",
+			 qp->peer, a->m.hostnqn, qp->qid, qp->tgt ? qp->tgt->opts.auth_timeout_ms : 0,
+			 dhchap_state_name(a->m.state));
+	close_queue(qp);
+}
+
+static void auth_timer_arm(struct nvmf_qpair_auth *a, uint32_t ms)
+{
+	struct reactor *r = a->qp->reactor;
+
+	if (!ms || !r || !r->loop)
+		return;
+	auth_timer_stop(a);
+	ev_timer_init(&a->timer, auth_timer_cb, ms / 1000.0, 0.);
+	a->timer.data = a;
+	ev_timer_start(r->loop, &a->timer);
+	a->timer_active = true;
+}
+
+static struct nvmf_qpair_auth *auth_alloc(struct nvmf_qpair *qp, struct dhchap_host_conf *conf)
+{
+	struct nvmf_qpair_auth *a = calloc(1, sizeof(*a));
+	struct nvmf_ctrlr *c = qp->ctrlr;
+
+	if (!a)
+		return NULL;
+	a->qp = qp;
+	dhchap_ctrl_init(&a->m, conf, c->hostnqn, c->subsys->nqn);
+	qp->auth = a;
+	return a;
+}
+
+uint16_t nvmf_auth_qpair_start(struct nvmf_qpair *qp, struct dhchap_host_conf *conf,
+			       uint32_t *dw0)
+{
+	struct nvmf_qpair_auth *a;
+
+	if (!conf)
+		return ST_OK;
+	a = auth_alloc(qp, conf);
+	dhchap_host_conf_put(conf); /* the machine took its own reference */
+	if (!a)
+		return ST_INTERNAL;
+	a->required = true;
+	qp->auth_pending = true;
+	auth_timer_arm(a, qp->tgt->opts.auth_timeout_ms);
+	*dw0 |= NVMF_CONNECT_AUTHREQ_ATR;
+	log_info("%s: qid %u of host %s: DH-HMAC-CHAP required", qp->ctrlr->label, qp->qid,
+		 qp->ctrlr->hostnqn);
+	return ST_OK;
+}
+
+void nvmf_auth_qpair_fini(struct nvmf_qpair *qp)
+{
+	struct nvmf_qpair_auth *a = qp->auth;
+
+	if (!a)
+		return;
+	auth_timer_stop(a);
+	dhchap_ctrl_fini(&a->m);
+	explicit_bzero(a->buf, sizeof(a->buf));
+	free(a);
+	qp->auth = NULL;
+	qp->auth_pending = false;
+}
+
+/* After a message: the outcome of the exchange, when it has one. */
+static void auth_outcome(struct nvmf_qpair *qp, struct nvmf_qpair_auth *a, enum dhchap_state was)
+{
+	struct dhchap_ctrl *m = &a->m;
+
+	if (m->state == was)
+		return;
+	if (m->state == DHCHAP_DONE) {
+		auth_timer_stop(a);
+		log_info("%s: qid %u: host %s authenticated (DH-HMAC-CHAP %s, %s%s)",
+			 qp->ctrlr->label, qp->qid, m->hostnqn, nvme_auth_hash_name(m->hash_id),
+			 nvme_auth_dhgroup_name(m->dhgid),
+			 was == DHCHAP_SUCCESS2 ? ", bidirectional" : "");
+		qp->auth_pending = false;
+		return;
+	}
+	if (m->state != DHCHAP_FAILED)
+		return;
+	if (m->host_failed)
+		log_peer("%s: host %s: DH-HMAC-CHAP on qid %u: the host refused the "
+			 "controller (%s)",
+			 qp->peer, m->hostnqn, qp->qid, dhchap_failure_name(m->fail_exp));
+	else
+		log_peer("%s: host %s: DH-HMAC-CHAP on qid %u failed: %s", qp->peer, m->hostnqn,
+			 qp->qid, dhchap_failure_name(m->fail_exp));
+	if (!a->required)
+		return; /* a queue that needed no authentication keeps working */
+	qp->auth_pending = true;
+	a->closing = true;
+	auth_timer_arm(a, AUTH_GRACE_MS);
+	if (!a->timer_active)
+		close_queue(qp);
+}
+
+/* SECP/SPSP of both commands, and TL/AL against the data the command carries. */
+static uint16_t auth_cmd_check(struct nvmf_req *req, uint32_t *len)
+{
+	const struct nvmf_auth_cmd *cmd = (const struct nvmf_auth_cmd *)&req->cmd;
+
+	*len = get_le32(cmd->len);
+	if (cmd->secp != NVMF_AUTH_SECP || cmd->spsp0 != NVMF_AUTH_SPSP0 ||
+	    cmd->spsp1 != NVMF_AUTH_SPSP1 || !*len || *len > AUTH_MSG_BUF)
+		return ST_INVALID_FIELD;
+	if (*len > req->length)
+		return ST_SGL_LEN;
+	if (!req->qpair->auth && !auth_alloc(req->qpair, NULL))
+		return ST_INTERNAL; /* a host authenticating a queue that needs none */
+	return ST_OK;
+}
+
+static void auth_send_exec(struct nvmf_req *req)
+{
+	struct nvmf_qpair *qp = req->qpair;
+	struct nvmf_qpair_auth *a = qp->auth;
+	uint32_t tl = get_le32(((const struct nvmf_auth_cmd *)&req->cmd)->len);
+	enum dhchap_state was = a->m.state;
+
+	if (nvmf_req_copy_from(req, 0, a->buf, tl) != tl) {
+		nvmf_req_done(req, ST_SGL_LEN);
+		return;
+	}
+	/* A new exchange uses the settings configured now, with its own deadline. */
+	if (tl >= 2 && a->buf[0] == NVME_AUTH_TYPE_COMMON && a->buf[1] == NVME_AUTH_ID_NEGOTIATE &&
+	    a->required && was != DHCHAP_FAILURE1 && was != DHCHAP_FAILED) {
+		struct dhchap_host_conf *conf;
+
+		pthread_mutex_lock(&qp->tgt->lock);
+		conf = nvmf_auth_host_conf_locked(qp->ctrlr->subsys, qp->ctrlr->hostnqn);
+		pthread_mutex_unlock(&qp->tgt->lock);
+		dhchap_ctrl_set_conf(&a->m, conf);
+		dhchap_host_conf_put(conf);
+		if (was == DHCHAP_DONE)
+			auth_timer_arm(a, qp->tgt->opts.auth_timeout_ms);
+	}
+	dhchap_ctrl_send(&a->m, a->buf, tl);
+	auth_outcome(qp, a, was);
+	nvmf_req_done(req, ST_OK);
+}
+
+static void auth_recv_exec(struct nvmf_req *req)
+{
+	struct nvmf_qpair *qp = req->qpair;
+	struct nvmf_qpair_auth *a = qp->auth;
+	uint32_t al = get_le32(((const struct nvmf_auth_cmd *)&req->cmd)->len);
+	enum dhchap_state was = a->m.state;
+	int n;
+
+	n = dhchap_ctrl_recv(&a->m, a->buf, al);
+	if (n < 0) {
+		nvmf_req_done(req, ST_INVALID_FIELD); /* AL too short for the message */
+		return;
+	}
+	nvmf_req_reply(req, a->buf, (size_t)n);
+	auth_outcome(qp, a, was);
+	nvmf_req_done(req, ST_OK);
+}
+
+uint16_t nvmf_auth_send_parse(struct nvmf_req *req)
+{
+	uint32_t len;
+	uint16_t st = auth_cmd_check(req, &len);
+
+	if (!st)
+		req->execute = auth_send_exec;
+	return st;
+}
+
+uint16_t nvmf_auth_recv_parse(struct nvmf_req *req)
+{
+	uint32_t len;
+	uint16_t st = auth_cmd_check(req, &len);
+
+	if (!st)
+		req->execute = auth_recv_exec;
+	return st;
+}
