@@ -578,6 +578,34 @@ static int grow(struct apply_ctx *a)
 	return update_referrals(a);
 }
 
+/* The hosts' DH-HMAC-CHAP settings: the target's whole table replaced at once; hosts whose
+ * settings changed lose their live controllers (the core ends them). */
+static int apply_host_keys(struct apply_ctx *a)
+{
+	const struct tgt_config *cfg = a->new_cfg;
+	struct nvmf_host_dhchap *v = NULL;
+	char why[400];
+	int rc;
+
+	if (cfg->nhost_keys && !(v = calloc(cfg->nhost_keys, sizeof(*v))))
+		return aerr(a, -ENOMEM, "out of memory");
+	for (unsigned int i = 0; i < cfg->nhost_keys; i++) {
+		const struct config_host_key *k = &cfg->host_keys[i];
+
+		v[i] = (struct nvmf_host_dhchap){ .hostnqn = k->nqn,
+						  .key = k->key,
+						  .ctrl_key = k->ctrl_key,
+						  .hash = k->hash,
+						  .dhgroup = k->dhgroup };
+	}
+	rc = nvmf_tgt_set_host_keys(a->tgt, v, cfg->nhost_keys, why, sizeof(why));
+	free(v);
+	if (rc < 0)
+		return aerr(a, rc, "hosts: %s", why);
+	a->ctrlrs_revoked += (unsigned int)rc;
+	return 0;
+}
+
 static void rollback(struct apply_ctx *a)
 {
 	char what[32];
@@ -714,6 +742,8 @@ static int move(struct nvmf_tgt *tgt, const struct tgt_config *old, const struct
 	if (rc)
 		return rc; /* nothing touched */
 	rc = grow(&a);
+	if (!rc)
+		rc = apply_host_keys(&a);
 	if (rc) {
 		rollback(&a);
 		free(a.undo);

@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/dhchap_key.h"
+#include "common/key_file.h"
 #include "common/log.h"
 #include "core/nvmf.h"
 
@@ -31,6 +33,7 @@ static const char *const top_keys[] = { "hosts",  "ports",   "subsystems", "iscs
 static const char *const limit_keys[] = { "max_connections",
 					  "max_connecting",
 					  "connect_timeout",
+					  "auth_timeout",
 					  "max_queue_depth",
 					  "in_capsule_size",
 					  "max_io_size",
@@ -63,6 +66,13 @@ static int parse_limits(struct pctx *c, json_object *lim)
 		l->connect_timeout_ms = (uint32_t)v * 1000;
 		l->connect_timeout_set = true;
 	}
+	rc = cfg_get_int(c, lim, "limits", "auth_timeout", 0, 600, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		l->auth_timeout_ms = (uint32_t)v * 1000;
+		l->auth_timeout_set = true;
+	}
 	rc = cfg_get_int(c, lim, "limits", "max_queue_depth", 2, 4096, &v, OPT);
 	if (rc < 0)
 		return rc;
@@ -87,6 +97,117 @@ static int parse_limits(struct pctx *c, json_object *lim)
 	return 0;
 }
 
+/* A secret of hosts[].dhchap: "key" itself, or "key_file" naming a file of mode 0600. */
+static int dhchap_secret(struct pctx *c, json_object *dh, const char *kp, const char *key,
+			 const char *file_key, char *val, size_t vlen, char *path, size_t plen)
+{
+	struct nvme_dhchap_key k = { 0 };
+	char sub[KP_MAX], why[200];
+	int rc, rf;
+
+	rc = cfg_get_str(c, dh, kp, key, val, vlen, OPT, false);
+	if (rc < 0)
+		return rc;
+	rf = cfg_get_str(c, dh, kp, file_key, path, plen, OPT, false);
+	if (rf < 0)
+		return rf;
+	if (rc && rf && val[0] && path[0])
+		return cfg_err(c, -EINVAL, kp, "\"%s\" and \"%s\": give one of them", key,
+			       file_key);
+	if (path[0]) {
+		cfg_kp_join(sub, kp, file_key);
+		if (path[0] != '/')
+			return cfg_err(c, -EINVAL, sub, "\"%s\": expected an absolute path", path);
+		rc = nvme_key_file_read(path, val, vlen, why, sizeof(why));
+		if (rc < 0)
+			return cfg_err(c, rc, sub, "%s", why);
+	}
+	if (!val[0])
+		return 0;
+	cfg_kp_join(sub, kp, path[0] ? file_key : key);
+	/* The secret is checked, never echoed: the message names the key and the fault. */
+	rc = nvme_dhchap_key_parse(val, &k, why, sizeof(why));
+	nvme_dhchap_key_clear(&k);
+	if (rc) {
+		explicit_bzero(val, vlen);
+		return cfg_err(c, rc, sub, "not a DH-HMAC-CHAP secret: %s", why);
+	}
+	return 0;
+}
+
+/* hosts[].dhchap: {key | key_file, ctrl_key | ctrl_key_file, hash, dhgroup}, values as
+ * Linux nvmet's configfs takes them. */
+static int parse_dhchap(struct pctx *c, json_object *dh, const char *kp, const char *nqn)
+{
+	static const char *const dh_keys[] = { "key",  "ctrl_key", "key_file", "ctrl_key_file",
+					       "hash", "dhgroup",  NULL };
+	static const char *const hashes[] = { "hmac(sha256)", "hmac(sha384)", "hmac(sha512)",
+					      NULL };
+	static const char *const groups[] = { "null",      "ffdhe2048", "ffdhe3072", "ffdhe4096",
+					      "ffdhe6144", "ffdhe8192", NULL };
+	struct config_host_key *hk, *v;
+	char sub[KP_MAX];
+	unsigned int i;
+	int rc;
+
+	hk = calloc(1, sizeof(*hk));
+	if (!hk)
+		return cfg_err(c, -ENOMEM, NULL, "out of memory");
+	rc = cfg_check_keys(c, dh, kp, dh_keys);
+	if (!rc)
+		rc = dhchap_secret(c, dh, kp, "key", "key_file", hk->key, sizeof(hk->key),
+				   hk->key_file, sizeof(hk->key_file));
+	if (rc >= 0)
+		rc = dhchap_secret(c, dh, kp, "ctrl_key", "ctrl_key_file", hk->ctrl_key,
+				   sizeof(hk->ctrl_key), hk->ctrl_key_file,
+				   sizeof(hk->ctrl_key_file));
+	if (rc >= 0)
+		rc = cfg_get_str(c, dh, kp, "hash", hk->hash, sizeof(hk->hash), OPT, false);
+	if (rc >= 0 && hk->hash[0]) {
+		for (i = 0; hashes[i] && strcmp(hashes[i], hk->hash); i++)
+			;
+		cfg_kp_join(sub, kp, "hash");
+		if (!hashes[i])
+			rc = cfg_err(c, -EINVAL, sub,
+				     "\"%s\": expected hmac(sha256), hmac(sha384) or hmac(sha512)",
+				     hk->hash);
+	}
+	if (rc >= 0)
+		rc = cfg_get_str(c, dh, kp, "dhgroup", hk->dhgroup, sizeof(hk->dhgroup), OPT,
+				 false);
+	if (rc >= 0 && hk->dhgroup[0]) {
+		for (i = 0; groups[i] && strcmp(groups[i], hk->dhgroup); i++)
+			;
+		cfg_kp_join(sub, kp, "dhgroup");
+		if (!groups[i])
+			rc = cfg_err(c, -EINVAL, sub,
+				     "\"%s\": expected null, ffdhe2048, ffdhe3072, ffdhe4096, "
+				     "ffdhe6144 or ffdhe8192",
+				     hk->dhgroup);
+	}
+	if (rc >= 0 && hk->ctrl_key[0] && !hk->key[0]) {
+		cfg_kp_join(sub, kp, "ctrl_key");
+		rc = cfg_err(c, -EINVAL, sub, "needs the host's \"key\" as well");
+	}
+	if (rc < 0 || (!hk->key[0] && !hk->ctrl_key[0])) {
+		explicit_bzero(hk, sizeof(*hk));
+		free(hk);
+		return rc < 0 ? rc : 0;
+	}
+	v = realloc(c->cfg->host_keys, (c->cfg->nhost_keys + 1) * sizeof(*v));
+	if (!v) {
+		explicit_bzero(hk, sizeof(*hk));
+		free(hk);
+		return cfg_err(c, -ENOMEM, NULL, "out of memory");
+	}
+	c->cfg->host_keys = v;
+	snprintf(hk->nqn, sizeof(hk->nqn), "%s", nqn);
+	v[c->cfg->nhost_keys++] = *hk;
+	explicit_bzero(hk, sizeof(*hk));
+	free(hk);
+	return 0;
+}
+
 static int parse_host(struct pctx *c, json_object *obj, const char *kp, char *nqn)
 {
 	json_object *dh;
@@ -105,40 +226,12 @@ static int parse_host(struct pctx *c, json_object *obj, const char *kp, char *nq
 	rc = cfg_check_nqn(c, sub, nqn, "host");
 	if (rc)
 		return rc;
-	/* In-band authentication secrets: kept opaque (config_host_key), never logged. */
 	rc = cfg_get_typed(c, obj, kp, "dhchap", json_type_object, OPT, &dh);
 	if (rc < 0)
 		return rc;
 	if (rc) {
-		static const char *const dh_keys[] = { "key", "ctrl_key", "hash", "dhgroup", NULL };
-		struct config_host_key hk = { 0 }, *v;
-
 		cfg_kp_join(sub, kp, "dhchap");
-		rc = cfg_check_keys(c, dh, sub, dh_keys);
-		if (rc == 0)
-			rc = cfg_get_str(c, dh, sub, "key", hk.key, sizeof(hk.key), OPT, false);
-		if (rc >= 0)
-			rc = cfg_get_str(c, dh, sub, "ctrl_key", hk.ctrl_key, sizeof(hk.ctrl_key),
-					 OPT, false);
-		if (rc >= 0)
-			rc = cfg_get_str(c, dh, sub, "hash", hk.hash, sizeof(hk.hash), OPT, false);
-		if (rc >= 0)
-			rc = cfg_get_str(c, dh, sub, "dhgroup", hk.dhgroup, sizeof(hk.dhgroup), OPT,
-					 false);
-		if (rc < 0)
-			return rc;
-		if (!hk.key[0] && !hk.ctrl_key[0])
-			return 0;
-		v = realloc(c->cfg->host_keys, (c->cfg->nhost_keys + 1) * sizeof(*v));
-		if (!v)
-			return cfg_err(c, -ENOMEM, NULL, "out of memory");
-		c->cfg->host_keys = v;
-		snprintf(hk.nqn, sizeof(hk.nqn), "%s", nqn);
-		v[c->cfg->nhost_keys++] = hk;
-		explicit_bzero(&hk, sizeof(hk));
-		return cfg_warn(c, sub,
-				"DH-HMAC-CHAP keys are stored, but in-band authentication "
-				"is not enforced yet");
+		return parse_dhchap(c, dh, sub, nqn);
 	}
 	return 0;
 }

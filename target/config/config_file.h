@@ -98,15 +98,20 @@ struct config_subsys {
 	unsigned int nallowed_hosts;
 };
 
-/* DH-HMAC-CHAP secrets of a host (hosts[].dhchap), kept as opaque strings: stored, saved
- * (only to files of mode 0600) and never logged. Authentication does not use them yet. */
+/* DH-HMAC-CHAP settings of a host (hosts[].dhchap, the attributes nvmetcli saves from
+ * configfs), checked at load and enforced by the target (core/nvmf.h,
+ * nvmf_tgt_set_host_keys()); saved only to files of mode 0600, never logged. A secret may
+ * instead come from a file ("key_file", "ctrl_key_file": mode 0600 or stricter), read at
+ * load (and again on SIGHUP) into key/ctrl_key; the path is what is saved then. */
 #define CONFIG_KEY_MAX 256
 struct config_host_key {
 	char nqn[NVME_NQN_FIELD];
 	char key[CONFIG_KEY_MAX];      /* "DHHC-1:..." or "" */
 	char ctrl_key[CONFIG_KEY_MAX]; /* bidirectional authentication, or "" */
-	char hash[16];                 /* dhchap.hash as written, or "" */
-	char dhgroup[32];              /* dhchap.dhgroup as written, or "" */
+	char hash[16];                 /* "hmac(sha256)", "hmac(sha384)", "hmac(sha512)" or "" */
+	char dhgroup[32];              /* "null", "ffdhe2048" ... "ffdhe8192" or "" */
+	char key_file[CONFIG_PATH_MAX];      /* where key came from, or "" */
+	char ctrl_key_file[CONFIG_PATH_MAX]; /* where ctrl_key came from, or "" */
 };
 
 struct tgt_config {
@@ -130,6 +135,8 @@ struct tgt_config {
 		uint32_t max_connecting;     /* not yet through Connect, 1..1000000 */
 		uint32_t connect_timeout_ms; /* "connect_timeout" seconds, 0..3600 */
 		bool connect_timeout_set;
+		uint32_t auth_timeout_ms;    /* "auth_timeout" seconds, 0..600: DH-HMAC-CHAP */
+		bool auth_timeout_set;
 		uint32_t max_queue_depth;	/* I/O queue entries, 2..4096 */
 		uint32_t in_capsule_size;	/* I/O queues, multiple of 16 up to 1 MiB */
 		bool in_capsule_set;

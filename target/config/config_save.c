@@ -169,13 +169,17 @@ static json_object *save_host(const struct tgt_config *cfg, const char *nqn, boo
 	if (k) {
 		json_object *dh = json_object_new_object();
 
-		if (k->ctrl_key[0])
+		if (k->ctrl_key_file[0])
+			json_object_object_add(dh, "ctrl_key_file", jstr(k->ctrl_key_file));
+		else if (k->ctrl_key[0])
 			json_object_object_add(dh, "ctrl_key", jstr(k->ctrl_key));
 		if (k->dhgroup[0])
 			json_object_object_add(dh, "dhgroup", jstr(k->dhgroup));
 		if (k->hash[0])
 			json_object_object_add(dh, "hash", jstr(k->hash));
-		if (k->key[0])
+		if (k->key_file[0])
+			json_object_object_add(dh, "key_file", jstr(k->key_file));
+		else if (k->key[0])
 			json_object_object_add(dh, "key", jstr(k->key));
 		json_object_object_add(o, "dhchap", dh);
 	}

@@ -40,6 +40,11 @@ enum {
 	OPT_NO_CONTROL_SOCKET,
 	OPT_CONTROL_GROUP,
 	OPT_LOG_FILE,
+	OPT_DHCHAP_KEY,
+	OPT_DHCHAP_CTRL_KEY,
+	OPT_DHCHAP_HASH,
+	OPT_DHCHAP_DHGROUP,
+	OPT_AUTH_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
@@ -50,6 +55,11 @@ static const struct option long_opts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "discovery-port", required_argument, NULL, OPT_DISCOVERY_PORT },
 	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
+	{ "dhchap-key", required_argument, NULL, OPT_DHCHAP_KEY },
+	{ "dhchap-ctrl-key", required_argument, NULL, OPT_DHCHAP_CTRL_KEY },
+	{ "dhchap-hash", required_argument, NULL, OPT_DHCHAP_HASH },
+	{ "dhchap-dhgroup", required_argument, NULL, OPT_DHCHAP_DHGROUP },
+	{ "auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT },
 	{ "reactors", required_argument, NULL, OPT_REACTORS },
 	{ "pin", no_argument, NULL, OPT_PIN },
 	{ "no-pin", no_argument, NULL, OPT_NO_PIN },
@@ -99,6 +109,17 @@ void cli_usage(FILE *f)
 	      "  --discovery-port N    discovery-only port on each TCP listen address\n"
 	      "                        (default 8009, 0 = none)\n"
 	      "  --allow-host NQN      accept only these host NQNs (repeatable; default any)\n"
+	      "  --dhchap-key HOSTNQN=SECRET  the host must authenticate (DH-HMAC-CHAP) with\n"
+	      "                        SECRET, a DHHC-1:NN:...: key as nvme gen-dhchap-key\n"
+	      "                        prints, or HOSTNQN=/PATH, a file of mode 0600 holding\n"
+	      "                        it (not visible to ps); also allows the host\n"
+	      "                        (repeatable)\n"
+	      "  --dhchap-ctrl-key HOSTNQN=SECRET  the controller's secret, for hosts that\n"
+	      "                        authenticate it too (bidirectional; SECRET or /PATH)\n"
+	      "  --dhchap-hash NAME    hmac(sha256), hmac(sha384) or hmac(sha512) (default: the\n"
+	      "                        host's first choice)\n"
+	      "  --dhchap-dhgroup NAME null, ffdhe2048, ffdhe3072, ffdhe4096, ffdhe6144 or\n"
+	      "                        ffdhe8192 (default: the host's first choice)\n"
 	      "  -c, --config FILE     nvmetcli-style JSON configuration instead of the above\n"
 	      "\n"
 	      "Tuning:\n"
@@ -115,6 +136,8 @@ void cli_usage(FILE *f)
 	      "                        the slots of real hosts; more are closed after accept\n"
 	      "  --connect-timeout SECS  ICReq and Connect must be done within SECS (default 5;\n"
 	      "                        0: no deadline); slower connections are closed\n"
+	      "  --auth-timeout SECS   a DH-HMAC-CHAP exchange must be done within SECS\n"
+	      "                        (default 5; 0: no deadline); the queue is closed\n"
 	      "\n"
 	      "Running:\n"
 	      "  --log-level LEVEL     err, warn, notice (default), info or debug\n"
@@ -235,6 +258,44 @@ static int parse_level(const char *s)
 	return -1;
 }
 
+/* --dhchap-key / --dhchap-ctrl-key HOSTNQN=SECRET: the secret itself is never echoed. */
+static int dhchap_opt(struct cli_opts *o, bool ctrl, const char *arg, char *err, size_t errlen)
+{
+	const char *flag = ctrl ? "--dhchap-ctrl-key" : "--dhchap-key";
+	const char *eq = strchr(arg, '=');
+	char nqn[NVME_NQN_FIELD];
+	struct cli_dhchap *d = NULL;
+	size_t n = eq ? (size_t)(eq - arg) : 0;
+
+	if (!eq || !n || n >= sizeof(nqn))
+		return fail(err, errlen, "%s: expected HOSTNQN=SECRET or HOSTNQN=/PATH", flag);
+	memcpy(nqn, arg, n);
+	nqn[n] = '\0';
+	if (!nqn_ok(nqn))
+		return fail(err, errlen, "%s: '%s' is not a host NQN", flag, nqn);
+	if (strncmp(eq + 1, "DHHC-1:", 7) && eq[1] != '/')
+		return fail(err, errlen,
+			    "%s %s=...: expected a DHHC-1:NN:...: secret or the absolute path "
+			    "of a file holding one",
+			    flag, nqn);
+	for (unsigned int i = 0; i < o->ndhchap; i++)
+		if (!strcmp(o->dhchap[i].hostnqn, nqn))
+			d = &o->dhchap[i];
+	if (!d) {
+		if (o->ndhchap == CLI_MAX_HOSTS)
+			return fail(err, errlen, "%s: at most %d hosts", flag, CLI_MAX_HOSTS);
+		d = &o->dhchap[o->ndhchap++];
+		snprintf(d->hostnqn, sizeof(d->hostnqn), "%s", nqn);
+	}
+	if (ctrl ? d->ctrl_key : d->key)
+		return fail(err, errlen, "%s %s: given twice", flag, nqn);
+	if (ctrl)
+		d->ctrl_key = eq + 1;
+	else
+		d->key = eq + 1;
+	return 0;
+}
+
 static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o, int *verbose,
 		   char *err, size_t errlen)
 {
@@ -284,6 +345,36 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 		if (!nqn_ok(arg))
 			return fail(err, errlen, "--allow-host: '%s' is not a host NQN", arg);
 		o->hosts[o->nhosts++] = arg;
+		return 0;
+	case OPT_DHCHAP_KEY:
+	case OPT_DHCHAP_CTRL_KEY:
+		return dhchap_opt(o, c == OPT_DHCHAP_CTRL_KEY, arg, err, errlen);
+	case OPT_DHCHAP_HASH:
+		if (strcmp(arg, "hmac(sha256)") && strcmp(arg, "hmac(sha384)") &&
+		    strcmp(arg, "hmac(sha512)"))
+			return fail(err, errlen,
+				    "--dhchap-hash: expected hmac(sha256), hmac(sha384) or "
+				    "hmac(sha512), got '%s'",
+				    arg);
+		o->dhchap_hash = arg;
+		return 0;
+	case OPT_DHCHAP_DHGROUP:
+		if (strcmp(arg, "null") && (strncmp(arg, "ffdhe", 5) ||
+					    (strcmp(arg + 5, "2048") && strcmp(arg + 5, "3072") &&
+					     strcmp(arg + 5, "4096") && strcmp(arg + 5, "6144") &&
+					     strcmp(arg + 5, "8192"))))
+			return fail(err, errlen,
+				    "--dhchap-dhgroup: expected null or ffdhe2048, ffdhe3072, "
+				    "ffdhe4096, ffdhe6144, ffdhe8192, got '%s'",
+				    arg);
+		o->dhchap_dhgroup = arg;
+		return 0;
+	case OPT_AUTH_TIMEOUT:
+		if (parse_uint(arg, 0, 600, &v))
+			return fail(err, errlen, "--auth-timeout: expected 0-600 seconds, got '%s'",
+				    arg);
+		o->auth_timeout_ms = (uint32_t)v * 1000;
+		o->auth_timeout_set = true;
 		return 0;
 	case OPT_REACTORS:
 		if (parse_uint(arg, 1, 1024, &v))
@@ -447,7 +538,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t errle
 			return rc;
 		/* --discovery-port 0 (none) and 8009 (the default) also make sense with -c */
 		if ((c == OPT_NS || c == OPT_BLOCK_SIZE || c == OPT_NQN || c == OPT_LISTEN ||
-		     c == OPT_ALLOW_HOST ||
+		     c == OPT_ALLOW_HOST || c == OPT_DHCHAP_KEY || c == OPT_DHCHAP_CTRL_KEY ||
+		     c == OPT_DHCHAP_HASH || c == OPT_DHCHAP_DHGROUP ||
 		     (c == OPT_DISCOVERY_PORT && o->discovery_port && o->discovery_port != 8009)) &&
 		    !quick)
 			quick = quick_flag(c);
@@ -471,6 +563,10 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t errle
 	}
 	if (o->config)
 		return 0;
+	for (unsigned int i = 0; i < o->ndhchap; i++)
+		if (!o->dhchap[i].key)
+			return fail(err, errlen, "--dhchap-ctrl-key %s: needs --dhchap-key %s=... too",
+				    o->dhchap[i].hostnqn, o->dhchap[i].hostnqn);
 
 	if (!o->nns)
 		o->ns[o->nns++] = CLI_DEFAULT_NS;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "reactor/reactor.h"
+#include "common/nvme_spec.h"
 #include "common/uri.h"
 
 #define CLI_MAX_NS 64
@@ -30,6 +31,17 @@ struct cli_opts {
 	unsigned int discovery_port;	/* --discovery-port; 0 = none; default 8009 */
 	const char *hosts[CLI_MAX_HOSTS]; /* --allow-host; none = any host */
 	unsigned int nhosts;
+	/* --dhchap-key / --dhchap-ctrl-key HOSTNQN=SECRET (or HOSTNQN=/PATH, a file of mode
+	 * 0600): the host must authenticate (DH-HMAC-CHAP) and is allowed like --allow-host. */
+	struct cli_dhchap {
+		char hostnqn[NVME_NQN_FIELD];
+		const char *key, *ctrl_key; /* "DHHC-1:NN:...:" or "/path"; NULL: none */
+	} dhchap[CLI_MAX_HOSTS];
+	unsigned int ndhchap;
+	const char *dhchap_hash;	/* --dhchap-hash hmac(sha256|sha384|sha512) */
+	const char *dhchap_dhgroup;	/* --dhchap-dhgroup null|ffdhe2048..ffdhe8192 */
+	uint32_t auth_timeout_ms;	/* --auth-timeout, when auth_timeout_set */
+	bool auth_timeout_set;
 
 	unsigned int reactors;		/* --reactors; 0 = one per online CPU */
 	enum reactor_pin pin;		/* --pin / --no-pin */

@@ -21,6 +21,8 @@
 #include "control.h"
 #include "config/config_file.h"
 #include "iscsi/iscsi.h"
+#include "common/dhchap_key.h"
+#include "common/key_file.h"
 #include "common/log.h"
 #include "core/ana.h"
 #include "core/nvmf.h"
@@ -208,6 +210,66 @@ static int iscsi_quick_portal(struct daemon_ctx *d, struct nvmf_subsys *subsys,
 	return 0;
 }
 
+/* A --dhchap-key/--dhchap-ctrl-key value: the secret, or read from the file it names. */
+static int quick_secret(const char *flag, const char *nqn, const char *val, char *buf, size_t len,
+			char *err, size_t errlen)
+{
+	char why[300];
+	int rc;
+
+	if (!val) {
+		buf[0] = '\0';
+		return 0;
+	}
+	if (val[0] != '/') {
+		snprintf(buf, len, "%s", val);
+		return 0;
+	}
+	rc = nvme_key_file_read(val, buf, len, why, sizeof(why));
+	if (rc < 0)
+		snprintf(err, errlen, "%s %s=%s: %s", flag, nqn, val, why);
+	return rc < 0 ? rc : 0;
+}
+
+/* The hosts of --dhchap-key: allowed on @subsys and asked to authenticate. */
+static int quick_dhchap(struct nvmf_tgt *tgt, struct nvmf_subsys *subsys,
+			const struct cli_opts *o, char *err, size_t errlen)
+{
+	struct nvmf_host_dhchap v[CLI_MAX_HOSTS];
+	static char keys[CLI_MAX_HOSTS][2][NVME_DHCHAP_KEY_TEXT_MAX + 64];
+	char why[400];
+	int rc = 0;
+
+	for (unsigned int i = 0; i < o->ndhchap && !rc; i++) {
+		const struct cli_dhchap *d = &o->dhchap[i];
+
+		rc = nvmf_subsys_add_host(subsys, d->hostnqn);
+		if (rc == -EEXIST)
+			rc = 0; /* also given with --allow-host */
+		if (rc < 0) {
+			snprintf(err, errlen, "--dhchap-key %s: %s", d->hostnqn, strerror(-rc));
+			break;
+		}
+		rc = quick_secret("--dhchap-key", d->hostnqn, d->key, keys[i][0], sizeof(keys[i][0]),
+				  err, errlen);
+		if (!rc)
+			rc = quick_secret("--dhchap-ctrl-key", d->hostnqn, d->ctrl_key, keys[i][1],
+					  sizeof(keys[i][1]), err, errlen);
+		v[i] = (struct nvmf_host_dhchap){ .hostnqn = d->hostnqn,
+						  .key = keys[i][0],
+						  .ctrl_key = keys[i][1],
+						  .hash = o->dhchap_hash,
+						  .dhgroup = o->dhchap_dhgroup };
+	}
+	if (!rc && o->ndhchap) {
+		rc = nvmf_tgt_set_host_keys(tgt, v, o->ndhchap, why, sizeof(why));
+		if (rc < 0)
+			snprintf(err, errlen, "--dhchap-key: %s", why);
+	}
+	explicit_bzero(keys, sizeof(keys));
+	return rc < 0 ? rc : 0;
+}
+
 /* One subsystem from the quick flags. */
 static int quick_setup(struct daemon_ctx *d, char *err, size_t errlen)
 {
@@ -221,7 +283,7 @@ static int quick_setup(struct daemon_ctx *d, char *err, size_t errlen)
 		snprintf(err, errlen, "subsystem %s: %s", o->nqn, strerror(errno));
 		return -errno;
 	}
-	if (o->nhosts == 0)
+	if (o->nhosts == 0 && o->ndhchap == 0)
 		nvmf_subsys_set_allow_any_host(subsys, true);
 	for (unsigned int i = 0; i < o->nhosts; i++) {
 		rc = nvmf_subsys_add_host(subsys, o->hosts[i]);
@@ -230,6 +292,9 @@ static int quick_setup(struct daemon_ctx *d, char *err, size_t errlen)
 			return rc;
 		}
 	}
+	rc = quick_dhchap(tgt, subsys, o, err, errlen);
+	if (rc < 0)
+		return rc;
 	for (unsigned int i = 0; i < o->nns; i++) {
 		struct nvmf_ns_opts no = {
 			.path = o->ns[i],
@@ -371,6 +436,7 @@ static void reload_limits(struct daemon_ctx *d)
 	__atomic_store_n(&cur->max_connections, t.max_connections, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->max_connecting, t.max_connecting, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->connect_timeout_ms, t.connect_timeout_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->auth_timeout_ms, t.auth_timeout_ms, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->max_queue_depth, t.max_queue_depth, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->in_capsule_size, t.in_capsule_size, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->max_io_size, t.max_io_size, __ATOMIC_RELAXED);
@@ -424,6 +490,8 @@ static void apply_tgt_opts(const struct cli_opts *o, struct nvmf_tgt_opts *t)
 		t->max_connecting = o->max_connecting;
 	if (o->connect_timeout_set)
 		t->connect_timeout_ms = o->connect_timeout_ms;
+	if (o->auth_timeout_set)
+		t->auth_timeout_ms = o->auth_timeout_ms;
 }
 
 /* The file's "limits", unless the command line set them. */
@@ -438,6 +506,8 @@ static void apply_limits(const struct cli_opts *o, const struct tgt_config *cfg,
 		t->max_connecting = l->max_connecting;
 	if (l->connect_timeout_set && !o->connect_timeout_set)
 		t->connect_timeout_ms = l->connect_timeout_ms;
+	if (l->auth_timeout_set && !o->auth_timeout_set)
+		t->auth_timeout_ms = l->auth_timeout_ms;
 	if (l->max_queue_depth && !o->max_queue_depth)
 		t->max_queue_depth = l->max_queue_depth;
 	if (l->in_capsule_set && !o->in_capsule_set)

@@ -242,8 +242,8 @@ static void test_fixtures_round_trip(void)
 /* Everything config_save writes, in one document. */
 static const char *const every_key =
 	"{\"hosts\": [{\"nqn\": \"nqn.2014-08.org.nvmexpress:h1\","
-	"  \"dhchap\": {\"key\": \"DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNDU2Nzg=:\","
-	"   \"ctrl_key\": \"DHHC-1:01:Y3RybGN0cmxjdHJsY3RybGN0cmxjdHJsY3RybGN0cmw=:\","
+	"  \"dhchap\": {\"key\": \"DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNDU2NzgVsIvf:\","
+	"   \"ctrl_key\": \"DHHC-1:01:Y3RybGN0cmxjdHJsY3RybGN0cmxjdHJsY3RybGN0cmxqLZiz:\","
 	"   \"hash\": \"hmac(sha256)\", \"dhgroup\": \"ffdhe2048\"}},"
 	" {\"nqn\": \"nqn.2014-08.org.nvmexpress:h2\"}],"
 	" \"limits\": {\"max_connections\": 100, \"max_queue_depth\": 64,"

@@ -430,6 +430,12 @@ static void test_conf_main_example(void)
 	NS("1", "ram:1M") "]" extra "}"
 #define DOC(ports, subsys) "{'hosts': [], 'ports': [" ports "], 'subsystems': [" subsys "]}"
 
+/* A valid secret (32 bytes and its CRC), and a host entry with dhchap attributes. */
+#define GOODKEY "DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNDU2NzgVsIvf:"
+#define HOSTDH(dh)                                                                         \
+	"{'hosts': [{'nqn': 'nqn.2014-08.org.nvmexpress:h1', 'dhchap': {" dh "}}], 'ports': [" \
+	PORT("") "], 'subsystems': [" SUBSYS("") "]}"
+
 struct bad_case {
 	const char *name;
 	const char *json; /* through q() */
@@ -491,6 +497,23 @@ static const struct bad_case bad_cases[] = {
 	{ "NUL in string", DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a\\u0000x'}"), -EINVAL,
 	  "subsystems[0].nqn: contains a NUL character" },
 	/* Duplicates and references. */
+	/* DH-HMAC-CHAP settings of a host, as nvmetcli saves them. */
+	{ "dhchap hash", HOSTDH("'key': '" GOODKEY "', 'hash': 'sha256'"), -EINVAL,
+	  "hosts[0].dhchap.hash: \"sha256\": expected hmac(sha256), hmac(sha384) or hmac(sha512)" },
+	{ "dhchap dhgroup", HOSTDH("'key': '" GOODKEY "', 'dhgroup': 'ffdhe1024'"), -EINVAL,
+	  "hosts[0].dhchap.dhgroup: \"ffdhe1024\": expected null, ffdhe2048" },
+	{ "dhchap bad crc", HOSTDH("'key': 'DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNDU2NzgVsIvA:'"),
+	  -EBADMSG, "hosts[0].dhchap.key: not a DH-HMAC-CHAP secret" },
+	{ "dhchap not a key", HOSTDH("'ctrl_key': 'secret', 'key': '" GOODKEY "'"), -EINVAL,
+	  "hosts[0].dhchap.ctrl_key: not a DH-HMAC-CHAP secret" },
+	{ "dhchap ctrl_key alone", HOSTDH("'ctrl_key': '" GOODKEY "'"), -EINVAL,
+	  "hosts[0].dhchap.ctrl_key: needs the host's \"key\" as well" },
+	{ "dhchap key and file", HOSTDH("'key': '" GOODKEY "', 'key_file': '/nonexistent'"),
+	  -EINVAL, "hosts[0].dhchap: \"key\" and \"key_file\": give one of them" },
+	{ "dhchap relative file", HOSTDH("'key_file': 'k.txt'"), -EINVAL,
+	  "hosts[0].dhchap.key_file: \"k.txt\": expected an absolute path" },
+	{ "dhchap missing file", HOSTDH("'key_file': '/nonexistent/k'"), -ENOENT,
+	  "hosts[0].dhchap.key_file: " },
 	{ "dup nsid",
 	  DOC(PORT(""), "{'nqn': 'nqn.2026-11.io.test:a', 'namespaces': [" NS(
 				"1", "ram:1M") ", " NS("1", "null:1M") "]}"),
@@ -917,6 +940,52 @@ static int suite_fini(void)
 	return 0;
 }
 
+/* hosts[].dhchap: the model holds what the target enforces; key files must be 0600. */
+static void test_dhchap_keys(void)
+{
+	char path[] = "/tmp/nvmeof-config-ut-key-XXXXXX", *json, doc[1024];
+	const struct config_host_key *k;
+	struct tgt_config *cfg = NULL;
+	int fd;
+
+	json = q(HOSTDH("'key': '" GOODKEY "', 'ctrl_key': '" GOODKEY "', 'hash': 'hmac(sha512)', "
+			"'dhgroup': 'ffdhe4096'"));
+	CU_ASSERT_EQUAL_FATAL(config_load_string(json, "t.json", &cfg, g_errbuf, sizeof(g_errbuf)),
+			      0);
+	free(json);
+	CU_ASSERT_EQUAL(cfg->nwarnings, 0);
+	k = config_find_host_key(cfg, "nqn.2014-08.org.nvmexpress:h1");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+	CU_ASSERT_STRING_EQUAL(k->key, GOODKEY);
+	CU_ASSERT_STRING_EQUAL(k->hash, "hmac(sha512)");
+	CU_ASSERT_STRING_EQUAL(k->dhgroup, "ffdhe4096");
+	config_free(cfg);
+
+	fd = mkstemp(path);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL_FATAL(write(fd, GOODKEY "\n", sizeof(GOODKEY)), (ssize_t)sizeof(GOODKEY));
+	close(fd);
+	snprintf(doc, sizeof(doc), HOSTDH("'key_file': '%s'"), path);
+	json = q(doc);
+	CU_ASSERT_EQUAL(chmod(path, 0644), 0);
+	cfg = NULL;
+	CU_ASSERT_EQUAL(config_load_string(json, "t.json", &cfg, g_errbuf, sizeof(g_errbuf)),
+			-EPERM);
+	CU_ASSERT_PTR_NOT_NULL(strstr(g_errbuf, "hosts[0].dhchap.key_file: "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(g_errbuf, "0644"));
+	CU_ASSERT_PTR_NULL(strstr(g_errbuf, "DHHC-1"));
+	CU_ASSERT_EQUAL(chmod(path, 0600), 0);
+	CU_ASSERT_EQUAL_FATAL(config_load_string(json, "t.json", &cfg, g_errbuf, sizeof(g_errbuf)),
+			      0);
+	k = config_find_host_key(cfg, "nqn.2014-08.org.nvmexpress:h1");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+	CU_ASSERT_STRING_EQUAL(k->key, GOODKEY);
+	CU_ASSERT_STRING_EQUAL(k->key_file, path);
+	config_free(cfg);
+	free(json);
+	unlink(path);
+}
+
 int main(void)
 {
 	static const struct {
@@ -934,6 +1003,7 @@ int main(void)
 		{"value spellings", test_value_spellings},
 		{"unknown keys warn", test_unknown_keys_warn},
 		{"referrals and iscsi", test_referrals_and_iscsi},
+		{"DH-HMAC-CHAP settings and key files", test_dhchap_keys},
 	};
 	CU_pSuite suite;
 	unsigned int failures;
