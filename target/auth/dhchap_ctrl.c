@@ -340,6 +340,8 @@ int dhchap_ctrl_recv(struct dhchap_ctrl *m, uint8_t *buf, size_t al)
 	case DHCHAP_FAILED:
 		break;
 	default: /* the host asks for a message when none is due */
+		if (al < sizeof(struct nvme_auth_failure))
+			return -EMSGSIZE;
 		fail1(m, NVME_AUTH_FAIL_INCORRECT_MESSAGE);
 		break;
 	}

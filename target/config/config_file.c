@@ -130,7 +130,7 @@ static int dhchap_secret(struct pctx *c, json_object *dh, const char *kp, const 
 	nvme_dhchap_key_clear(&k);
 	if (rc) {
 		explicit_bzero(val, vlen);
-		return cfg_err(c, rc, sub, "not a DH-HMAC-CHAP secret: %s", why);
+		return cfg_err(c, rc, sub, "%s", why);
 	}
 	return 0;
 }

@@ -6,7 +6,7 @@
 #   make fuzz-smoke                  each fuzzer for FUZZ_SECONDS (default 30) seconds
 #   make fuzz-smoke FUZZ_SECONDS=60 FUZZ_TARGETS="tcp_recv config"
 FUZZ_SECONDS = 30
-FUZZ_TARGETS = tcp_recv fabrics iscsi iscsi_conn scsi_xlate config initiator
+FUZZ_TARGETS = tcp_recv fabrics iscsi iscsi_conn scsi_xlate config initiator auth
 EXTRA_DIST += tests/fuzz/corpus tests/fuzz/regress tests/fuzz/smoke.sh tests/fuzz/fuzz.h
 
 fuzz_tcp_recv_src = tests/fuzz/fuzz_tcp_recv.c tests/fuzz/fuzz.h
@@ -26,6 +26,8 @@ fuzz_scsi_xlate_src = tests/fuzz/fuzz_scsi_xlate.c tests/fuzz/fuzz.h
 fuzz_scsi_xlate_libs = libnvmeof_scsi.la libnvmeof_common.la
 fuzz_config_src = tests/fuzz/fuzz_config.c tests/fuzz/fuzz.h
 fuzz_config_libs = libnvmeof_config.la libnvmeof_common.la $(JSONC_LIBS)
+fuzz_auth_src = tests/fuzz/fuzz_auth.c tests/fuzz/fuzz.h
+fuzz_auth_libs = libnvmeof_auth.la libnvmeof_common.la $(OPENSSL_LIBS)
 fuzz_initiator_src = tests/fuzz/fuzz_initiator.c tests/fuzz/fuzz.h
 fuzz_initiator_libs = libnvmeof_initiator.la libnvmeof_common.la $(ISAL_LIBS) \
 	$(OPENSSL_LIBS)
@@ -36,7 +38,8 @@ replay_cflags = $(fuzz_cflags) -DFUZZ_SRCDIR='"$(abs_top_srcdir)"'
 # make check: replay corpus + regression inputs through each target.
 replay_progs = tests/fuzz/replay_tcp_recv tests/fuzz/replay_fabrics tests/fuzz/replay_iscsi \
 	tests/fuzz/replay_iscsi_conn \
-	tests/fuzz/replay_scsi_xlate tests/fuzz/replay_config tests/fuzz/replay_initiator
+	tests/fuzz/replay_scsi_xlate tests/fuzz/replay_config tests/fuzz/replay_initiator \
+	tests/fuzz/replay_auth
 check_PROGRAMS += $(replay_progs)
 TESTS += $(replay_progs)
 tests_fuzz_replay_tcp_recv_SOURCES = $(fuzz_tcp_recv_src) tests/fuzz/replay_main.c
@@ -60,12 +63,16 @@ tests_fuzz_replay_config_LDADD = $(fuzz_config_libs) $(UT_LIBS)
 tests_fuzz_replay_initiator_SOURCES = $(fuzz_initiator_src) tests/fuzz/replay_main.c
 tests_fuzz_replay_initiator_CFLAGS = $(replay_cflags) -DFUZZ_NAME='"initiator"'
 tests_fuzz_replay_initiator_LDADD = $(fuzz_initiator_libs) $(UT_LIBS)
+tests_fuzz_replay_auth_SOURCES = $(fuzz_auth_src) tests/fuzz/replay_main.c
+tests_fuzz_replay_auth_CFLAGS = $(replay_cflags) $(OPENSSL_CFLAGS) -DFUZZ_NAME='"auth"'
+tests_fuzz_replay_auth_LDADD = $(fuzz_auth_libs) $(UT_LIBS)
 
 if ENABLE_FUZZ
 # libFuzzer drivers (the libraries are built with -fsanitize=fuzzer-no-link by configure).
 fuzz_progs = tests/fuzz/fuzz_tcp_recv tests/fuzz/fuzz_fabrics tests/fuzz/fuzz_iscsi \
 	tests/fuzz/fuzz_iscsi_conn \
-	tests/fuzz/fuzz_scsi_xlate tests/fuzz/fuzz_config tests/fuzz/fuzz_initiator
+	tests/fuzz/fuzz_scsi_xlate tests/fuzz/fuzz_config tests/fuzz/fuzz_initiator \
+	tests/fuzz/fuzz_auth
 noinst_PROGRAMS += $(fuzz_progs)
 fuzz_ldflags = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_tcp_recv_SOURCES = $(fuzz_tcp_recv_src)
@@ -96,6 +103,10 @@ tests_fuzz_fuzz_initiator_SOURCES = $(fuzz_initiator_src)
 tests_fuzz_fuzz_initiator_CFLAGS = $(fuzz_cflags)
 tests_fuzz_fuzz_initiator_LDFLAGS = $(fuzz_ldflags)
 tests_fuzz_fuzz_initiator_LDADD = $(fuzz_initiator_libs)
+tests_fuzz_fuzz_auth_SOURCES = $(fuzz_auth_src)
+tests_fuzz_fuzz_auth_CFLAGS = $(fuzz_cflags) $(OPENSSL_CFLAGS)
+tests_fuzz_fuzz_auth_LDFLAGS = $(fuzz_ldflags)
+tests_fuzz_fuzz_auth_LDADD = $(fuzz_auth_libs)
 
 fuzz-smoke: $(fuzz_progs)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" \

@@ -53,3 +53,8 @@ tests_interop_durability_writer_LDADD = libnvmeof.la
 TESTS += tests/interop/durability.sh
 dist_check_SCRIPTS += tests/interop/durability.sh
 EXTRA_DIST += tests/interop/guest-durability.sh
+# NVMe in-band authentication (DH-HMAC-CHAP) with the 6.12 kernel host (the test boots the
+# backports kernel itself): unidirectional and bidirectional, wrong and missing secrets.
+TESTS += tests/interop/auth-kernel-host.sh
+dist_check_SCRIPTS += tests/interop/auth-kernel-host.sh
+EXTRA_DIST += tests/interop/guest-auth-kernel-host.sh
