@@ -18,6 +18,15 @@ EXTRA_DIST += tests/integration/tcp_raw_client.c
 TESTS += tests/integration/fault-tcp.sh
 dist_check_SCRIPTS += tests/integration/fault-tcp.sh
 
+# DH-HMAC-CHAP against the target (auth-tcp.sh): a raw host that authenticates, fails to
+# or stalls, on tcp_raw_client.c's PDU routines and common/dhchap_crypto.
+check_PROGRAMS += tests/integration/auth_client
+tests_integration_auth_client_SOURCES = tests/integration/auth_client.c
+tests_integration_auth_client_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_integration_auth_client_LDADD = libnvmeof_common.la $(ISAL_LIBS) $(OPENSSL_LIBS)
+TESTS += tests/integration/auth-tcp.sh
+dist_check_SCRIPTS += tests/integration/auth-tcp.sh
+
 # SPDK-like hosts (spdk-host.sh): empty Host NQN, AER command ID reused at shutdown.
 check_PROGRAMS += tests/integration/spdk_host_client
 tests_integration_spdk_host_client_SOURCES = tests/integration/spdk_host_client.c
