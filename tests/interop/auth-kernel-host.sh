@@ -10,7 +10,8 @@
 # (guest-auth-kernel-host.sh) connects as A, then as B with --dhchap-ctrl-secret, each
 # with two I/O queues (every queue authenticates), makes and checks an ext4 file system
 # and its checksums; a wrong secret and a missing one are refused, and so is a controller
-# the host cannot verify, with the reasons the kernel logs. Here: the target's own log
+# the host cannot verify, with the reasons the kernel logs; host A's secret changed in its
+# key file and SIGHUP end its connected controller. Here: the target's own log
 # (every queue authenticated, the failures and their reasons, no secret in it), and a
 # clean exit.
 . "$(dirname "$0")/lib.sh"
@@ -33,8 +34,9 @@ KEYA=$(gen -l 32 -m 1 -n "$HA")
 KEYB=$(gen -l 64 -m 3 -n "$HB")
 CKEYB=$(gen -l 64 -m 3 -n "$NQN")
 WRONGA=$(gen -l 32 -m 1 -n "$HA")
+KEYA2=$(gen -l 48 -m 2 -n "$HA")
 WRONGCB=$(gen -l 64 -m 3 -n "$NQN")
-for k in "$KEYA" "$KEYB" "$CKEYB" "$WRONGA" "$WRONGCB"; do
+for k in "$KEYA" "$KEYA2" "$KEYB" "$CKEYB" "$WRONGA" "$WRONGCB"; do
 	[ -n "$k" ] || ix_cannot_run "nvme gen-dhchap-key printed no DHHC-1 secret"
 done
 (umask 077 && echo "$KEYA" > "$IX_DIR/host-a.key")
@@ -42,6 +44,7 @@ cat > "$IX_DIR/keys.env" << EOF
 HA=$HA
 HIDA=$HIDA
 KEYA='$KEYA'
+KEYA2='$KEYA2'
 HB=$HB
 HIDB=$HIDB
 KEYB='$KEYB'
@@ -79,6 +82,28 @@ IX_TARGET_PID=$PX_PID
 
 t0=$SECONDS
 px_guest_start "$top_srcdir/tests/interop/guest-auth-kernel-host.sh" 10.0.2.2 "$PORT" "$NQN"
+if px_wait_guest a-connected 600; then
+	# revocation: a new secret for host A in its key file, then SIGHUP
+	nlines=$(wc -l < "$IX_TARGET_LOG")
+	(umask 077 && echo "$KEYA2" > "$IX_DIR/host-a.key.new") && mv "$IX_DIR/host-a.key.new" "$IX_DIR/host-a.key"
+	t0r=$(date +%s.%N)
+	kill -HUP "$IX_TARGET_PID"
+	gone=
+	for _ in $(seq 100); do
+		if tail -n +"$((nlines + 1))" "$IX_TARGET_LOG" | grep -q "(host $HA): disconnecting: host access revoked"; then
+			gone=$(date +%s.%N)
+			break
+		fi
+		sleep 0.05
+	done
+	if [ -n "$gone" ]; then
+		ix_ok "target-rekey-revoked ($(awk -v a="$t0r" -v b="$gone" 'BEGIN { printf "%.2f", b - a }') s after SIGHUP)"
+	else
+		ix_not_ok target-rekey-revoked "no 'host access revoked' for host A within 5 s of SIGHUP"
+	fi
+	ix_expect_log target-rekey-logged 1 "host $HA: DH-HMAC-CHAP settings changed" "the reload"
+	px_tell_guest rekeyed
+fi
 px_guest_wait
 ix_log "guest run: $((SECONDS - t0)) s"
 px_guest_skipped
@@ -101,7 +126,7 @@ ix_expect_log target-host-refused 1 "host $HB: DH-HMAC-CHAP on qid 0: the host r
 	"host B's AUTH_Failure2 for the wrong controller secret"
 ix_expect_log target-required 1 "host $HA: DH-HMAC-CHAP required" "AUTHREQ on host A's queues"
 leak=
-for k in "$KEYA" "$KEYB" "$CKEYB" "$WRONGA" "$WRONGCB"; do
+for k in "$KEYA" "$KEYA2" "$KEYB" "$CKEYB" "$WRONGA" "$WRONGCB"; do
 	b64=${k#DHHC-1:??:}
 	b64=${b64%:}
 	grep -qF -- "${b64:0:16}" "$IX_TARGET_LOG" && leak=1

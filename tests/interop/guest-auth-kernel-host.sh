@@ -10,9 +10,12 @@
 #   host A with a wrong secret: refused (the kernel logs the controller's AUTH_Failure1)
 #   host B with a wrong controller secret: the host refuses the controller
 #   host A with no secret at all: refused
+#   host A connected while the target's secret for it changes: its controller ends
 #
 # Usage: guest-auth-kernel-host.sh ADDR PORT NQN (the hosts and keys come from
-# /mnt/host/keys.env: HA HIDA KEYA HB HIDB KEYB CKEYB WRONGA WRONGCB)
+# /mnt/host/keys.env: HA HIDA KEYA KEYA2 HB HIDB KEYB CKEYB WRONGA WRONGCB); host A's
+# secret is changed to KEYA2 on the target while it is connected (flag files a-connected,
+# rekeyed)
 . "${LAB_SHARE_DIR:-/mnt/host}/guest-prod-lib.sh"
 ADDR=$1 PORT=$2 NQN=$3
 # shellcheck disable=SC1091
@@ -20,7 +23,8 @@ ADDR=$1 PORT=$2 NQN=$3
 PLAN=(uni-connect uni-kernel-log uni-io-queues mkfs mount write umount fsck uni-disconnect
       bidi-connect bidi-kernel-log bidi-io-queues bidi-mount bidi-verify bidi-write bidi-umount
       bidi-fsck bidi-disconnect wrong-secret wrong-secret-reason wrong-ctrl-secret
-      wrong-ctrl-secret-reason no-secret kernel-log)
+      wrong-ctrl-secret-reason no-secret rekey-connect rekey-revoked rekey-new-secret rekey-disconnect
+      kernel-log)
 ctrl=
 ns=
 
@@ -156,13 +160,21 @@ run bidi-umount umount "$MNT"
 run bidi-fsck fsck.ext4 -f -n "/dev/$ns"
 disconnect bidi-disconnect
 
-# 3. a wrong host secret: the controller answers AUTH_Failure1, the host gives up
-# (nvme_auth_wait: -ECONNREFUSED, "error -111")
+# 3. a wrong host secret: the controller answers AUTH_Failure1 and the host gives up
+# (6.12: "authentication failed, error -129", -EKEYREJECTED; -111 in older kernels); with
+# the kernel's dynamic debug its trace shows the message: AUTH-Type 00h, AUTH-Id F1h
 l0=$(dmesg | wc -l)
 refused wrong-secret "$HA" "$HIDA" --dhchap-secret="$WRONGA"
-log_has wrong-secret-reason "$l0" 'qid 0: authentication failed, error -111' \
-	"no 'qid 0: authentication failed, error -111' (AUTH_Failure1 from the controller)"
-[ -n "$DYNDBG" ] && kernel_errors 'auth_type 0 auth_id f1' "$l0" | head -n 1
+if ! kernel_errors 'qid 0: authentication failed, error -(129|111)' "$l0" > /dev/null; then
+	not_ok wrong-secret-reason "no 'qid 0: authentication failed, error -129' from the kernel"
+elif kernel_errors 'controller authentication failed' "$l0" > /dev/null; then
+	not_ok wrong-secret-reason "the host refused the controller instead"
+elif [ -n "$DYNDBG" ] && ! kernel_errors 'qid 0 auth_type 0 auth_id f1' "$l0" > /dev/null; then
+	not_ok wrong-secret-reason "the kernel's trace shows no AUTH_Failure1 (auth_id f1)"
+else
+	ok wrong-secret-reason
+	kernel_errors 'auth_id f1|authentication failed' "$l0" | head -n 2
+fi
 
 # 4. the right host secret, a wrong controller secret: the host refuses the controller
 l0=$(dmesg | wc -l)
@@ -173,7 +185,37 @@ log_has wrong-ctrl-secret-reason "$l0" 'qid 0: controller authentication failed'
 # 5. no secret: the controller requires authentication, the host cannot
 refused no-secret "$HA" "$HIDA"
 
-# 6. nothing else went wrong in the kernel
+# 7. revocation: host A connected, the target's secret for it changes (SIGHUP); the
+# controller ends at once and the host's reconnects with the old secret are refused; the
+# new secret works
+connect rekey-connect "$HA" "$HIDA" --dhchap-secret="$KEYA" --reconnect-delay=1
+tell_host a-connected "$ctrl"
+l0=$(dmesg | wc -l)
+if wait_host rekeyed 120; then
+	gone=
+	for _ in $(seq 150); do
+		st=$(cat "/sys/class/nvme/$ctrl/state" 2> /dev/null || echo deleted)
+		if [ "$st" != live ] && kernel_errors 'qid 0: authentication failed' "$l0" > /dev/null; then
+			gone=$st
+			break
+		fi
+		sleep 0.2
+	done
+	if [ -n "$gone" ]; then
+		ok rekey-revoked
+		say "controller $ctrl: $gone; $(kernel_errors 'authentication failed' "$l0" | head -n 1)"
+	else
+		not_ok rekey-revoked "controller $ctrl still $(cat "/sys/class/nvme/$ctrl/state" 2> /dev/null) 30 s after the new secret, or no refused reconnect"
+	fi
+else
+	not_ok rekey-revoked "the host side never changed the secret"
+fi
+nvme disconnect -d "$ctrl" > /dev/null 2>&1
+ctrl=
+connect rekey-new-secret "$HA" "$HIDA" --dhchap-secret="$KEYA2"
+disconnect rekey-disconnect
+
+# 8. nothing else went wrong in the kernel (the refused reconnects of step 7 aside)
 errs=$(kernel_errors 'I/O error|Call Trace|WARNING|BUG|EXT4-fs error')
 if [ -z "$errs" ]; then
 	ok kernel-log
