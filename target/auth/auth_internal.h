@@ -17,9 +17,8 @@ int dhchap_conf_dhgroup(const struct dhchap_host_conf *c);  /* -1: any */
 
 /* Builders: each writes the whole message and returns its length. The caller has checked
  * that @buf holds it. */
-size_t dhchap_msg_challenge(uint8_t *buf, uint16_t t_id, uint8_t hash_id, uint8_t hl,
-			    uint8_t dhgid, uint32_t s1, const uint8_t *c1, const uint8_t *dhv,
-			    uint16_t dhvlen);
+size_t dhchap_msg_challenge(uint8_t *buf, uint16_t t_id, uint8_t hash_id, uint8_t hl, uint8_t dhgid,
+			    uint32_t s1, const uint8_t *c1, const uint8_t *dhv, uint16_t dhvlen);
 size_t dhchap_msg_success1(uint8_t *buf, uint16_t t_id, uint8_t hl, const uint8_t *r2);
 size_t dhchap_msg_failure1(uint8_t *buf, uint16_t t_id, uint8_t exp);
 

@@ -320,7 +320,8 @@ int dhchap_ctrl_recv(struct dhchap_ctrl *m, uint8_t *buf, size_t al)
 		set_state(m, DHCHAP_REPLY);
 		return (int)len;
 	case DHCHAP_SUCCESS1:
-		need = m->bidi ? NVME_DHCHAP_SUCCESS1_LEN(m->hl) : sizeof(struct nvme_dhchap_success1);
+		need = m->bidi ? NVME_DHCHAP_SUCCESS1_LEN(m->hl)
+			       : sizeof(struct nvme_dhchap_success1);
 		if (al < need)
 			return -EMSGSIZE;
 		if (m->bidi && build_r2(m, r2)) {

@@ -86,19 +86,19 @@ struct dhchap_ctrl {
 	const char *hostnqn;           /* borrowed: outlive the machine */
 	const char *subnqn;
 	uint16_t t_id;
-	uint8_t hash_id;  /* negotiated */
-	uint8_t dhgid;    /* negotiated */
-	uint8_t hl;       /* hash length */
-	uint8_t fail_exp; /* FAILURE1: the explanation to send; FAILED: why */
-	bool bidi;        /* the Reply carried C2: send R2 */
-	bool host_failed; /* FAILED by the host's AUTH_Failure2 */
+	uint8_t hash_id;    /* negotiated */
+	uint8_t dhgid;      /* negotiated */
+	uint8_t hl;         /* hash length */
+	uint8_t fail_exp;   /* FAILURE1: the explanation to send; FAILED: why */
+	bool bidi;          /* the Reply carried C2: send R2 */
+	bool host_failed;   /* FAILED by the host's AUTH_Failure2 */
 	bool authenticated; /* DONE once: stays set through a re-authentication, until one fails */
 	uint32_t s1, s2;
 	uint8_t c1[NVME_AUTH_HASH_MAX_LEN];
 	uint8_t c2[NVME_AUTH_HASH_MAX_LEN];
-	struct nvme_dh *dh;             /* our key pair for this transaction */
-	struct nvme_secret *dh_secret;  /* g^xy mod p, after the Reply */
-	unsigned int transitions;       /* counted by the one transition function */
+	struct nvme_dh *dh;            /* our key pair for this transaction */
+	struct nvme_secret *dh_secret; /* g^xy mod p, after the Reply */
+	unsigned int transitions;      /* counted by the one transition function */
 };
 
 /* A machine in NEGOTIATE for @hostnqn on @subnqn; takes a reference on @conf (NULL: none). */

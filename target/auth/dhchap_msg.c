@@ -100,16 +100,16 @@ int dhchap_msg_parse(const uint8_t *msg, size_t len, struct dhchap_host_msg *out
 	case NVME_AUTH_ID_SUCCESS2:
 		if (len != sizeof(struct nvme_dhchap_success2))
 			return bad(exp, NVME_AUTH_FAIL_INCORRECT_PAYLOAD);
-		out->t_id = get_le16(((const struct nvme_dhchap_success2 *)(const void *)msg)->t_id);
+		out->t_id =
+			get_le16(((const struct nvme_dhchap_success2 *)(const void *)msg)->t_id);
 		return NVME_AUTH_ID_SUCCESS2;
 	default: /* a controller's message, or no message at all */
 		return bad(exp, NVME_AUTH_FAIL_INCORRECT_MESSAGE);
 	}
 }
 
-size_t dhchap_msg_challenge(uint8_t *buf, uint16_t t_id, uint8_t hash_id, uint8_t hl,
-			    uint8_t dhgid, uint32_t s1, const uint8_t *c1, const uint8_t *dhv,
-			    uint16_t dhvlen)
+size_t dhchap_msg_challenge(uint8_t *buf, uint16_t t_id, uint8_t hash_id, uint8_t hl, uint8_t dhgid,
+			    uint32_t s1, const uint8_t *c1, const uint8_t *dhv, uint16_t dhvlen)
 {
 	struct nvme_dhchap_challenge *c = (void *)buf;
 

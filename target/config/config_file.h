@@ -106,11 +106,11 @@ struct config_subsys {
 #define CONFIG_KEY_MAX 256
 struct config_host_key {
 	char nqn[NVME_NQN_FIELD];
-	char key[CONFIG_KEY_MAX];      /* "DHHC-1:..." or "" */
-	char ctrl_key[CONFIG_KEY_MAX]; /* bidirectional authentication, or "" */
-	char hash[16];                 /* "hmac(sha256)", "hmac(sha384)", "hmac(sha512)" or "" */
-	char dhgroup[32];              /* "null", "ffdhe2048" ... "ffdhe8192" or "" */
-	char key_file[CONFIG_PATH_MAX];      /* where key came from, or "" */
+	char key[CONFIG_KEY_MAX];       /* "DHHC-1:..." or "" */
+	char ctrl_key[CONFIG_KEY_MAX];  /* bidirectional authentication, or "" */
+	char hash[16];                  /* "hmac(sha256)", "hmac(sha384)", "hmac(sha512)" or "" */
+	char dhgroup[32];               /* "null", "ffdhe2048" ... "ffdhe8192" or "" */
+	char key_file[CONFIG_PATH_MAX]; /* where key came from, or "" */
 	char ctrl_key_file[CONFIG_PATH_MAX]; /* where ctrl_key came from, or "" */
 };
 
@@ -135,7 +135,7 @@ struct tgt_config {
 		uint32_t max_connecting;     /* not yet through Connect, 1..1000000 */
 		uint32_t connect_timeout_ms; /* "connect_timeout" seconds, 0..3600 */
 		bool connect_timeout_set;
-		uint32_t auth_timeout_ms;    /* "auth_timeout" seconds, 0..600: DH-HMAC-CHAP */
+		uint32_t auth_timeout_ms; /* "auth_timeout" seconds, 0..600: DH-HMAC-CHAP */
 		bool auth_timeout_set;
 		uint32_t max_queue_depth;	/* I/O queue entries, 2..4096 */
 		uint32_t in_capsule_size;	/* I/O queues, multiple of 16 up to 1 MiB */

@@ -212,8 +212,7 @@ bool nvmf_subsys_has_volatile_cache(struct nvmf_subsys *subsys);
  * auth_pending set, the deadline armed, and AUTHREQ.ATR to put in the Connect response's
  * DW0 returned. The Authentication Send/Receive parse handlers are the table's rows. */
 struct dhchap_host_conf *nvmf_auth_host_conf_locked(struct nvmf_subsys *s, const char *hostnqn);
-uint16_t nvmf_auth_qpair_start(struct nvmf_qpair *qp, struct dhchap_host_conf *conf,
-			       uint32_t *dw0);
+uint16_t nvmf_auth_qpair_start(struct nvmf_qpair *qp, struct dhchap_host_conf *conf, uint32_t *dw0);
 void nvmf_auth_qpair_fini(struct nvmf_qpair *qp);
 uint16_t nvmf_auth_send_parse(struct nvmf_req *req);
 uint16_t nvmf_auth_recv_parse(struct nvmf_req *req);

@@ -24,9 +24,8 @@ static uint16_t connect_invalid(struct nvmf_req *req, uint16_t offset, bool data
 }
 
 /* Look up @subnqn as reachable through @port for @hostnqn. Returns a status. */
-static uint16_t connect_find_subsys(struct nvmf_req *req, const char *subnqn,
-				    const char *hostnqn, struct nvmf_subsys **out,
-				    struct dhchap_host_conf **auth)
+static uint16_t connect_find_subsys(struct nvmf_req *req, const char *subnqn, const char *hostnqn,
+				    struct nvmf_subsys **out, struct dhchap_host_conf **auth)
 {
 	struct nvmf_qpair *qp = req->qpair;
 	struct nvmf_tgt *tgt = qp->tgt;

@@ -26,7 +26,8 @@
 #include "ctrlr.h"
 #include "reactor/reactor.h"
 
-#define AUTH_MSG_BUF  4096 /* the largest Transfer Length taken (an AUTH_Negotiate of 63
+#define AUTH_MSG_BUF \
+	4096               /* the largest Transfer Length taken (an AUTH_Negotiate of 63
 			    * protocol descriptors); the largest message is far smaller */
 #define AUTH_GRACE_MS 1000 /* after a failure: time for the host to read the Failure1 */
 
@@ -38,9 +39,9 @@ struct nvmf_host_auth {
 struct nvmf_qpair_auth {
 	struct nvmf_qpair *qp;
 	struct dhchap_ctrl m;
-	bool required;     /* the host must authenticate this queue: failing closes it */
+	bool required; /* the host must authenticate this queue: failing closes it */
 	bool timer_active;
-	bool closing;      /* failed: the timer closes the queue after the grace period */
+	bool closing; /* failed: the timer closes the queue after the grace period */
 	ev_timer timer;
 	uint8_t buf[AUTH_MSG_BUF];
 };
@@ -89,9 +90,11 @@ static int end_host(struct nvmf_tgt *tgt, const char *nqn)
 	int ended = 0;
 
 	pthread_mutex_lock(&tgt->lock);
-	TAILQ_FOREACH (s, &tgt->subsystems, link) {
+	TAILQ_FOREACH(s, &tgt->subsystems, link)
+	{
 		if (n == cap) {
-			struct nvmf_subsys **nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+			struct nvmf_subsys **nv =
+				realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
 
 			if (!nv)
 				break;
@@ -191,7 +194,8 @@ static void auth_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	if (!a->closing)
 		log_peer("%s: host %s: DH-HMAC-CHAP on qid %u not done within %u ms (%s), "
 			 "closing the queue",
-			 qp->peer, a->m.hostnqn, qp->qid, qp->tgt ? qp->tgt->opts.auth_timeout_ms : 0,
+			 qp->peer, a->m.hostnqn, qp->qid,
+			 qp->tgt ? qp->tgt->opts.auth_timeout_ms : 0,
 			 dhchap_state_name(a->m.state));
 	close_queue(qp);
 }
@@ -222,8 +226,7 @@ static struct nvmf_qpair_auth *auth_alloc(struct nvmf_qpair *qp, struct dhchap_h
 	return a;
 }
 
-uint16_t nvmf_auth_qpair_start(struct nvmf_qpair *qp, struct dhchap_host_conf *conf,
-			       uint32_t *dw0)
+uint16_t nvmf_auth_qpair_start(struct nvmf_qpair *qp, struct dhchap_host_conf *conf, uint32_t *dw0)
 {
 	struct nvmf_qpair_auth *a;
 

@@ -565,7 +565,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t errle
 		return 0;
 	for (unsigned int i = 0; i < o->ndhchap; i++)
 		if (!o->dhchap[i].key)
-			return fail(err, errlen, "--dhchap-ctrl-key %s: needs --dhchap-key %s=... too",
+			return fail(err, errlen,
+				    "--dhchap-ctrl-key %s: needs --dhchap-key %s=... too",
 				    o->dhchap[i].hostnqn, o->dhchap[i].hostnqn);
 
 	if (!o->nns)

@@ -38,9 +38,9 @@ struct cli_opts {
 		const char *key, *ctrl_key; /* "DHHC-1:NN:...:" or "/path"; NULL: none */
 	} dhchap[CLI_MAX_HOSTS];
 	unsigned int ndhchap;
-	const char *dhchap_hash;	/* --dhchap-hash hmac(sha256|sha384|sha512) */
-	const char *dhchap_dhgroup;	/* --dhchap-dhgroup null|ffdhe2048..ffdhe8192 */
-	uint32_t auth_timeout_ms;	/* --auth-timeout, when auth_timeout_set */
+	const char *dhchap_hash;    /* --dhchap-hash hmac(sha256|sha384|sha512) */
+	const char *dhchap_dhgroup; /* --dhchap-dhgroup null|ffdhe2048..ffdhe8192 */
+	uint32_t auth_timeout_ms;   /* --auth-timeout, when auth_timeout_set */
 	bool auth_timeout_set;
 
 	unsigned int reactors;		/* --reactors; 0 = one per online CPU */

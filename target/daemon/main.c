@@ -232,8 +232,8 @@ static int quick_secret(const char *flag, const char *nqn, const char *val, char
 }
 
 /* The hosts of --dhchap-key: allowed on @subsys and asked to authenticate. */
-static int quick_dhchap(struct nvmf_tgt *tgt, struct nvmf_subsys *subsys,
-			const struct cli_opts *o, char *err, size_t errlen)
+static int quick_dhchap(struct nvmf_tgt *tgt, struct nvmf_subsys *subsys, const struct cli_opts *o,
+			char *err, size_t errlen)
 {
 	struct nvmf_host_dhchap v[CLI_MAX_HOSTS];
 	static char keys[CLI_MAX_HOSTS][2][NVME_DHCHAP_KEY_TEXT_MAX + 64];
@@ -250,8 +250,8 @@ static int quick_dhchap(struct nvmf_tgt *tgt, struct nvmf_subsys *subsys,
 			snprintf(err, errlen, "--dhchap-key %s: %s", d->hostnqn, strerror(-rc));
 			break;
 		}
-		rc = quick_secret("--dhchap-key", d->hostnqn, d->key, keys[i][0], sizeof(keys[i][0]),
-				  err, errlen);
+		rc = quick_secret("--dhchap-key", d->hostnqn, d->key, keys[i][0],
+				  sizeof(keys[i][0]), err, errlen);
 		if (!rc)
 			rc = quick_secret("--dhchap-ctrl-key", d->hostnqn, d->ctrl_key, keys[i][1],
 					  sizeof(keys[i][1]), err, errlen);

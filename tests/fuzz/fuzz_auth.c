@@ -15,7 +15,8 @@
 #include "common/log.h"
 #include "fuzz.h"
 
-static const char hostnqn[] = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-000000000001";
+static const char hostnqn[] = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-"
+			      "000000000001";
 static const char subnqn[] = "nqn.2026-11.io.nvmeof:fuzz";
 /* 32 bytes and their CRC: not a secret, the fuzzer cannot compute a response anyway */
 static const char key[] = "DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNDU2NzgVsIvf:";
@@ -86,7 +87,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			dhchap_ctrl_send(&m, data + off, len);
 			off += len;
 		}
-		if ((unsigned int)m.state >= DHCHAP_NSTATES || (was == DHCHAP_FAILED && m.state != was))
+		if ((unsigned int)m.state >= DHCHAP_NSTATES ||
+		    (was == DHCHAP_FAILED && m.state != was))
 			abort();
 		if (m.authenticated && m.state != DHCHAP_DONE && m.state != DHCHAP_CHALLENGE &&
 		    m.state != DHCHAP_REPLY && m.state != DHCHAP_SUCCESS1 &&

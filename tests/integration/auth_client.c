@@ -28,8 +28,8 @@ int tcp_raw_client_main(int argc, char **argv);
 #include "common/dhchap_key.h"
 #include "common/nvme_auth_spec.h"
 
-#define ST_AUTH_REQUIRED (NVME_STATUS(NVME_SCT_COMMAND_SPECIFIC, NVMF_SC_AUTH_REQUIRED) | \
-			  NVME_STATUS_DNR)
+#define ST_AUTH_REQUIRED \
+	(NVME_STATUS(NVME_SCT_COMMAND_SPECIFIC, NVMF_SC_AUTH_REQUIRED) | NVME_STATUS_DNR)
 
 static const char *g_hostnqn;
 static struct nvme_dhchap_key g_key, g_ctrl_key;
@@ -369,7 +369,8 @@ int main(int argc, char **argv)
 	int rc = 2;
 
 	if (argc < 5) {
-		fprintf(stderr, "usage: %s PORT SUBNQN SCENARIO HOSTNQN [KEY [CTRL_KEY]]\n", argv[0]);
+		fprintf(stderr, "usage: %s PORT SUBNQN SCENARIO HOSTNQN [KEY [CTRL_KEY]]\n",
+			argv[0]);
 		return 2;
 	}
 	g_port = atoi(argv[1]);

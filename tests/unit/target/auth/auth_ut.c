@@ -16,7 +16,8 @@
 #include "common/dhchap_key.h"
 #include "common/endian.h"
 
-static const char hostnqn[] = "nqn.2014-08.org.nvmexpress:uuid:0f0e0d0c-0b0a-0908-0706-050403020100";
+static const char hostnqn[] = "nqn.2014-08.org.nvmexpress:uuid:0f0e0d0c-0b0a-0908-0706-"
+			      "050403020100";
 static const char subnqn[] = "nqn.2026-11.io.nvmeof:auth";
 
 /* ---- Keys ----------------------------------------------------------------------------- */
@@ -120,13 +121,12 @@ static void host_reply(struct host *h, bool corrupt, size_t *len)
 	if (h->dhgid) {
 		CU_ASSERT_EQUAL_FATAL(dhvlen, nvme_dh_value_len(h->dhgid));
 		CU_ASSERT_EQUAL_FATAL(nvme_dh_generate(h->dhgid, &h->dh), 0);
-		CU_ASSERT_EQUAL_FATAL(nvme_dh_shared_secret(h->dh,
-							    h->buf + NVME_DHCHAP_CHALLENGE_DHV_OFF(h->hl),
-							    dhvlen, &h->dh_secret),
-				      0);
-		CU_ASSERT_EQUAL_FATAL(nvme_dh_public(h->dh, out + NVME_DHCHAP_REPLY_DHV_OFF(h->hl),
-						     dhvlen),
-				      0);
+		CU_ASSERT_EQUAL_FATAL(
+			nvme_dh_shared_secret(h->dh, h->buf + NVME_DHCHAP_CHALLENGE_DHV_OFF(h->hl),
+					      dhvlen, &h->dh_secret),
+			0);
+		CU_ASSERT_EQUAL_FATAL(
+			nvme_dh_public(h->dh, out + NVME_DHCHAP_REPLY_DHV_OFF(h->hl), dhvlen), 0);
 	} else {
 		CU_ASSERT_EQUAL(dhvlen, 0);
 	}
@@ -514,10 +514,18 @@ static void test_truncated_oversized(void)
 		fx_init(&f, NULL, NULL, false, false);
 		len = negotiate(f.h.buf, f.h.t_id, all_hashes, 3, all_dh, 6);
 		switch (i) {
-		case 0: len -= 1; break;          /* truncated descriptor */
-		case 1: len += 1; break;          /* a byte past it */
-		case 2: len = 4; break;           /* not even the header */
-		case 3: f.h.buf[7] = 2; break;    /* NAPD 2, one descriptor there */
+		case 0:
+			len -= 1;
+			break; /* truncated descriptor */
+		case 1:
+			len += 1;
+			break; /* a byte past it */
+		case 2:
+			len = 4;
+			break; /* not even the header */
+		case 3:
+			f.h.buf[7] = 2;
+			break; /* NAPD 2, one descriptor there */
 		}
 		dhchap_ctrl_send(&f.m, f.h.buf, len);
 		expect_failure1(&f.m, &f.h, NVME_AUTH_FAIL_INCORRECT_PAYLOAD);
@@ -527,11 +535,20 @@ static void test_truncated_oversized(void)
 		fx_init(&f, "hmac(sha256)", "ffdhe2048", false, false);
 		fx_to_reply(&f, false, &len);
 		switch (i) {
-		case 0: len -= 1; break;
-		case 1: len += 16; break;
-		case 2: put_le16(((struct nvme_dhchap_reply *)(void *)f.h.buf)->dhvlen, 0);
-			len -= 256; break; /* no DH value in an ffdhe exchange */
-		case 3: f.h.buf[6] = 48; len += 32; break; /* HL of another hash */
+		case 0:
+			len -= 1;
+			break;
+		case 1:
+			len += 16;
+			break;
+		case 2:
+			put_le16(((struct nvme_dhchap_reply *)(void *)f.h.buf)->dhvlen, 0);
+			len -= 256;
+			break; /* no DH value in an ffdhe exchange */
+		case 3:
+			f.h.buf[6] = 48;
+			len += 32;
+			break; /* HL of another hash */
 		}
 		dhchap_ctrl_send(&f.m, f.h.buf, len);
 		expect_failure1(&f.m, &f.h, NVME_AUTH_FAIL_INCORRECT_PAYLOAD);
@@ -690,15 +707,14 @@ static void test_conf(void)
 	CU_ASSERT_PTR_NULL(a);
 
 	gen_key(32, 0, NULL, hk, sizeof(hk));
-	CU_ASSERT_EQUAL_FATAL(dhchap_host_conf_create(hk, NULL, "hmac(sha256)", "null", &a, NULL, 0),
-			      0);
-	CU_ASSERT_EQUAL_FATAL(dhchap_host_conf_create(hk, NULL, "hmac(sha256)", "null", &b, NULL, 0),
-			      0);
+	CU_ASSERT_EQUAL_FATAL(
+		dhchap_host_conf_create(hk, NULL, "hmac(sha256)", "null", &a, NULL, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(
+		dhchap_host_conf_create(hk, NULL, "hmac(sha256)", "null", &b, NULL, 0), 0);
 	CU_ASSERT_TRUE(dhchap_host_conf_equal(a, b));
 	dhchap_host_conf_put(b);
-	CU_ASSERT_EQUAL_FATAL(dhchap_host_conf_create(hk, NULL, "hmac(sha256)", "ffdhe2048", &b,
-						      NULL, 0),
-			      0);
+	CU_ASSERT_EQUAL_FATAL(
+		dhchap_host_conf_create(hk, NULL, "hmac(sha256)", "ffdhe2048", &b, NULL, 0), 0);
 	CU_ASSERT_FALSE(dhchap_host_conf_equal(a, b));
 	CU_ASSERT_FALSE(dhchap_host_conf_has_ctrl_key(a));
 	dhchap_host_conf_put(a);
@@ -709,8 +725,8 @@ static void test_conf(void)
 	CU_ASSERT_EQUAL(dhchap_dhgroup_from_name("ffdhe6144"), NVME_AUTH_DHGROUP_FFDHE6144);
 	CU_ASSERT_EQUAL(dhchap_dhgroup_from_name("null"), NVME_AUTH_DHGROUP_NULL);
 	CU_ASSERT_EQUAL(dhchap_dhgroup_from_name("ffdhe"), -1);
-	CU_ASSERT_STRING_EQUAL(dhchap_failure_name(NVME_AUTH_FAIL_DHGROUP_UNUSABLE),
-			       "DH group not usable");
+	CU_ASSERT_STRING_EQUAL(dhchap_failure_name(NVME_AUTH_FAIL_DHGROUP_UNUSABLE), "DH group not "
+										     "usable");
 }
 
 int main(void)

@@ -432,9 +432,9 @@ static void test_conf_main_example(void)
 
 /* A valid secret (32 bytes and its CRC), and a host entry with dhchap attributes. */
 #define GOODKEY "DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNDU2NzgVsIvf:"
-#define HOSTDH(dh)                                                                         \
-	"{'hosts': [{'nqn': 'nqn.2014-08.org.nvmexpress:h1', 'dhchap': {" dh "}}], 'ports': [" \
-	PORT("") "], 'subsystems': [" SUBSYS("") "]}"
+#define HOSTDH(dh)                                                           \
+	"{'hosts': [{'nqn': 'nqn.2014-08.org.nvmexpress:h1', 'dhchap': {" dh \
+	"}}], 'ports': [" PORT("") "], 'subsystems': [" SUBSYS("") "]}"
 
 struct bad_case {
 	const char *name;
@@ -502,8 +502,9 @@ static const struct bad_case bad_cases[] = {
 	  "hosts[0].dhchap.hash: \"sha256\": expected hmac(sha256), hmac(sha384) or hmac(sha512)" },
 	{ "dhchap dhgroup", HOSTDH("'key': '" GOODKEY "', 'dhgroup': 'ffdhe1024'"), -EINVAL,
 	  "hosts[0].dhchap.dhgroup: \"ffdhe1024\": expected null, ffdhe2048" },
-	{ "dhchap bad crc", HOSTDH("'key': 'DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNDU2NzgVsIvA:'"),
-	  -EBADMSG, "hosts[0].dhchap.key: DH-HMAC-CHAP secret: CRC mismatch" },
+	{ "dhchap bad crc",
+	  HOSTDH("'key': 'DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNDU2NzgVsIvA:'"), -EBADMSG,
+	  "hosts[0].dhchap.key: DH-HMAC-CHAP secret: CRC mismatch" },
 	{ "dhchap not a key", HOSTDH("'ctrl_key': 'secret', 'key': '" GOODKEY "'"), -EINVAL,
 	  "hosts[0].dhchap.ctrl_key: " },
 	{ "dhchap ctrl_key alone", HOSTDH("'ctrl_key': '" GOODKEY "'"), -EINVAL,
@@ -992,18 +993,18 @@ int main(void)
 		const char *name;
 		CU_TestFunc fn;
 	} tests[] = {
-		{"every nvmetcli fixture", test_every_fixture},
-		{"tcp.json model", test_tcp_fixture_model},
-		{"loop.json served over tcp", test_loop_fixture_as_tcp},
-		{"conf/ examples load", test_conf_examples},
-		{"conf/ example contents", test_conf_main_example},
-		{"broken documents", test_bad_documents},
-		{"NQN length limit", test_nqn_length},
-		{"files", test_files},
-		{"value spellings", test_value_spellings},
-		{"unknown keys warn", test_unknown_keys_warn},
-		{"referrals and iscsi", test_referrals_and_iscsi},
-		{"DH-HMAC-CHAP settings and key files", test_dhchap_keys},
+		{ "every nvmetcli fixture", test_every_fixture },
+		{ "tcp.json model", test_tcp_fixture_model },
+		{ "loop.json served over tcp", test_loop_fixture_as_tcp },
+		{ "conf/ examples load", test_conf_examples },
+		{ "conf/ example contents", test_conf_main_example },
+		{ "broken documents", test_bad_documents },
+		{ "NQN length limit", test_nqn_length },
+		{ "files", test_files },
+		{ "value spellings", test_value_spellings },
+		{ "unknown keys warn", test_unknown_keys_warn },
+		{ "referrals and iscsi", test_referrals_and_iscsi },
+		{ "DH-HMAC-CHAP settings and key files", test_dhchap_keys },
 	};
 	CU_pSuite suite;
 	unsigned int failures;

@@ -199,8 +199,8 @@ static const struct row_case row_cases[] = {
 	/* cdw10 = SPSP0/SPSP1/SECP, cdw11 = TL/AL */
 	{ "Authentication Send: SECP 0", K_FABRICS_ADMIN, NVMF_FCTYPE_AUTH_SEND, 0, 0, 8, 0, 8,
 	  ST_INVALID_FIELD, NO_DW0 },
-	{ "Authentication Receive: AL 0", K_FABRICS_ADMIN, NVMF_FCTYPE_AUTH_RECV, 0,
-	  0xe9010100u, 0, 0, 8, ST_INVALID_FIELD, NO_DW0 },
+	{ "Authentication Receive: AL 0", K_FABRICS_ADMIN, NVMF_FCTYPE_AUTH_RECV, 0, 0xe9010100u, 0,
+	  0, 8, ST_INVALID_FIELD, NO_DW0 },
 };
 
 static void fabrics_cmd(struct nvme_cmd *cmd, uint8_t fctype, uint32_t offset)

@@ -534,7 +534,8 @@ static void test_auth(void)
 {
 	static uint8_t buf[4096];
 	char key[NVME_DHCHAP_KEY_TEXT_MAX], other[NVME_DHCHAP_KEY_TEXT_MAX], err[256];
-	struct nvmf_host_dhchap h = { .hostnqn = FAKE_HOSTNQN, .hash = "hmac(sha256)",
+	struct nvmf_host_dhchap h = { .hostnqn = FAKE_HOSTNQN,
+				      .hash = "hmac(sha256)",
 				      .dhgroup = "null" };
 	struct nvme_dhchap_key k = { 0 };
 	struct fake_qpair q1, q2, q3;
@@ -600,8 +601,7 @@ static void test_auth(void)
 	CU_ASSERT(nvmf_tgt_set_host_keys(e.tgt, &h, 1, err, sizeof(err)) >= 1);
 	fake_msgs_run();
 	CU_ASSERT(q1.disconnects >= 1);
-	CU_ASSERT_EQUAL(nvmf_tgt_set_host_keys(e.tgt, NULL, 0, err, sizeof(err)) >= 0,
-			true);
+	CU_ASSERT_EQUAL(nvmf_tgt_set_host_keys(e.tgt, NULL, 0, err, sizeof(err)) >= 0, true);
 	fake_qpair_close(&q1);
 	fake_qpair_close(&q2);
 	fake_qpair_close(&q3);
