@@ -214,6 +214,8 @@ bool nvmf_subsys_has_volatile_cache(struct nvmf_subsys *subsys);
 struct dhchap_host_conf *nvmf_auth_host_conf_locked(struct nvmf_subsys *s, const char *hostnqn);
 uint16_t nvmf_auth_qpair_start(struct nvmf_qpair *qp, struct dhchap_host_conf *conf, uint32_t *dw0);
 void nvmf_auth_qpair_fini(struct nvmf_qpair *qp);
+/* The host table, at target destruction (no controller left to end). */
+void nvmf_auth_tgt_free(struct nvmf_tgt *tgt);
 uint16_t nvmf_auth_send_parse(struct nvmf_req *req);
 uint16_t nvmf_auth_recv_parse(struct nvmf_req *req);
 

@@ -15,6 +15,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,15 @@ struct nvmf_qpair_auth {
 	bool timer_active;
 	bool closing; /* failed: the timer closes the queue after the grace period */
 	ev_timer timer;
+	/* A message whose Diffie-Hellman work runs on the helper thread (job_start()); while
+	 * busy, only that thread touches m and buf. */
+	bool busy;
+	bool job_send;    /* Authentication Send, else Receive */
+	uint32_t job_len; /* TL or AL */
+	int job_result;   /* Receive: what dhchap_ctrl_recv() returned */
+	enum dhchap_state job_was;
+	struct nvmf_req *job_req;
+	struct nvmf_qpair_auth *job_next;
 	uint8_t buf[AUTH_MSG_BUF];
 };
 
@@ -165,6 +176,13 @@ int nvmf_tgt_set_host_keys(struct nvmf_tgt *tgt, const struct nvmf_host_dhchap *
 		}
 	free_table(old, nold);
 	return ended;
+}
+
+void nvmf_auth_tgt_free(struct nvmf_tgt *tgt)
+{
+	free_table(tgt->host_auth, tgt->nhost_auth);
+	tgt->host_auth = NULL;
+	tgt->nhost_auth = 0;
 }
 
 /* ---- The queue's exchange ------------------------------------------------------------------ */
@@ -306,7 +324,137 @@ static uint16_t auth_cmd_check(struct nvmf_req *req, uint32_t *len)
 		return ST_SGL_LEN;
 	if (!req->qpair->auth && !auth_alloc(req->qpair, NULL))
 		return ST_INTERNAL; /* a host authenticating a queue that needs none */
+	if (req->qpair->auth->busy)
+		return ST_CMD_SEQ; /* one AUTH message at a time */
 	return ST_OK;
+}
+
+/*
+ * Diffie-Hellman off the reactor. Our key pair for the Challenge and above all the shared
+ * secret of the Reply (with the check that the host's value lies in the group) cost from
+ * some 30 ms (ffdhe2048) to most of a second (ffdhe8192) of CPU: they run on one helper
+ * thread for the process, in arrival order, and the command completes on its reactor. The
+ * queue cannot go meanwhile: its transport waits for the command. Without a DH group the
+ * work is a few HMACs and runs in place.
+ */
+static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t job_cond = PTHREAD_COND_INITIALIZER;
+static struct nvmf_qpair_auth *job_head, **job_tail = &job_head;
+static bool job_thread_started;
+
+static void auth_send_finish(struct nvmf_qpair_auth *a);
+static void auth_recv_finish(struct nvmf_qpair_auth *a);
+
+static void job_run(struct nvmf_qpair_auth *a)
+{
+	if (a->job_send)
+		dhchap_ctrl_send(&a->m, a->buf, a->job_len);
+	else
+		a->job_result = dhchap_ctrl_recv(&a->m, a->buf, a->job_len);
+}
+
+static void job_done_msg(void *arg)
+{
+	struct nvmf_qpair_auth *a = arg;
+
+	a->busy = false;
+	if (a->job_send)
+		auth_send_finish(a);
+	else
+		auth_recv_finish(a);
+}
+
+static void *job_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct nvmf_qpair_auth *a;
+
+		pthread_mutex_lock(&job_lock);
+		while (!job_head)
+			pthread_cond_wait(&job_cond, &job_lock);
+		a = job_head;
+		job_head = a->job_next;
+		if (!job_head)
+			job_tail = &job_head;
+		pthread_mutex_unlock(&job_lock);
+		job_run(a);
+		if (reactor_send_msg(a->qp->reactor, job_done_msg, a))
+			log_err("DH-HMAC-CHAP: reactor %u is gone, result dropped",
+				a->qp->reactor->id);
+	}
+	return NULL;
+}
+
+/* Queue @a's message for the helper thread; false: run it here instead. */
+static bool job_queue(struct nvmf_qpair_auth *a)
+{
+	bool ok = true;
+
+	pthread_mutex_lock(&job_lock);
+	if (!job_thread_started) {
+		sigset_t all, old;
+		pthread_t t;
+
+		sigfillset(&all); /* signals stay with the daemon's own threads */
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		ok = pthread_create(&t, NULL, job_main, NULL) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (ok) {
+			pthread_detach(t);
+			job_thread_started = true;
+		}
+	}
+	if (ok) {
+		a->busy = true;
+		a->job_next = NULL;
+		*job_tail = a;
+		job_tail = &a->job_next;
+		pthread_cond_signal(&job_cond);
+	}
+	pthread_mutex_unlock(&job_lock);
+	return ok;
+}
+
+/* Run the queue's message now, or on the helper thread when it involves DH work. */
+static void job_start(struct nvmf_qpair_auth *a, struct nvmf_req *req, bool send, uint32_t len)
+{
+	bool dh =
+		a->m.dhgid != NVME_AUTH_DHGROUP_NULL &&
+		((!send && a->m.state == DHCHAP_CHALLENGE) || (send && a->m.state == DHCHAP_REPLY));
+
+	a->job_send = send;
+	a->job_len = len;
+	a->job_req = req;
+	a->job_was = a->m.state;
+	if (dh && a->qp->reactor && reactor_self() == a->qp->reactor && job_queue(a))
+		return;
+	job_run(a);
+	if (send)
+		auth_send_finish(a);
+	else
+		auth_recv_finish(a);
+}
+
+static void auth_send_finish(struct nvmf_qpair_auth *a)
+{
+	struct nvmf_req *req = a->job_req;
+
+	auth_outcome(a->qp, a, a->job_was);
+	nvmf_req_done(req, ST_OK);
+}
+
+static void auth_recv_finish(struct nvmf_qpair_auth *a)
+{
+	struct nvmf_req *req = a->job_req;
+
+	if (a->job_result < 0) {
+		nvmf_req_done(req, ST_INVALID_FIELD); /* AL too short for the message */
+		return;
+	}
+	nvmf_req_reply(req, a->buf, (size_t)a->job_result);
+	auth_outcome(a->qp, a, a->job_was);
+	nvmf_req_done(req, ST_OK);
 }
 
 static void auth_send_exec(struct nvmf_req *req)
@@ -333,27 +481,15 @@ static void auth_send_exec(struct nvmf_req *req)
 		if (was == DHCHAP_DONE)
 			auth_timer_arm(a, qp->tgt->opts.auth_timeout_ms);
 	}
-	dhchap_ctrl_send(&a->m, a->buf, tl);
-	auth_outcome(qp, a, was);
-	nvmf_req_done(req, ST_OK);
+	job_start(a, req, true, tl);
 }
 
 static void auth_recv_exec(struct nvmf_req *req)
 {
-	struct nvmf_qpair *qp = req->qpair;
-	struct nvmf_qpair_auth *a = qp->auth;
+	struct nvmf_qpair_auth *a = req->qpair->auth;
 	uint32_t al = get_le32(((const struct nvmf_auth_cmd *)&req->cmd)->len);
-	enum dhchap_state was = a->m.state;
-	int n;
 
-	n = dhchap_ctrl_recv(&a->m, a->buf, al);
-	if (n < 0) {
-		nvmf_req_done(req, ST_INVALID_FIELD); /* AL too short for the message */
-		return;
-	}
-	nvmf_req_reply(req, a->buf, (size_t)n);
-	auth_outcome(qp, a, was);
-	nvmf_req_done(req, ST_OK);
+	job_start(a, req, false, al);
 }
 
 uint16_t nvmf_auth_send_parse(struct nvmf_req *req)

@@ -731,7 +731,7 @@ void nvmf_tgt_destroy(struct nvmf_tgt *tgt)
 		free(ref);
 	}
 	subsys_free(tgt->discovery);
-	nvmf_tgt_set_host_keys(tgt, NULL, 0, NULL, 0);
+	nvmf_auth_tgt_free(tgt);
 	pthread_mutex_destroy(&tgt->lock);
 	free(tgt);
 }
