@@ -26,6 +26,10 @@ tests_integration_auth_client_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
 tests_integration_auth_client_LDADD = libnvmeof_common.la $(ISAL_LIBS) $(OPENSSL_LIBS)
 TESTS += tests/integration/auth-tcp.sh
 dist_check_SCRIPTS += tests/integration/auth-tcp.sh
+# The nvmeof CLI's --dhchap-secret/--dhchap-ctrl-secret against the target (skipped while
+# the CLI has no such option).
+TESTS += tests/integration/auth-initiator.sh
+dist_check_SCRIPTS += tests/integration/auth-initiator.sh
 
 # SPDK-like hosts (spdk-host.sh): empty Host NQN, AER command ID reused at shutdown.
 check_PROGRAMS += tests/integration/spdk_host_client
