@@ -146,16 +146,25 @@ int nvmf_subsys_remove_host(struct nvmf_subsys *s, const char *hostnqn)
 
 /* Live controllers of hosts no longer allowed: counted, the fake core has none. */
 static unsigned int g_revokes;
-static unsigned int fake_host_keys; /* entries of the last nvmf_tgt_set_host_keys() */
+/* What the last nvmf_tgt_set_host_keys() got: how many hosts, the first one's settings. */
+static unsigned int fake_host_keys, fake_host_key_calls;
+static char fake_host_key_nqn[256], fake_host_key_hash[32], fake_host_key_dh[32];
+static bool fake_host_key_bidi;
 
 int nvmf_tgt_set_host_keys(struct nvmf_tgt *tgt, const struct nvmf_host_dhchap *v, unsigned int n,
 			   char *err, size_t errlen)
 {
 	(void)tgt;
-	(void)v;
 	(void)err;
 	(void)errlen;
 	fake_host_keys = n;
+	fake_host_key_calls++;
+	if (n) {
+		snprintf(fake_host_key_nqn, sizeof(fake_host_key_nqn), "%s", v[0].hostnqn);
+		snprintf(fake_host_key_hash, sizeof(fake_host_key_hash), "%s", v[0].hash);
+		snprintf(fake_host_key_dh, sizeof(fake_host_key_dh), "%s", v[0].dhgroup);
+		fake_host_key_bidi = v[0].ctrl_key && v[0].ctrl_key[0];
+	}
 	return 0;
 }
 
@@ -1012,6 +1021,40 @@ static void test_ana_groups(void)
 
 /* Namespace QoS: set with the namespace, changed in place by a reload, left alone when
  * unchanged. */
+/* hosts[].dhchap: handed to the target on apply, and again on every reload. */
+static void test_host_keys(void)
+{
+#define KEY "DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNDU2NzgVsIvf:"
+#define DH_CFG(dh)                                                                     \
+	"{'hosts': [{'nqn': '" H1 "'" dh "}], 'ports': [], 'subsystems': [{'nqn': '" A \
+	"', 'attr': {'allow_any_host': '0'}, 'allowed_hosts': ['" H1 "'], 'namespaces': []}]}"
+	struct nvmf_tgt *tgt = fake_tgt_new();
+	struct tgt_config *old =
+		load(DH_CFG(", 'dhchap': {'key': '" KEY "', 'ctrl_key': '" KEY "', 'hash': "
+									       "'hmac(sha512)', "
+									       "'dhgroup': "
+									       "'ffdhe4096'}"));
+	struct tgt_config *cfg;
+
+	fake_host_key_calls = 0;
+	CU_ASSERT_EQUAL_FATAL(config_apply(tgt, old, g_err, sizeof(g_err)), 0);
+	CU_ASSERT_EQUAL(fake_host_key_calls, 1);
+	CU_ASSERT_EQUAL(fake_host_keys, 1);
+	CU_ASSERT_STRING_EQUAL(fake_host_key_nqn, H1);
+	CU_ASSERT_STRING_EQUAL(fake_host_key_hash, "hmac(sha512)");
+	CU_ASSERT_STRING_EQUAL(fake_host_key_dh, "ffdhe4096");
+	CU_ASSERT_TRUE(fake_host_key_bidi);
+	cfg = load(DH_CFG(""));
+	CU_ASSERT_EQUAL_FATAL(config_reload(tgt, old, cfg, g_err, sizeof(g_err)), 0);
+	CU_ASSERT_EQUAL(fake_host_key_calls, 2);
+	CU_ASSERT_EQUAL(fake_host_keys, 0); /* the core ends the host's controllers */
+	config_free(old);
+	config_free(cfg);
+	fake_tgt_free(tgt);
+#undef DH_CFG
+#undef KEY
+}
+
 static void test_qos(void)
 {
 #define QOS_CFG(q)                                                                \
@@ -1086,6 +1129,7 @@ int main(void)
 		{ "reload replaces a changed referral", test_reload_referral_changed },
 		{ "ANA groups of ports", test_ana_groups },
 		{ "namespace QoS in the config", test_qos },
+		{ "DH-HMAC-CHAP settings of hosts", test_host_keys },
 	};
 	CU_pSuite suite;
 	unsigned int failures;
