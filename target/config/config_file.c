@@ -323,6 +323,28 @@ static int validate(struct pctx *c)
 						       p->referrals[j].name, k);
 				}
 	}
+	/* As with Linux nvmet, only a subsystem that lists the host asks for its secret. */
+	for (i = 0; i < cfg->nhost_keys; i++) {
+		const char *nqn = cfg->host_keys[i].nqn;
+		bool listed = false;
+		int rc;
+
+		for (j = 0; j < cfg->nsubsystems && !listed; j++)
+			for (k = 0; k < cfg->subsystems[j].nallowed_hosts && !listed; k++)
+				listed = !cfg->subsystems[j].allow_any_host &&
+					 !strcmp(cfg->subsystems[j].allowed_hosts[k], nqn);
+		if (listed)
+			continue;
+		for (k = 0; k < cfg->nhosts && strcmp(cfg->hosts[k], nqn); k++)
+			;
+		snprintf(sub, sizeof(sub), "hosts[%u].dhchap", k);
+		rc = cfg_warn(c, sub,
+			      "no subsystem lists host %s in allowed_hosts: none asks it to "
+			      "authenticate",
+			      nqn);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 

@@ -1031,9 +1031,9 @@ static void test_host_keys(void)
 	struct nvmf_tgt *tgt = fake_tgt_new();
 	struct tgt_config *old =
 		load(DH_CFG(", 'dhchap': {'key': '" KEY "', 'ctrl_key': '" KEY "', 'hash': "
-									       "'hmac(sha512)', "
-									       "'dhgroup': "
-									       "'ffdhe4096'}"));
+			    "'hmac(sha512)', "
+			    "'dhgroup': "
+			    "'ffdhe4096'}"));
 	struct tgt_config *cfg;
 
 	fake_host_key_calls = 0;
