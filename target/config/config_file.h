@@ -160,6 +160,11 @@ const struct config_subsys *config_find_subsys(const struct tgt_config *cfg, con
 const struct config_ns *config_find_ns(const struct config_subsys *s, uint32_t nsid);
 const struct config_host_key *config_find_host_key(const struct tgt_config *cfg,
 						   const char *hostnqn);
+/* Were @hostnqn's authentication keys (DH-HMAC-CHAP secrets, hash, group) added, removed
+ * or changed between @old and @cfg? A reload ends such a host's live controllers: they
+ * authenticated with what is no longer configured. */
+bool config_host_keys_changed(const struct tgt_config *old, const struct tgt_config *cfg,
+			      const char *hostnqn);
 
 /*
  * Build the target from @cfg: subsystems (attributes, allowed hosts, enabled namespaces),

@@ -90,3 +90,21 @@ const struct config_host_key *config_find_host_key(const struct tgt_config *cfg,
 			return &cfg->host_keys[i];
 	return NULL;
 }
+
+/* Every field that decides how a host authenticates (a new one belongs here too). */
+static bool host_key_same(const struct config_host_key *a, const struct config_host_key *b)
+{
+	return !strcmp(a->key, b->key) && !strcmp(a->ctrl_key, b->ctrl_key) &&
+	       !strcmp(a->hash, b->hash) && !strcmp(a->dhgroup, b->dhgroup);
+}
+
+bool config_host_keys_changed(const struct tgt_config *old, const struct tgt_config *cfg,
+			      const char *hostnqn)
+{
+	const struct config_host_key *a = config_find_host_key(old, hostnqn);
+	const struct config_host_key *b = config_find_host_key(cfg, hostnqn);
+
+	if (!a || !b)
+		return a != b;
+	return !host_key_same(a, b);
+}

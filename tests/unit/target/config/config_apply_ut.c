@@ -153,6 +153,16 @@ unsigned int nvmf_subsys_revoke(struct nvmf_subsys *s)
 	return 0;
 }
 
+static unsigned int g_rekeyed; /* nvmf_subsys_disconnect_host() calls */
+
+int nvmf_subsys_disconnect_host(struct nvmf_subsys *s, const char *hostnqn)
+{
+	(void)s;
+	(void)hostnqn;
+	g_rekeyed++;
+	return 1;
+}
+
 void nvmf_subsys_set_allow_any_host(struct nvmf_subsys *s, bool allow)
 {
 	s->allow_any_host = allow;
@@ -749,8 +759,9 @@ static const struct refuse_case refuse_cases[] = {
 	{"model", "'Model A'", "'Model B'", "subsystems[0].attr.model: cannot change"},
 	{"cntlid", "'cntlid_max': '20'", "'cntlid_max': '30'",
 	 "subsystems[0].attr.cntlid_min/cntlid_max: cannot change"},
-	{"iscsi", "{'hosts'", "{'iscsi': {'portals': []}, 'hosts'",
-	 "t.json: iscsi: changes to the iscsi section need a restart"},
+	{"iscsi portals", "{'hosts'",
+	 "{'iscsi': {'portals': [{'addr': '127.0.0.1', 'port': 3260}]}, 'hosts'",
+	 "t.json: iscsi.portals: the portals cannot change without a restart"},
 };
 
 static char *replace(const char *s, const char *from, const char *to)

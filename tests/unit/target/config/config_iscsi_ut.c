@@ -159,7 +159,7 @@ static const struct bad bad_cases[] = {
 	{ "{ 'targets': [ { 'iqn': " TGT ", 'chap': { 'user': 'u', 'secret': 'twelve-chars', "
 	  "'mutual_user': 'm' } } ] }",
 	  "i.json: iscsi.targets[0].chap.mutual_secret: missing (mutual_user and mutual_secret "
-	  "go together)" },
+	  "or mutual_secret_file go together)" },
 	{ "{ 'targets': [ { 'iqn': " TGT ", 'chap': { 'user': 'u', 'secret': 'twelve-chars', "
 	  "'mutual_user': 'm', 'mutual_secret': 'tiny' } } ] }",
 	  "i.json: iscsi.targets[0].chap.mutual_secret: 4 characters, at least 12 are needed "
