@@ -31,6 +31,7 @@ static const char *const top_keys[] = { "hosts",  "ports",   "subsystems", "iscs
 static const char *const limit_keys[] = { "max_connections",
 					  "max_connecting",
 					  "connect_timeout",
+					  "login_timeout",
 					  "max_queue_depth",
 					  "in_capsule_size",
 					  "max_io_size",
@@ -62,6 +63,13 @@ static int parse_limits(struct pctx *c, json_object *lim)
 	if (rc) {
 		l->connect_timeout_ms = (uint32_t)v * 1000;
 		l->connect_timeout_set = true;
+	}
+	rc = cfg_get_int(c, lim, "limits", "login_timeout", 0, 3600, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		l->login_timeout_ms = (uint32_t)v * 1000;
+		l->login_timeout_set = true;
 	}
 	rc = cfg_get_int(c, lim, "limits", "max_queue_depth", 2, 4096, &v, OPT);
 	if (rc < 0)
