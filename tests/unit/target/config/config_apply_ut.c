@@ -808,6 +808,51 @@ static void test_reload_refuses(void)
 	}
 }
 
+/* A host whose authentication keys change (added, altered, removed) loses its live
+ * controllers on the subsystems that stay; hosts whose keys stay keep theirs. */
+static void test_reload_rekeyed_hosts(void)
+{
+#define KEY "DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNDU2Nzg=:"
+	static const struct {
+		const char *from, *to;
+		unsigned int rekeyed;
+	} t[] = {
+		{ "{'nqn': '" H1 "'}", "{'nqn': '" H1 "'}", 0 },
+		{ "{'nqn': '" H1 "', 'dhchap': {'key': '" KEY "'}}",
+		  "{'nqn': '" H1 "', 'dhchap': {'key': '" KEY "'}}", 0 },
+		{ "{'nqn': '" H1 "'}", "{'nqn': '" H1 "', 'dhchap': {'key': '" KEY "'}}", 1 },
+		{ "{'nqn': '" H1 "', 'dhchap': {'key': '" KEY "'}}", "{'nqn': '" H1 "'}", 1 },
+		{ "{'nqn': '" H1 "', 'dhchap': {'key': '" KEY "', 'hash': 'hmac(sha256)'}}",
+		  "{'nqn': '" H1 "', 'dhchap': {'key': '" KEY "', 'hash': 'hmac(sha512)'}}", 1 },
+		{ "{'nqn': '" H1 "', 'dhchap': {'key': '" KEY "'}}",
+		  "{'nqn': '" H1 "', 'dhchap': {'key': '" KEY "', 'ctrl_key': '" KEY "'}}", 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct nvmf_tgt *tgt = fake_tgt_new();
+		char *a = replace(base_cfg, "{'nqn': '" H1 "'}", t[i].from);
+		char *b = replace(base_cfg, "{'nqn': '" H1 "'}", t[i].to);
+		struct tgt_config *old = load(a), *cfg = load(b);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(old);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(cfg);
+		CU_ASSERT_EQUAL_FATAL(config_apply(tgt, old, g_err, sizeof(g_err)), 0);
+		g_rekeyed = 0;
+		CU_ASSERT_EQUAL(config_reload(tgt, old, cfg, g_err, sizeof(g_err)), 0);
+		CU_ASSERT_EQUAL(config_host_keys_changed(old, cfg, H1), t[i].rekeyed != 0);
+		CU_ASSERT_FALSE(config_host_keys_changed(old, cfg, H2));
+		if (g_rekeyed != t[i].rekeyed)
+			fprintf(stderr, "rekey case %zu: %u controllers ended\n", i, g_rekeyed);
+		CU_ASSERT_EQUAL(g_rekeyed, t[i].rekeyed);
+		free(a);
+		free(b);
+		config_free(cfg);
+		config_free(old);
+		fake_tgt_free(tgt);
+	}
+#undef KEY
+}
+
 /* A referral whose PORTID changes keeps its address: replaced, not duplicated. */
 static void test_reload_referral_changed(void)
 {
@@ -1081,6 +1126,7 @@ int main(void)
 		{ "reload rolls back on failure", test_reload_rollback },
 		{ "reload moves and displaces ports", test_reload_ports },
 		{ "reload from the file", test_reload_file },
+		{ "reload ends controllers of rekeyed hosts", test_reload_rekeyed_hosts },
 		{ "reload replaces a changed referral", test_reload_referral_changed },
 		{ "ANA groups of ports", test_ana_groups },
 		{ "namespace QoS in the config", test_qos },
