@@ -250,6 +250,7 @@ struct iscsi_conn {
 	ev_timer login_timer;		/* accept to full feature phase (opts.login_timeout_ms) */
 	uint32_t auth_gen;		/* iscsi_auth.gen the session authenticated against */
 	bool chap_used;			/* it proved a CHAP secret */
+	bool chap_mutual_done;		/* and we proved ours */
 	const char *revoke_why;		/* set (under the lock) when a reload ends it */
 	struct iscsi_params params;	/* negotiated */
 	bool hdigest, ddigest;		/* CRC32C digests in effect (full feature phase) */

@@ -288,6 +288,7 @@ static int chap_verify(struct iscsi_conn *c, struct login_ctx *x)
 		}
 		out_add(c, x, "CHAP_N", a.out.user);
 		out_add(c, x, "CHAP_R", hex);
+		c->chap_mutual_done = true;
 	}
 	c->auth_gen = a.gen;
 	c->chap_used = true;
@@ -526,11 +527,13 @@ static void enter_full_feature(struct iscsi_conn *c)
 	iscsi_conn_established(c);
 	c->hdigest = c->params.header_digest;
 	c->ddigest = c->params.data_digest;
-	log_info("%s: %s session of %.64s%s%.64s, TSIH %u (digests %s/%s, MRDSL %u)", c->peer,
-		 c->discovery ? "discovery" : "normal", c->initiator, c->target ? " to " : "",
-		 c->target ? c->target->name : "", c->tsih,
+	log_info("%s: %s session of %.64s%s%.64s, TSIH %u (digests %s/%s, MRDSL %u%s%s%s)",
+		 c->peer, c->discovery ? "discovery" : "normal", c->initiator,
+		 c->target ? " to " : "", c->target ? c->target->name : "", c->tsih,
 		 c->params.header_digest ? "CRC32C" : "none",
-		 c->params.data_digest ? "CRC32C" : "none", c->params.max_recv_dsl);
+		 c->params.data_digest ? "CRC32C" : "none", c->params.max_recv_dsl,
+		 c->chap_used ? ", CHAP " : "", c->chap_used ? iscsi_chap_alg_name(c->chap_alg) : "",
+		 c->chap_mutual_done ? " mutual" : "");
 }
 
 int iscsi_login_rx(struct iscsi_conn *c, const uint8_t *bhs, uint8_t *data, uint32_t dlen)
