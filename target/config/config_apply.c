@@ -666,8 +666,8 @@ static void revoke_rekeyed_in(struct apply_ctx *a, const struct tgt_config *set)
 			n += k > 0 ? (unsigned int)k : 0;
 		}
 		if (n)
-			log_notice("host %s: authentication keys changed: %u controller%s ended", nqn,
-				   n, n == 1 ? "" : "s");
+			log_notice("host %s: authentication keys changed: %u controller%s ended",
+				   nqn, n, n == 1 ? "" : "s");
 		a->ctrlrs_revoked += n;
 	}
 }

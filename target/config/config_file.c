@@ -28,14 +28,10 @@
 static const char *const host_keys[] = { "nqn", "dhchap", NULL };
 static const char *const top_keys[] = { "hosts",  "ports",   "subsystems", "iscsi",
 					"limits", "metrics", NULL };
-static const char *const limit_keys[] = { "max_connections",
-					  "max_connecting",
-					  "connect_timeout",
-					  "login_timeout",
-					  "max_queue_depth",
-					  "in_capsule_size",
-					  "max_io_size",
-					  NULL };
+static const char *const limit_keys[] = { "max_connections", "max_connecting",
+					  "connect_timeout", "login_timeout",
+					  "max_queue_depth", "in_capsule_size",
+					  "max_io_size",     NULL };
 
 /* The "limits" extension (struct config_limits). */
 static int parse_limits(struct pctx *c, json_object *lim)

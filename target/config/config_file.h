@@ -130,7 +130,7 @@ struct tgt_config {
 		uint32_t max_connecting;     /* not yet through Connect, 1..1000000 */
 		uint32_t connect_timeout_ms; /* "connect_timeout" seconds, 0..3600 */
 		bool connect_timeout_set;
-		uint32_t login_timeout_ms;   /* "login_timeout" seconds (iSCSI), 0..3600 */
+		uint32_t login_timeout_ms; /* "login_timeout" seconds (iSCSI), 0..3600 */
 		bool login_timeout_set;
 		uint32_t max_queue_depth;	/* I/O queue entries, 2..4096 */
 		uint32_t in_capsule_size;	/* I/O queues, multiple of 16 up to 1 MiB */

@@ -24,16 +24,15 @@
 #define ISCSI_CFG_SEG_MIN         512
 #define ISCSI_CFG_SEG_MAX         16777215 /* 2^24 - 1 */
 
-static const char *const iscsi_keys[] = { "portals", "targets", "options", "discovery_chap",
-					  NULL };
+static const char *const iscsi_keys[] = { "portals", "targets", "options", "discovery_chap", NULL };
 static const char *const portal_keys[] = { "addr", "port", "advertise", NULL };
 static const char *const target_keys[] = { "iqn", "alias", "luns", "initiators", "chap", NULL };
 static const char *const lun_keys[] = { "lun", "subsystem", "nsid", NULL };
-static const char *const chap_keys[] = { "user",	 "secret",	       "secret_file",
+static const char *const chap_keys[] = { "user",        "secret",        "secret_file",
 					 "mutual_user", "mutual_secret", "mutual_secret_file",
 					 NULL };
 /* CHAP_A digests by the names open-iscsi's node.session.auth.chap_algs uses */
-static const char *const chap_alg_names[] = { "SHA3-256", "SHA256", "SHA1",    "MD5",
+static const char *const chap_alg_names[] = { "SHA3-256", "SHA256",  "SHA1",  "MD5",
 					      "SHA3_256", "SHA-256", "SHA-1", NULL };
 static const char *const option_keys[] = { "first_burst_length",
 					   "max_burst_length",
@@ -167,8 +166,8 @@ static int parse_lun(struct pctx *c, json_object *l, const char *kp, const char 
  * file stops the load). 1 with it in @buf, 0 when neither is given, or -errno. Messages
  * give lengths and paths, never the secret.
  */
-static int get_secret(struct pctx *c, json_object *ch, const char *kp, const char *key,
-		      char *buf, size_t size)
+static int get_secret(struct pctx *c, json_object *ch, const char *kp, const char *key, char *buf,
+		      size_t size)
 {
 	char fkey[64], path[CONFIG_PATH_MAX], sub[KP_MAX], kerr[256];
 	int have, have_file, rc;
@@ -476,8 +475,8 @@ static json_object *find_target(json_object *root, const char *iqn)
 {
 	json_object *arr = cfg_member(root, "targets");
 
-	for (size_t i = 0; arr && json_object_is_type(arr, json_type_array) &&
-			   i < json_object_array_length(arr);
+	for (size_t i = 0;
+	     arr && json_object_is_type(arr, json_type_array) && i < json_object_array_length(arr);
 	     i++) {
 		json_object *t = json_object_array_get_idx(arr, i), *n = cfg_member(t, "iqn");
 
@@ -532,8 +531,8 @@ static void for_each_chap(json_object *root, void (*fn)(json_object *chap, void 
 {
 	json_object *arr = cfg_member(root, "targets"), *ch;
 
-	for (size_t i = 0; arr && json_object_is_type(arr, json_type_array) &&
-			   i < json_object_array_length(arr);
+	for (size_t i = 0;
+	     arr && json_object_is_type(arr, json_type_array) && i < json_object_array_length(arr);
 	     i++) {
 		ch = cfg_member(json_object_array_get_idx(arr, i), "chap");
 		if (ch && json_object_is_type(ch, json_type_object))

@@ -87,7 +87,7 @@ struct iscsi_opts {
 	bool require_header_digest;  /* refuse sessions without CRC32C header digests */
 	bool require_data_digest;    /* refuse sessions without CRC32C data digests */
 	uint32_t queue_depth;	     /* commands per session, 128 */
-	uint32_t chap_algs;	     /* CHAP digests allowed, a bit (1 << CHAP_A) each;
+	uint32_t chap_algs;          /* CHAP digests allowed, a bit (1 << CHAP_A) each;
 				      * SHA3-256 (8) and SHA-256 (7), not MD5 or SHA-1 */
 };
 void iscsi_set_opts(const struct iscsi_opts *opts);
@@ -124,15 +124,15 @@ int iscsi_config_apply(struct nvmf_tgt *tgt, const char *json, bool start_portal
  * to them). Returns 0 or -errno with a message in @err; *@revoked gets the number of
  * sessions ended.
  */
-int iscsi_config_reload(struct nvmf_tgt *tgt, const char *json, unsigned int *revoked,
-			char *err, size_t errlen);
+int iscsi_config_reload(struct nvmf_tgt *tgt, const char *json, unsigned int *revoked, char *err,
+			size_t errlen);
 
 /* Counters for the statistics socket. */
 struct iscsi_stats {
-	unsigned int connections;	/* open, logged in or not */
-	unsigned int connecting;	/* of those, still in the login phase */
-	uint64_t login_timeouts;	/* closed at the login deadline */
-	uint64_t revoked;		/* sessions ended by a configuration change */
+	unsigned int connections; /* open, logged in or not */
+	unsigned int connecting;  /* of those, still in the login phase */
+	uint64_t login_timeouts;  /* closed at the login deadline */
+	uint64_t revoked;         /* sessions ended by a configuration change */
 };
 void iscsi_get_stats(struct iscsi_stats *st);
 

@@ -19,8 +19,8 @@
 
 static const struct {
 	uint8_t alg;
-	const char *name;	/* as open-iscsi's node.session.auth.chap_algs spells it */
-	const char *alt;	/* also accepted */
+	const char *name; /* as open-iscsi's node.session.auth.chap_algs spells it */
+	const char *alt;  /* also accepted */
 	unsigned int len;
 } g_algs[] = {
 	/* strongest first: the order iscsi_chap_choose() prefers */

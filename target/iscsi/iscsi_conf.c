@@ -90,7 +90,8 @@ static uint32_t chap_algs_mask(json_object *v)
 		char buf[128], *save = NULL;
 
 		snprintf(buf, sizeof(buf), "%s", json_object_get_string(v));
-		for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		for (char *tok = strtok_r(buf, ", ", &save); tok;
+		     tok = strtok_r(NULL, ", ", &save)) {
 			int a = iscsi_chap_alg_parse(tok);
 
 			if (a < 0)
@@ -136,7 +137,8 @@ static int apply_options(json_object *o, char *err, size_t errlen)
 		snprintf(err, errlen, "iscsi.options.data_digest: none, allowed or required");
 		return -EINVAL;
 	}
-	if (json_object_object_get_ex(o, "chap_algs", &v) && !(opts.chap_algs = chap_algs_mask(v))) {
+	if (json_object_object_get_ex(o, "chap_algs", &v) &&
+	    !(opts.chap_algs = chap_algs_mask(v))) {
 		snprintf(err, errlen, "iscsi.options.chap_algs: SHA3-256, SHA256, SHA1 or MD5");
 		return -EINVAL;
 	}
@@ -155,8 +157,8 @@ set:
  * Returns 1 with it in @buf, 0 when neither is given, -errno with @err set (naming the
  * file, never the content).
  */
-static int chap_secret(json_object *chap, const char *key, char *buf, size_t len,
-		       const char *where, char *err, size_t errlen)
+static int chap_secret(json_object *chap, const char *key, char *buf, size_t len, const char *where,
+		       char *err, size_t errlen)
 {
 	char fkey[64], kerr[256];
 	const char *v = jstr(chap, key), *path;
@@ -202,12 +204,15 @@ static int apply_chap(const char *iqn, json_object *chap, const char *where, cha
 		}
 	}
 	if (iqn)
-		rc = iscsi_target_set_chap(iqn, user, hs ? secret : NULL, muser, hm ? msecret : NULL);
+		rc = iscsi_target_set_chap(iqn, user, hs ? secret : NULL, muser,
+					   hm ? msecret : NULL);
 	else
 		rc = iscsi_set_discovery_chap(user, hs ? secret : NULL, muser, hm ? msecret : NULL);
 	if (rc) /* never echo the secrets */
-		snprintf(err, errlen, "%s: needs \"user\" and \"secret\" (or \"secret_file\"), and "
-			 "both mutual_* or neither", where);
+		snprintf(err, errlen,
+			 "%s: needs \"user\" and \"secret\" (or \"secret_file\"), and "
+			 "both mutual_* or neither",
+			 where);
 out:
 	OPENSSL_cleanse(secret, sizeof(secret));
 	OPENSSL_cleanse(msecret, sizeof(msecret));
@@ -275,15 +280,18 @@ static int apply_target(json_object *t, char *err, size_t errlen)
 			jint(l, "lun", &lun);
 			jint(l, "nsid", &nsid);
 			if (!sub || lun < 0 || lun > 16383 || nsid <= 0 || nsid > UINT32_MAX) {
-				snprintf(err, errlen, "iscsi target %s: luns[%zu] needs \"lun\" "
-					 "(0-16383), \"subsystem\" and \"nsid\"", iqn, i);
+				snprintf(err, errlen,
+					 "iscsi target %s: luns[%zu] needs \"lun\" "
+					 "(0-16383), \"subsystem\" and \"nsid\"",
+					 iqn, i);
 				return -EINVAL;
 			}
 			rc = iscsi_target_add_lun(iqn, (uint32_t)lun, sub, (uint32_t)nsid);
 			if (rc) {
 				snprintf(err, errlen, "iscsi target %s: LUN %lld: %s", iqn,
 					 (long long)lun,
-					 rc == -EXDEV ? "all LUNs of a target must be in one subsystem"
+					 rc == -EXDEV ? "all LUNs of a target must be in one "
+							"subsystem"
 						      : strerror(-rc));
 				return rc;
 			}
@@ -330,7 +338,8 @@ int iscsi_config_apply(struct nvmf_tgt *tgt, const char *json, bool start_portal
 
 			jint(p, "port", &n);
 			if (!addr || n < 0 || n > 65535) {
-				snprintf(err, errlen, "iscsi.portals[%zu]: \"addr\" and \"port\"", i);
+				snprintf(err, errlen, "iscsi.portals[%zu]: \"addr\" and \"port\"",
+					 i);
 				rc = -EINVAL;
 				break;
 			}
@@ -368,12 +377,12 @@ static bool listed(json_object *targets, const char *iqn)
 	return false;
 }
 
-int iscsi_config_reload(struct nvmf_tgt *tgt, const char *json, unsigned int *revoked,
-			char *err, size_t errlen)
+int iscsi_config_reload(struct nvmf_tgt *tgt, const char *json, unsigned int *revoked, char *err,
+			size_t errlen)
 {
 	json_object *root = json_tokener_parse(json ? json : "{}"), *v, *targets = NULL;
 	struct iscsi_target *t;
-	char (*gone)[ISCSI_NAME_BUF] = NULL;
+	char(*gone)[ISCSI_NAME_BUF] = NULL;
 	unsigned int ngone = 0, n = 0;
 	int rc = 0;
 
@@ -385,16 +394,17 @@ int iscsi_config_reload(struct nvmf_tgt *tgt, const char *json, unsigned int *re
 		return -EINVAL;
 	}
 	iscsi_init(tgt);
-	if (json_object_object_get_ex(root, "targets", &v) && json_object_is_type(v, json_type_array))
+	if (json_object_object_get_ex(root, "targets", &v) &&
+	    json_object_is_type(v, json_type_array))
 		targets = v;
 	/* targets no longer listed: unreachable for new logins, their sessions end below */
 	pthread_mutex_lock(&g_iscsi.lock);
 	TAILQ_FOREACH(t, &g_iscsi.targets, link)
-		n++;
+	n++;
 	gone = calloc(n ? n : 1, sizeof(*gone));
 	TAILQ_FOREACH(t, &g_iscsi.targets, link)
-		if (gone && !t->removed && !listed(targets, t->name))
-			snprintf(gone[ngone++], sizeof(gone[0]), "%s", t->name);
+	if (gone && !t->removed && !listed(targets, t->name))
+		snprintf(gone[ngone++], sizeof(gone[0]), "%s", t->name);
 	pthread_mutex_unlock(&g_iscsi.lock);
 	if (!gone) {
 		json_object_put(root);

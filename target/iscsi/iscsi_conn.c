@@ -598,8 +598,9 @@ void iscsi_conn_start(void *arg)
 	c->wio.data = c;
 	ev_init(&c->login_timer, login_timer_cb);
 	c->login_timer.data = c;
-	timeout = g_iscsi.tgt ? __atomic_load_n(&g_iscsi.tgt->opts.login_timeout_ms,
-						 __ATOMIC_RELAXED) : 0;
+	timeout = g_iscsi.tgt
+			  ? __atomic_load_n(&g_iscsi.tgt->opts.login_timeout_ms, __ATOMIC_RELAXED)
+			  : 0;
 	if (timeout) {
 		ev_timer_set(&c->login_timer, timeout / 1000.0, 0.);
 		ev_timer_start(c->loop, &c->login_timer);

@@ -51,11 +51,11 @@ struct iscsi_chap_cred {
 
 /* Who must authenticate to a target (or to discovery sessions), and how. */
 struct iscsi_auth {
-	bool chap;			/* initiators must authenticate */
-	struct iscsi_chap_cred in;	/* what the initiator must prove */
+	bool chap;                 /* initiators must authenticate */
+	struct iscsi_chap_cred in; /* what the initiator must prove */
 	bool mutual;
-	struct iscsi_chap_cred out;	/* what we prove when asked */
-	uint32_t gen;			/* bumped when @in changes: sessions proved the old one */
+	struct iscsi_chap_cred out; /* what we prove when asked */
+	uint32_t gen;               /* bumped when @in changes: sessions proved the old one */
 };
 
 struct iscsi_initiator_acl {
@@ -69,7 +69,7 @@ struct iscsi_target {
 	char subnqn[NVME_NQN_FIELD];	/* subsystem of every LUN ("" until a LUN is added) */
 	struct iscsi_lun_map luns[ISCSI_MAX_LUNS];
 	unsigned int nluns;
-	struct iscsi_auth auth;		/* under g_iscsi.lock */
+	struct iscsi_auth auth; /* under g_iscsi.lock */
 	TAILQ_HEAD(, iscsi_initiator_acl) acl;
 	unsigned int refs;		/* sessions using it (under g_iscsi.lock) */
 	bool removed;
@@ -96,10 +96,10 @@ struct iscsi_global {
 	TAILQ_HEAD(, iscsi_portal) portals;
 	TAILQ_HEAD(, iscsi_conn) conns;	/* every connection, logged in or not */
 	unsigned int nconns;		/* atomic */
-	unsigned int nconnecting;	/* atomic: of those, still in the login phase */
-	uint64_t login_timeouts;	/* atomic: closed at the login deadline */
-	uint64_t revoked;		/* atomic: sessions ended by a configuration change */
-	struct iscsi_auth disc_auth;	/* discovery sessions (under the lock) */
+	unsigned int nconnecting;       /* atomic: of those, still in the login phase */
+	uint64_t login_timeouts;        /* atomic: closed at the login deadline */
+	uint64_t revoked;               /* atomic: sessions ended by a configuration change */
+	struct iscsi_auth disc_auth;    /* discovery sessions (under the lock) */
 	uint16_t next_tsih;
 	bool initialized;
 };
@@ -246,12 +246,12 @@ struct iscsi_conn {
 	uint16_t tsih;
 	uint16_t cid;
 	struct iscsi_target *target;
-	bool connecting;		/* counted in g_iscsi.nconnecting */
-	ev_timer login_timer;		/* accept to full feature phase (opts.login_timeout_ms) */
-	uint32_t auth_gen;		/* iscsi_auth.gen the session authenticated against */
-	bool chap_used;			/* it proved a CHAP secret */
-	bool chap_mutual_done;		/* and we proved ours */
-	const char *revoke_why;		/* set (under the lock) when a reload ends it */
+	bool connecting;                /* counted in g_iscsi.nconnecting */
+	ev_timer login_timer;           /* accept to full feature phase (opts.login_timeout_ms) */
+	uint32_t auth_gen;              /* iscsi_auth.gen the session authenticated against */
+	bool chap_used;                 /* it proved a CHAP secret */
+	bool chap_mutual_done;          /* and we proved ours */
+	const char *revoke_why;         /* set (under the lock) when a reload ends it */
 	struct iscsi_params params;	/* negotiated */
 	bool hdigest, ddigest;		/* CRC32C digests in effect (full feature phase) */
 	uint8_t hostid[16];
@@ -364,11 +364,11 @@ uint32_t iscsi_target_mrdsl(void);
 /* ---- iscsi_chap.c ---------------------------------------------------------------------- */
 /* CHAP_A values (IANA PPP authentication algorithms, as Linux and open-iscsi use them) */
 #define ISCSI_CHAP_MD5 5
-#define ISCSI_CHAP_SHA1 6
+#define ISCSI_CHAP_SHA1          6
 #define ISCSI_CHAP_SHA256 7
-#define ISCSI_CHAP_SHA3_256 8
-#define ISCSI_CHAP_DIGEST_MAX 32
-#define ISCSI_CHAP_CHALLENGE_MIN 16	/* bytes we accept in an initiator's CHAP_C */
+#define ISCSI_CHAP_SHA3_256      8
+#define ISCSI_CHAP_DIGEST_MAX    32
+#define ISCSI_CHAP_CHALLENGE_MIN 16 /* bytes we accept in an initiator's CHAP_C */
 #define ISCSI_CHAP_CHALLENGE_MAX 1024
 /* The digests allowed unless iscsi.options.chap_algs says otherwise: MD5 and SHA-1 only
  * when configured. A bit (1 << CHAP_A value) per digest. */

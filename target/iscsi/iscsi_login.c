@@ -527,12 +527,13 @@ static void enter_full_feature(struct iscsi_conn *c)
 	iscsi_conn_established(c);
 	c->hdigest = c->params.header_digest;
 	c->ddigest = c->params.data_digest;
-	log_info("%s: %s session of %.64s%s%.64s, TSIH %u (digests %s/%s, MRDSL %u%s%s%s)",
-		 c->peer, c->discovery ? "discovery" : "normal", c->initiator,
-		 c->target ? " to " : "", c->target ? c->target->name : "", c->tsih,
+	log_info("%s: %s session of %.64s%s%.64s, TSIH %u (digests %s/%s, MRDSL %u%s%s%s)", c->peer,
+		 c->discovery ? "discovery" : "normal", c->initiator, c->target ? " to " : "",
+		 c->target ? c->target->name : "", c->tsih,
 		 c->params.header_digest ? "CRC32C" : "none",
 		 c->params.data_digest ? "CRC32C" : "none", c->params.max_recv_dsl,
-		 c->chap_used ? ", CHAP " : "", c->chap_used ? iscsi_chap_alg_name(c->chap_alg) : "",
+		 c->chap_used ? ", CHAP " : "",
+		 c->chap_used ? iscsi_chap_alg_name(c->chap_alg) : "",
 		 c->chap_mutual_done ? " mutual" : "");
 }
 

@@ -353,8 +353,8 @@ static void revoke_msg(void *arg)
 
 	pthread_mutex_lock(&g_iscsi.lock);
 	TAILQ_FOREACH(c, &g_iscsi.conns, link)
-		if (c == arg)
-			break;
+	if (c == arg)
+		break;
 	if (c && c->r == reactor_self())
 		why = c->revoke_why;
 	pthread_mutex_unlock(&g_iscsi.lock);
@@ -374,7 +374,8 @@ unsigned int iscsi_sessions_revoke(void)
 	unsigned int n = 0;
 
 	pthread_mutex_lock(&g_iscsi.lock);
-	TAILQ_FOREACH(c, &g_iscsi.conns, link) {
+	TAILQ_FOREACH(c, &g_iscsi.conns, link)
+	{
 		const char *why;
 
 		if (c->revoke_why || !c->r)

@@ -250,7 +250,8 @@ static int auth_check(const char *user, const char *secret, const char *mutual_u
 static void auth_set_locked(struct iscsi_auth *a, const char *user, const char *secret,
 			    const char *mutual_user, const char *mutual_secret)
 {
-	bool changed = user && (!a->chap || strcmp(a->in.user, user) || strcmp(a->in.secret, secret));
+	bool changed = user &&
+		       (!a->chap || strcmp(a->in.user, user) || strcmp(a->in.secret, secret));
 	uint32_t gen = a->gen + (changed ? 1 : 0);
 
 	OPENSSL_cleanse(a, sizeof(*a));

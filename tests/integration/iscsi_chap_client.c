@@ -148,8 +148,7 @@ static int pdu_recv(struct conn *c)
 	if (c->dlen && (rc = xrecv(c->fd, c->data, c->dlen)))
 		return rc;
 	c->data[c->dlen] = '\0';
-	if (ISCSI_PAD(c->dlen) != c->dlen &&
-	    (rc = xrecv(c->fd, pad, ISCSI_PAD(c->dlen) - c->dlen)))
+	if (ISCSI_PAD(c->dlen) != c->dlen && (rc = xrecv(c->fd, pad, ISCSI_PAD(c->dlen) - c->dlen)))
 		return rc;
 	c->exp_statsn = get_be32(c->bhs + 24) + 1;
 	return 0;
@@ -396,7 +395,8 @@ static int scen_silent(int n, double limit)
 		double t = wait_closed(fds[i], t0, limit);
 
 		if (t < 0) {
-			fprintf(stderr, "silent: connection %d still open after %.1f s\n", i, limit);
+			fprintf(stderr, "silent: connection %d still open after %.1f s\n", i,
+				limit);
 			return 1;
 		}
 		if (t > worst)
@@ -441,7 +441,7 @@ static int scen_hold(const struct login_args *a, double limit)
 	}
 	fprintf(stderr, "hold: the session is still up after %.0f s\n", limit);
 	return 1;
-ended: {
+ended : {
 	struct timespec rt;
 
 	clock_gettime(CLOCK_REALTIME, &rt);
@@ -518,7 +518,7 @@ int main(int argc, char **argv)
 		return scen_hold(&a, atof(argv[7]));
 	}
 usage:
-	fprintf(stderr,
-		"usage: iscsi_chap_client PORT login|none|reflect|stall|silent|hold ARGS...\n");
+	fprintf(stderr, "usage: iscsi_chap_client PORT login|none|reflect|stall|silent|hold "
+			"ARGS...\n");
 	return 2;
 }

@@ -749,19 +749,19 @@ struct refuse_case {
 };
 
 static const struct refuse_case refuse_cases[] = {
-	{"port address", "'trsvcid': '4420'}, 'param'", "'trsvcid': '4430'}, 'param'",
-	 "t.json: ports[0].addr: portid 1 is running with a different value"},
-	{"advertise", "'advertise': '10.0.2.2'", "'advertise': '10.0.2.3'",
-	 "t.json: ports[0].advertise: portid 1 is running"},
-	{"inline size", "'16384'", "'8192'", "ports[0].param.inline_data_size: portid 1"},
-	{"serial", "'SER1'", "'SER2'",
-	 "t.json: subsystems[0].attr.serial: cannot change while " A " is exported"},
-	{"model", "'Model A'", "'Model B'", "subsystems[0].attr.model: cannot change"},
-	{"cntlid", "'cntlid_max': '20'", "'cntlid_max': '30'",
-	 "subsystems[0].attr.cntlid_min/cntlid_max: cannot change"},
-	{"iscsi portals", "{'hosts'",
-	 "{'iscsi': {'portals': [{'addr': '127.0.0.1', 'port': 3260}]}, 'hosts'",
-	 "t.json: iscsi.portals: the portals cannot change without a restart"},
+	{ "port address", "'trsvcid': '4420'}, 'param'", "'trsvcid': '4430'}, 'param'",
+	  "t.json: ports[0].addr: portid 1 is running with a different value" },
+	{ "advertise", "'advertise': '10.0.2.2'", "'advertise': '10.0.2.3'",
+	  "t.json: ports[0].advertise: portid 1 is running" },
+	{ "inline size", "'16384'", "'8192'", "ports[0].param.inline_data_size: portid 1" },
+	{ "serial", "'SER1'", "'SER2'",
+	  "t.json: subsystems[0].attr.serial: cannot change while " A " is exported" },
+	{ "model", "'Model A'", "'Model B'", "subsystems[0].attr.model: cannot change" },
+	{ "cntlid", "'cntlid_max': '20'", "'cntlid_max': '30'",
+	  "subsystems[0].attr.cntlid_min/cntlid_max: cannot change" },
+	{ "iscsi portals", "{'hosts'",
+	  "{'iscsi': {'portals': [{'addr': '127.0.0.1', 'port': 3260}]}, 'hosts'",
+	  "t.json: iscsi.portals: the portals cannot change without a restart" },
 };
 
 static char *replace(const char *s, const char *from, const char *to)

@@ -179,12 +179,14 @@ static const struct bad bad_cases[] = {
 	{ "{ 'options': { 'immediate_data': 'yes' } }", "i.json: iscsi.options.immediate_data: "
 							"expected 0 or 1, got \"yes\"" },
 	{ "{ 'targets': {} }", "i.json: iscsi.targets: expected an array" },
-	{ "{ 'options': { 'chap_algs': [ 'SHA256', 'SHA512' ] } }",
-	  "i.json: iscsi.options.chap_algs: [1]: \"SHA512\": not a CHAP digest" },
-	{ "{ 'options': { 'chap_algs': 'SHA3-256,CRC' } }",
-	  "i.json: iscsi.options.chap_algs: \"CRC\": not a CHAP digest" },
-	{ "{ 'options': { 'chap_algs': [] } }",
-	  "i.json: iscsi.options.chap_algs: empty: no initiator could authenticate" },
+	{ "{ 'options': { 'chap_algs': [ 'SHA256', 'SHA512' ] } }", "i.json: "
+								    "iscsi.options.chap_algs: [1]: "
+								    "\"SHA512\": not a CHAP "
+								    "digest" },
+	{ "{ 'options': { 'chap_algs': 'SHA3-256,CRC' } }", "i.json: iscsi.options.chap_algs: "
+							    "\"CRC\": not a CHAP digest" },
+	{ "{ 'options': { 'chap_algs': [] } }", "i.json: iscsi.options.chap_algs: empty: no "
+						"initiator could authenticate" },
 	{ "{ 'targets': [ { 'iqn': " TGT ", 'chap': { 'user': 'u', 'secret': 'twelve-chars', "
 	  "'mutual_user': 'm', 'mutual_secret': 'twelve-chars' } } ] }",
 	  "i.json: iscsi.targets[0].chap.mutual_secret: the same as secret" },
@@ -196,10 +198,13 @@ static const struct bad bad_cases[] = {
 	{ "{ 'targets': [ { 'iqn': " TGT ", 'chap': { 'user': 'u', "
 	  "'secret_file': '/nonexistent/secret' } } ] }",
 	  "i.json: iscsi.targets[0].chap.secret_file: key file /nonexistent/secret: No such file" },
-	{ "{ 'discovery_chap': { 'user': 'd', 'secret': 'short' } }",
-	  "i.json: iscsi.discovery_chap.secret: 5 characters, at least 12 are needed" },
-	{ "{ 'discovery_chap': { 'secret': 'twelve-chars' } }",
-	  "i.json: iscsi.discovery_chap.user: missing" },
+	{ "{ 'discovery_chap': { 'user': 'd', 'secret': 'short' } }", "i.json: "
+								      "iscsi.discovery_chap.secret:"
+								      " 5 characters, at least 12 "
+								      "are needed" },
+	{ "{ 'discovery_chap': { 'secret': 'twelve-chars' } }", "i.json: "
+								"iscsi.discovery_chap.user: "
+								"missing" },
 };
 
 static void test_errors(void)
@@ -231,7 +236,8 @@ static void test_secret_files(void)
 	fclose(f);
 	snprintf(text, sizeof(text),
 		 "{ 'targets': [ { 'iqn': " TGT ", " LUN0 ", 'chap': { 'user': 'u', "
-		 "'secret_file': '%s' } } ], 'discovery_chap': { 'user': 'd', 'secret_file': '%s' } }",
+		 "'secret_file': '%s' } } ], 'discovery_chap': { 'user': 'd', 'secret_file': '%s' "
+		 "} }",
 		 path, path);
 	CU_ASSERT_EQUAL(chmod(path, 0644), 0);
 	CU_ASSERT(load(text, &cfg) < 0);
@@ -266,15 +272,18 @@ static void test_check_live(void)
 		  "{\"portals\": [{\"addr\": \"127.0.0.1\", \"port\": 3261}]}", -EBUSY,
 		  "iscsi.portals: the portals cannot change" },
 		/* initiators and CHAP change live */
-		{ "{\"targets\": [{\"iqn\": \"iqn.2026-11.io.t:a\", \"initiators\": [\"iqn.2026-11.io.t:x\"]}]}",
-		  "{\"targets\": [{\"iqn\": \"iqn.2026-11.io.t:a\", \"chap\": {\"user\": \"u\"}}]}", 0,
-		  NULL },
+		{ "{\"targets\": [{\"iqn\": \"iqn.2026-11.io.t:a\", \"initiators\": "
+		  "[\"iqn.2026-11.io.t:x\"]}]}",
+		  "{\"targets\": [{\"iqn\": \"iqn.2026-11.io.t:a\", \"chap\": {\"user\": \"u\"}}]}",
+		  0, NULL },
 		{ "{\"targets\": [{\"iqn\": \"iqn.2026-11.io.t:a\", \"luns\": [{\"lun\": 0}]}]}",
-		  "{\"targets\": [{\"iqn\": \"IQN.2026-11.io.t:a\", \"luns\": [{\"lun\": 1}]}]}", -EBUSY,
+		  "{\"targets\": [{\"iqn\": \"IQN.2026-11.io.t:a\", \"luns\": [{\"lun\": 1}]}]}",
+		  -EBUSY,
 		  "iscsi.targets[0].luns: IQN.2026-11.io.t:a is running with a different value" },
 		/* a new target, a removed one */
 		{ "{\"targets\": [{\"iqn\": \"iqn.2026-11.io.t:a\", \"luns\": [{\"lun\": 0}]}]}",
-		  "{\"targets\": [{\"iqn\": \"iqn.2026-11.io.t:b\", \"luns\": [{\"lun\": 1}]}]}", 0, NULL },
+		  "{\"targets\": [{\"iqn\": \"iqn.2026-11.io.t:b\", \"luns\": [{\"lun\": 1}]}]}", 0,
+		  NULL },
 	};
 	char err[256];
 
@@ -300,7 +309,8 @@ static void test_save_secrets(void)
 	CU_ASSERT_EQUAL_FATAL(load("{ 'targets': [ { 'iqn': " TGT ", " LUN0 ", 'chap': { "
 				   "'user': 'u', 'secret': 'inline-secret-1', 'mutual_user': 'm', "
 				   "'mutual_secret': 'inline-secret-2' } } ], "
-				   "'discovery_chap': { 'user': 'd', 'secret': 'inline-secret-3' } }",
+				   "'discovery_chap': { 'user': 'd', 'secret': 'inline-secret-3' } "
+				   "}",
 				   &cfg),
 			      0);
 	CU_ASSERT_TRUE(config_has_secrets(cfg));

@@ -163,8 +163,8 @@ static void test_mutual(void)
 	}
 	iscsi_text_encode_hex(theirs, sizeof(theirs), chap_c);
 	/* the answer to the initiator's CHAP_I/CHAP_C, with the target's secret */
-	CU_ASSERT_EQUAL(iscsi_chap_answer(ISCSI_CHAP_SHA3_256, "77", chap_c, tsecret, ours, 32,
-					  hex, sizeof(hex)),
+	CU_ASSERT_EQUAL(iscsi_chap_answer(ISCSI_CHAP_SHA3_256, "77", chap_c, tsecret, ours, 32, hex,
+					  sizeof(hex)),
 			0);
 	reference("SHA3-256", 77, tsecret, theirs, 32, ref);
 	CU_ASSERT_EQUAL(iscsi_text_decode_binary(hex, dec, sizeof(dec)), 32);
