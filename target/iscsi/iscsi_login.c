@@ -264,7 +264,7 @@ static int chap_verify(struct iscsi_conn *c, struct login_ctx *x)
 	if (strcmp(x->chap_n, a.in.user) ||
 	    iscsi_chap_check(c->chap_alg, c->chap_id, a.in.secret, c->chap_challenge,
 			     c->chap_challenge_len, x->chap_r)) {
-		log_peer("%s: CHAP authentication of '%.64s' (%s) failed", c->peer, x->chap_n,
+		log_peer("%s: CHAP authentication of '%.64s' failed (%s)", c->peer, x->chap_n,
 			 iscsi_chap_alg_name(c->chap_alg));
 		x->status = ISCSI_LOGIN_AUTH_FAILED;
 		goto out;
