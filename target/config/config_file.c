@@ -478,6 +478,7 @@ int config_load(const char *path, struct tgt_config **out, char *err, size_t err
 		return rc;
 	}
 	rc = config_load_string(text, path, out, err, errlen);
+	explicit_bzero(text, got); /* it may hold keys and CHAP secrets */
 	free(text);
 	/* Absolute, so that a reload after chdir("/") (daemon mode) finds it again. */
 	if (!rc && path[0] != '/') {

@@ -37,6 +37,8 @@ void config_free(struct tgt_config *cfg)
 	if (cfg->host_keys)
 		explicit_bzero(cfg->host_keys, cfg->nhost_keys * sizeof(*cfg->host_keys));
 	free(cfg->host_keys);
+	if (cfg->iscsi_json) /* CHAP secrets */
+		explicit_bzero(cfg->iscsi_json, strlen(cfg->iscsi_json));
 	free(cfg->iscsi_json);
 	for (i = 0; i < cfg->nwarnings; i++)
 		free(cfg->warnings[i]);
