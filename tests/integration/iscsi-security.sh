@@ -265,4 +265,7 @@ fi
 "$IT_TARGET_BIN" --help > "$IT_DIR/help.txt" 2>&1
 it_check "--help documents --login-timeout" grep -q -- "--login-timeout" "$IT_DIR/help.txt"
 it_stop_target
+if grep -E -q 'AddressSanitizer|LeakSanitizer|runtime error:' "$IT_LOG"; then
+	it_not_ok sanitizers "$(grep -E -m 3 'AddressSanitizer|LeakSanitizer|runtime error:' "$IT_LOG")"
+fi
 it_finish

@@ -127,7 +127,8 @@ static int pdu_send(struct conn *c, uint8_t *bhs, const void *data, uint32_t dle
 		return -1;
 	iscsi_bhs_set_dlen(bhs, dlen);
 	memcpy(buf, bhs, ISCSI_BHS_LEN);
-	memcpy(buf + ISCSI_BHS_LEN, data, dlen);
+	if (dlen)
+		memcpy(buf + ISCSI_BHS_LEN, data, dlen);
 	memset(buf + ISCSI_BHS_LEN + dlen, 0, ISCSI_PAD(dlen) - dlen);
 	return xsend(c->fd, buf, ISCSI_BHS_LEN + ISCSI_PAD(dlen));
 }
@@ -378,12 +379,14 @@ static int scen_silent(int n, double limit)
 	if (!fds || (rlim_t)n + 16 > rl.rlim_cur) {
 		fprintf(stderr, "silent: %d sockets need more descriptors (%llu)\n", n,
 			(unsigned long long)rl.rlim_cur);
+		free(fds);
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
 		fds[i] = tcp_open();
 		if (fds[i] < 0) {
 			fprintf(stderr, "silent: connection %d failed\n", i);
+			free(fds);
 			return 1;
 		}
 		open_n++;
@@ -408,14 +411,13 @@ static int scen_silent(int n, double limit)
 	return 0;
 }
 
-static int scen_hold(const struct login_args *a, double limit)
+static int scen_hold(struct conn *c, const struct login_args *a, double limit)
 {
-	struct conn *c = calloc(1, sizeof(*c));
 	uint8_t bhs[ISCSI_BHS_LEN];
 	double t0 = now();
 	int event = -1;
 
-	if (!c || do_login(c, a) != 0)
+	if (do_login(c, a) != 0)
 		return 1;
 	printf("holding\n");
 	fflush(stdout);
@@ -455,8 +457,9 @@ ended : {
 
 int main(int argc, char **argv)
 {
+	static struct conn conn;
 	struct login_args a = { 0 };
-	struct conn *c;
+	struct conn *c = &conn;
 	const char *sc;
 	int rc;
 
@@ -471,9 +474,6 @@ int main(int argc, char **argv)
 		goto usage;
 	a.target = strcmp(argv[3], "-") ? argv[3] : NULL;
 	a.initiator = argv[4];
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return 1;
 	if (!strcmp(sc, "none") && argc == 5) {
 		return do_login(c, &a) == 0 ? 0 : 1;
 	} else if (!strcmp(sc, "login") && argc >= 7 && argc <= 10) {
@@ -515,7 +515,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(sc, "hold") && argc == 8) {
 		a.user = argv[5];
 		a.secret = argv[6];
-		return scen_hold(&a, atof(argv[7]));
+		return scen_hold(c, &a, atof(argv[7]));
 	}
 usage:
 	fprintf(stderr, "usage: iscsi_chap_client PORT login|none|reflect|stall|silent|hold "
