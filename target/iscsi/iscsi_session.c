@@ -2,7 +2,8 @@
 /*
  * Normal sessions: the session's in-process NVMe controller (its host identity is the
  * iSCSI I_T nexus), the logical units described by Identify Controller/Namespace through
- * the admin path of that controller, and the task pool sized by the CmdSN window.
+ * the admin path of that controller, and the task pool sized by the CmdSN window. And the
+ * end of sessions a reloaded configuration no longer allows (iscsi_sessions_revoke).
  */
 #include <errno.h>
 #include <openssl/evp.h>

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * iSCSI front end set-up: targets and their LUN maps, CHAP and initiator lists, options,
- * portals (listening sockets on the main thread's loop, connections handed to reactors
- * like the NVMe/TCP transport does), the transport ops table and shutdown.
+ * iSCSI front end set-up: targets and their LUN maps, CHAP (per target and for discovery
+ * sessions) and initiator lists, options, portals (listening sockets on the main thread's
+ * loop, connections handed to reactors like the NVMe/TCP transport does, logins in
+ * progress counted against max_connecting), the transport ops table and shutdown.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* accept4 */
