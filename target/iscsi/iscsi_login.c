@@ -2,8 +2,9 @@
 /*
  * iSCSI login (RFC 7143 section 6): stage transitions (security -> operational -> full
  * feature), CHAP authentication (the target's or the discovery credentials, copied under
- * the lock; mutual CHAP when the initiator asks), operational key negotiation (iscsi_param_negotiate),
- * session creation (TSIH, reinstatement), and Text requests (SendTargets) afterwards.
+ * the lock; mutual CHAP when the initiator asks), operational key negotiation
+ * (iscsi_param_negotiate), session creation (TSIH, reinstatement), and Text requests
+ * (SendTargets) afterwards.
  * Secrets never reach the log.
  */
 #include <arpa/inet.h>
