@@ -50,6 +50,9 @@ struct nvmf_tgt_opts {
 				      * real host's slot; default 1024 */
 	uint32_t connect_timeout_ms; /* ICReq and Connect must be done within this (default
 				      * 5000; 0: no deadline) */
+	uint32_t login_timeout_ms;   /* iSCSI: accept to full feature phase, the CHAP exchange
+				      * included, within this (default 5000; 0: none); such
+				      * logins count as connecting (max_connecting) */
 	uint32_t kato_default_ms;    /* when a host asks for KATO 0 on an I/O ctrlr: none */
 	const char *state_dir;       /* namespace identities kept here (ns_ident.c); NULL:
 				      * none kept, identities derived as without a state dir */

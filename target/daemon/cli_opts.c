@@ -34,6 +34,7 @@ enum {
 	OPT_MAX_CONN,
 	OPT_MAX_CONNECTING,
 	OPT_CONNECT_TIMEOUT,
+	OPT_LOGIN_TIMEOUT,
 	OPT_UNSAFE_IGNORE_FLUSH,
 	OPT_FOREGROUND,
 	OPT_CONTROL_SOCKET,
@@ -59,6 +60,7 @@ static const struct option long_opts[] = {
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
 	{ "max-connecting", required_argument, NULL, OPT_MAX_CONNECTING },
 	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
+	{ "login-timeout", required_argument, NULL, OPT_LOGIN_TIMEOUT },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "daemon", no_argument, NULL, 'd' },
@@ -115,6 +117,9 @@ void cli_usage(FILE *f)
 	      "                        the slots of real hosts; more are closed after accept\n"
 	      "  --connect-timeout SECS  ICReq and Connect must be done within SECS (default 5;\n"
 	      "                        0: no deadline); slower connections are closed\n"
+	      "  --login-timeout SECS  an iSCSI login, CHAP included, must reach the full\n"
+	      "                        feature phase within SECS (default 5; 0: no deadline);\n"
+	      "                        logins count against --max-connecting until then\n"
 	      "\n"
 	      "Running:\n"
 	      "  --log-level LEVEL     err, warn, notice (default), info or debug\n"
@@ -326,6 +331,13 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 				    "--connect-timeout: expected 0-3600 seconds, got '%s'", arg);
 		o->connect_timeout_ms = (uint32_t)v * 1000;
 		o->connect_timeout_set = true;
+		return 0;
+	case OPT_LOGIN_TIMEOUT:
+		if (parse_uint(arg, 0, 3600, &v))
+			return fail(err, errlen,
+				    "--login-timeout: expected 0-3600 seconds, got '%s'", arg);
+		o->login_timeout_ms = (uint32_t)v * 1000;
+		o->login_timeout_set = true;
 		return 0;
 	case OPT_MAX_IO:
 		if (parse_bytes(arg, &bytes) || bytes < 4096 || bytes > 4 * 1024 * 1024 ||
