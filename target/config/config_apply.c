@@ -468,8 +468,14 @@ static int check_live(struct apply_ctx *a)
 		    !nvmf_port_find(a->tgt, cfg->ports[i].portid))
 			return aerr(a, -ENOENT, "ports[%u]: portid %u is not running", i,
 				    cfg->ports[i].portid);
-	if (a->old != &empty_config && strcmp(oi, ni))
-		return aerr(a, -EBUSY, "iscsi: changes to the iscsi section need a restart");
+	/* targets' initiators and CHAP, and the options, change live (iscsi_config_reload) */
+	if (a->old != &empty_config && strcmp(oi, ni)) {
+		char ierr[512];
+		int rc = cfg_iscsi_check_live(old->iscsi_json, cfg->iscsi_json, ierr, sizeof(ierr));
+
+		if (rc)
+			return aerr(a, rc, "%s", ierr);
+	}
 	return 0;
 }
 
@@ -578,8 +584,8 @@ static int grow(struct apply_ctx *a)
 	return update_referrals(a);
 }
 
-/* The hosts' DH-HMAC-CHAP settings: the target's whole table replaced at once; hosts whose
- * settings changed lose their live controllers (the core ends them). */
+/* The hosts' DH-HMAC-CHAP settings: the target's whole table replaced at once (the hosts
+ * whose settings changed lose their live controllers in shrink(), revoke_rekeyed_hosts). */
 static int apply_host_keys(struct apply_ctx *a)
 {
 	const struct tgt_config *cfg = a->new_cfg;
@@ -602,7 +608,6 @@ static int apply_host_keys(struct apply_ctx *a)
 	free(v);
 	if (rc < 0)
 		return aerr(a, rc, "hosts: %s", why);
-	a->ctrlrs_revoked += (unsigned int)rc;
 	return 0;
 }
 
@@ -663,6 +668,45 @@ static void rollback(struct apply_ctx *a)
 	}
 }
 
+/* Hosts whose authentication keys changed, in @set's host keys: their controllers on
+ * the subsystems that stay end, so they authenticate again with what is configured now. */
+static void revoke_rekeyed_in(struct apply_ctx *a, const struct tgt_config *set)
+{
+	for (unsigned int i = 0; i < set->nhost_keys; i++) {
+		const char *nqn = set->host_keys[i].nqn;
+		unsigned int n = 0;
+
+		/* listed in both: count it once, from the new model */
+		if (set == a->old && config_find_host_key(a->new_cfg, nqn))
+			continue;
+		if (!config_host_keys_changed(a->old, a->new_cfg, nqn))
+			continue;
+		for (unsigned int j = 0; j < a->new_cfg->nsubsystems; j++) {
+			const char *snqn = a->new_cfg->subsystems[j].nqn;
+			struct nvmf_subsys *s;
+			int k;
+
+			if (!config_find_subsys(a->old, snqn))
+				continue;
+			s = nvmf_subsys_find(a->tgt, snqn);
+			k = s ? nvmf_subsys_disconnect_host(s, nqn) : 0;
+			n += k > 0 ? (unsigned int)k : 0;
+		}
+		if (n)
+			log_notice("host %s: authentication keys changed: %u controller%s ended",
+				   nqn, n, n == 1 ? "" : "s");
+		a->ctrlrs_revoked += n;
+	}
+}
+
+static void revoke_rekeyed_hosts(struct apply_ctx *a)
+{
+	if (a->old->nhost_keys || a->new_cfg->nhost_keys) {
+		revoke_rekeyed_in(a, a->new_cfg);
+		revoke_rekeyed_in(a, a->old);
+	}
+}
+
 static void shrink(struct apply_ctx *a)
 {
 	const struct tgt_config *old = a->old, *cfg = a->new_cfg;
@@ -713,6 +757,7 @@ static void shrink(struct apply_ctx *a)
 		 * not only its next Connect. */
 		a->ctrlrs_revoked += nvmf_subsys_revoke(s);
 	}
+	revoke_rekeyed_hosts(a);
 
 	for (i = 0; i < old->nsubsystems; i++) {
 		struct nvmf_subsys *s;

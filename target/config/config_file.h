@@ -137,6 +137,8 @@ struct tgt_config {
 		bool connect_timeout_set;
 		uint32_t auth_timeout_ms; /* "auth_timeout" seconds, 0..600: DH-HMAC-CHAP */
 		bool auth_timeout_set;
+		uint32_t login_timeout_ms; /* "login_timeout" seconds (iSCSI), 0..3600 */
+		bool login_timeout_set;
 		uint32_t max_queue_depth;	/* I/O queue entries, 2..4096 */
 		uint32_t in_capsule_size;	/* I/O queues, multiple of 16 up to 1 MiB */
 		bool in_capsule_set;
@@ -167,6 +169,11 @@ const struct config_subsys *config_find_subsys(const struct tgt_config *cfg, con
 const struct config_ns *config_find_ns(const struct config_subsys *s, uint32_t nsid);
 const struct config_host_key *config_find_host_key(const struct tgt_config *cfg,
 						   const char *hostnqn);
+/* Were @hostnqn's authentication keys (DH-HMAC-CHAP secrets, hash, group) added, removed
+ * or changed between @old and @cfg? A reload ends such a host's live controllers: they
+ * authenticated with what is no longer configured. */
+bool config_host_keys_changed(const struct tgt_config *old, const struct tgt_config *cfg,
+			      const char *hostnqn);
 
 /*
  * Build the target from @cfg: subsystems (attributes, allowed hosts, enabled namespaces),

@@ -2,7 +2,8 @@
 /*
  * Writing the running configuration back out in the nvmetcli schema that config_load()
  * reads (keys sorted, attribute values as strings, as `nvmetcli save` writes them), and
- * copying a model. DH-HMAC-CHAP secrets only go to a file created with mode 0600.
+ * copying a model. DH-HMAC-CHAP secrets and inline iSCSI CHAP secrets only go to a file
+ * created with mode 0600.
  */
 #include "config.h"
 
@@ -17,7 +18,7 @@
 #include <unistd.h>
 
 #include "common/nvme_spec.h"
-#include "config_file.h"
+#include "config_internal.h"
 
 static json_object *jstr(const char *s)
 {
@@ -197,7 +198,7 @@ static json_object *save_root(const struct tgt_config *cfg, bool secrets)
 		json_object_array_add(arr, save_host(cfg, cfg->hosts[i], secrets));
 	json_object_object_add(root, "hosts", arr);
 	if (cfg->iscsi_json) {
-		json_object *is = json_tokener_parse(cfg->iscsi_json);
+		json_object *is = cfg_iscsi_save(cfg->iscsi_json, secrets);
 
 		if (is)
 			json_object_object_add(root, "iscsi", is);
@@ -235,7 +236,7 @@ bool config_has_secrets(const struct tgt_config *cfg)
 	for (unsigned int i = 0; i < cfg->nhost_keys; i++)
 		if (cfg->host_keys[i].key[0] || cfg->host_keys[i].ctrl_key[0])
 			return true;
-	return false;
+	return cfg_iscsi_has_secrets(cfg->iscsi_json);
 }
 
 int config_save_string(const struct tgt_config *cfg, bool with_secrets, char **out)

@@ -77,15 +77,6 @@ struct dhchap_host_conf *nvmf_auth_host_conf_locked(struct nvmf_subsys *s, const
 	return host_conf_locked(s->tgt, hostnqn);
 }
 
-static const struct dhchap_host_conf *find_conf(const struct nvmf_host_auth *v, unsigned int n,
-						const char *nqn)
-{
-	for (unsigned int i = 0; i < n; i++)
-		if (!strcmp(v[i].nqn, nqn))
-			return v[i].conf;
-	return NULL;
-}
-
 static void free_table(struct nvmf_host_auth *v, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++)
@@ -93,39 +84,12 @@ static void free_table(struct nvmf_host_auth *v, unsigned int n)
 	free(v);
 }
 
-/* End the controllers of @nqn on every subsystem. */
-static int end_host(struct nvmf_tgt *tgt, const char *nqn)
-{
-	struct nvmf_subsys **v = NULL, *s;
-	unsigned int n = 0, cap = 0;
-	int ended = 0;
-
-	pthread_mutex_lock(&tgt->lock);
-	TAILQ_FOREACH(s, &tgt->subsystems, link)
-	{
-		if (n == cap) {
-			struct nvmf_subsys **nv =
-				realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-
-			if (!nv)
-				break;
-			v = nv;
-		}
-		v[n++] = s;
-	}
-	pthread_mutex_unlock(&tgt->lock);
-	for (unsigned int i = 0; i < n; i++)
-		ended += nvmf_subsys_disconnect_host(v[i], nqn);
-	free(v);
-	return ended;
-}
-
 int nvmf_tgt_set_host_keys(struct nvmf_tgt *tgt, const struct nvmf_host_dhchap *v, unsigned int n,
 			   char *err, size_t errlen)
 {
 	struct nvmf_host_auth *nt = NULL, *old;
 	unsigned int nold;
-	int ended = 0, rc;
+	int rc;
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -158,24 +122,8 @@ int nvmf_tgt_set_host_keys(struct nvmf_tgt *tgt, const struct nvmf_host_dhchap *
 	tgt->nhost_auth = n;
 	pthread_mutex_unlock(&tgt->lock);
 
-	/* Revocation: a host whose secrets changed keeps no controller it authenticated (or
-	 * connected without authenticating) under the old ones. */
-	for (unsigned int i = 0; i < n; i++) {
-		const struct dhchap_host_conf *was = find_conf(old, nold, nt[i].nqn);
-
-		if (!dhchap_host_conf_equal(was, nt[i].conf)) {
-			if (was)
-				log_notice("host %s: DH-HMAC-CHAP settings changed", nt[i].nqn);
-			ended += end_host(tgt, nt[i].nqn);
-		}
-	}
-	for (unsigned int i = 0; i < nold; i++)
-		if (!find_conf(nt, n, old[i].nqn)) {
-			log_notice("host %s: DH-HMAC-CHAP settings removed", old[i].nqn);
-			ended += end_host(tgt, old[i].nqn);
-		}
 	free_table(old, nold);
-	return ended;
+	return 0;
 }
 
 void nvmf_auth_tgt_free(struct nvmf_tgt *tgt)

@@ -50,6 +50,9 @@ struct nvmf_tgt_opts {
 				      * real host's slot; default 1024 */
 	uint32_t connect_timeout_ms; /* ICReq and Connect must be done within this (default
 				      * 5000; 0: no deadline) */
+	uint32_t login_timeout_ms;   /* iSCSI: accept to full feature phase, the CHAP exchange
+				      * included, within this (default 5000; 0: none); such
+				      * logins count as connecting (max_connecting) */
 	uint32_t kato_default_ms;    /* when a host asks for KATO 0 on an I/O ctrlr: none */
 	uint32_t auth_timeout_ms;    /* a DH-HMAC-CHAP exchange (from Connect, or from a
 				      * re-authenticating Negotiate) must be done within this,
@@ -466,9 +469,9 @@ struct nvmf_host_dhchap {
 };
 /*
  * Replace the target's whole table of authenticating hosts with @v (all or nothing: on
- * error nothing changes and @err names the host and the value). The live controllers of
- * every host whose settings were added, changed or removed are ended (keys never logged).
- * Returns how many controllers were ended, or -errno.
+ * error nothing changes and @err names the host and the value, never a secret). New
+ * Connects and re-authentications use the new settings; ending the live controllers of
+ * hosts whose settings changed is the caller's (config_reload() does it). 0 or -errno.
  */
 int nvmf_tgt_set_host_keys(struct nvmf_tgt *tgt, const struct nvmf_host_dhchap *v, unsigned int n,
 			   char *err, size_t errlen);

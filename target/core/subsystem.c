@@ -87,6 +87,7 @@ void nvmf_tgt_opts_default(struct nvmf_tgt_opts *o)
 	o->max_connections = 4096;
 	o->max_connecting = 1024;
 	o->connect_timeout_ms = 5000;
+	o->login_timeout_ms = 5000;
 	o->kato_default_ms = 0;
 	o->auth_timeout_ms = 5000;
 }

@@ -542,6 +542,8 @@ static int run_simple(struct ctl *c, const char *cmd, int argc, char **argv)
 		method = "target_get_status";
 	} else if (!strcmp(cmd, "save") && argc <= 1) {
 		method = "save_config";
+		if (argc == 1) /* into a file of mode 0600 when it holds keys */
+			json_object_object_add(p, "secrets", json_object_new_boolean(true));
 	} else {
 		fprintf(stderr, PROG ": %s: unexpected arguments (see --help)\n", cmd);
 		json_object_put(p);
@@ -601,7 +603,7 @@ static int run_simple(struct ctl *c, const char *cmd, int argc, char **argv)
 		}
 		if (!c->json)
 			printf("saved to %s%s\n", realpath(argv[0], abs) ? abs : argv[0],
-			       secret ? " (mode 0600: it holds DH-HMAC-CHAP keys)" : "");
+			       secret ? " (mode 0600: it holds keys or CHAP secrets)" : "");
 		json_object_put(r);
 		return 0;
 	}

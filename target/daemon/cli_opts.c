@@ -34,6 +34,7 @@ enum {
 	OPT_MAX_CONN,
 	OPT_MAX_CONNECTING,
 	OPT_CONNECT_TIMEOUT,
+	OPT_LOGIN_TIMEOUT,
 	OPT_UNSAFE_IGNORE_FLUSH,
 	OPT_FOREGROUND,
 	OPT_CONTROL_SOCKET,
@@ -69,6 +70,7 @@ static const struct option long_opts[] = {
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
 	{ "max-connecting", required_argument, NULL, OPT_MAX_CONNECTING },
 	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
+	{ "login-timeout", required_argument, NULL, OPT_LOGIN_TIMEOUT },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "daemon", no_argument, NULL, 'd' },
@@ -138,6 +140,9 @@ void cli_usage(FILE *f)
 	      "                        0: no deadline); slower connections are closed\n"
 	      "  --auth-timeout SECS   a DH-HMAC-CHAP exchange must be done within SECS\n"
 	      "                        (default 5; 0: no deadline); the queue is closed\n"
+	      "  --login-timeout SECS  an iSCSI login, CHAP included, must reach the full\n"
+	      "                        feature phase within SECS (default 5; 0: no deadline);\n"
+	      "                        logins count against --max-connecting until then\n"
 	      "\n"
 	      "Running:\n"
 	      "  --log-level LEVEL     err, warn, notice (default), info or debug\n"
@@ -417,6 +422,13 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 				    "--connect-timeout: expected 0-3600 seconds, got '%s'", arg);
 		o->connect_timeout_ms = (uint32_t)v * 1000;
 		o->connect_timeout_set = true;
+		return 0;
+	case OPT_LOGIN_TIMEOUT:
+		if (parse_uint(arg, 0, 3600, &v))
+			return fail(err, errlen,
+				    "--login-timeout: expected 0-3600 seconds, got '%s'", arg);
+		o->login_timeout_ms = (uint32_t)v * 1000;
+		o->login_timeout_set = true;
 		return 0;
 	case OPT_MAX_IO:
 		if (parse_bytes(arg, &bytes) || bytes < 4096 || bytes > 4 * 1024 * 1024 ||

@@ -62,6 +62,8 @@ struct cli_opts {
 	uint32_t max_connecting;        /* --max-connecting; 0 = default (1024) */
 	uint32_t connect_timeout_ms;    /* --connect-timeout, when connect_timeout_set */
 	bool connect_timeout_set;
+	uint32_t login_timeout_ms; /* --login-timeout, when login_timeout_set */
+	bool login_timeout_set;
 	bool unsafe_ignore_flush;	/* --unsafe-ignore-flush (hidden): bdev_file_unsafe_ignore_flush */
 	const char *control_socket;     /* --control-socket PATH; NULL = the default (control.h) */
 	bool no_control_socket;         /* --no-control-socket */

@@ -992,9 +992,14 @@ static int m_save_config(struct control_ctx *ctx, json_object *params, json_obje
 {
 	char file[PATH_MAX], err[512], *txt = NULL;
 	json_object *o;
+	bool secrets = false;
 	int has = p_str(params, "file", false, file, sizeof(file), e), rc;
 
 	if (has < 0)
+		return -1;
+	/* keys go into the reply only when asked for (nvmeof-ctl save FILE writes them to a
+	 * file of mode 0600); a plain save_config shows the configuration without them */
+	if (p_bool(params, "secrets", &secrets, e) < 0)
 		return -1;
 	if (has && file[0] != '/')
 		return rpc_fail(e, RPC_INVALID_PARAMS,
@@ -1016,7 +1021,7 @@ static int m_save_config(struct control_ctx *ctx, json_object *params, json_obje
 				       json_object_new_boolean(config_has_secrets(*ctx->cfg)));
 		return 0;
 	}
-	rc = config_save_string(*ctx->cfg, true, &txt);
+	rc = config_save_string(*ctx->cfg, secrets, &txt);
 	o = rc ? NULL : json_tokener_parse(txt);
 	if (txt) {
 		explicit_bzero(txt, strlen(txt));

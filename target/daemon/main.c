@@ -437,9 +437,29 @@ static void reload_limits(struct daemon_ctx *d)
 	__atomic_store_n(&cur->max_connecting, t.max_connecting, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->connect_timeout_ms, t.connect_timeout_ms, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->auth_timeout_ms, t.auth_timeout_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->login_timeout_ms, t.login_timeout_ms, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->max_queue_depth, t.max_queue_depth, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->in_capsule_size, t.in_capsule_size, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->max_io_size, t.max_io_size, __ATOMIC_RELAXED);
+}
+
+/*
+ * The reloaded file's iscsi section (validated with the rest, secret files read again):
+ * targets, initiators, CHAP and options; sessions whose access is gone end now.
+ */
+static void reload_iscsi(struct daemon_ctx *d)
+{
+	unsigned int revoked = 0;
+	char err[512];
+
+	if (!d->iscsi_on && !d->cfg->iscsi_json)
+		return;
+	d->iscsi_on = true;
+	if (iscsi_config_reload(d->tgt, d->cfg->iscsi_json, &revoked, err, sizeof(err)))
+		log_err("reload: %s", err);
+	if (revoked)
+		log_notice("reload: %u iSCSI session%s ended (access revoked)", revoked,
+			   revoked == 1 ? "" : "s");
 }
 
 /*
@@ -469,6 +489,7 @@ static void hup_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	} else {
 		d->control.dirty = false;
 		reload_limits(d);
+		reload_iscsi(d);
 		announce(d);
 	}
 	service_reloaded();
@@ -492,6 +513,8 @@ static void apply_tgt_opts(const struct cli_opts *o, struct nvmf_tgt_opts *t)
 		t->connect_timeout_ms = o->connect_timeout_ms;
 	if (o->auth_timeout_set)
 		t->auth_timeout_ms = o->auth_timeout_ms;
+	if (o->login_timeout_set)
+		t->login_timeout_ms = o->login_timeout_ms;
 }
 
 /* The file's "limits", unless the command line set them. */
@@ -508,6 +531,8 @@ static void apply_limits(const struct cli_opts *o, const struct tgt_config *cfg,
 		t->connect_timeout_ms = l->connect_timeout_ms;
 	if (l->auth_timeout_set && !o->auth_timeout_set)
 		t->auth_timeout_ms = l->auth_timeout_ms;
+	if (l->login_timeout_set && !o->login_timeout_set)
+		t->login_timeout_ms = l->login_timeout_ms;
 	if (l->max_queue_depth && !o->max_queue_depth)
 		t->max_queue_depth = l->max_queue_depth;
 	if (l->in_capsule_set && !o->in_capsule_set)

@@ -129,7 +129,7 @@ else
 	wait "$holder" 2> /dev/null
 	it_not_ok rekey "the host did not authenticate: $(tr '\n' '|' < "$IT_DIR/hold.out")"
 fi
-it_check "the reload says why" grep -q "host $H1: DH-HMAC-CHAP settings changed" "$IT_LOG"
+it_check "the reload says why" grep -q "host $H1: authentication keys changed" "$IT_LOG"
 if out=$("$AC" "$PORT" "$NQN" wrong "$H1" "$K1" 2>&1); then
 	it_ok "the old secret is refused after the reload"
 else

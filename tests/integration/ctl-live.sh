@@ -16,6 +16,10 @@ NQN_A=nqn.2026-11.io.nvmeof:ctl-a
 NQN_B=nqn.2026-11.io.nvmeof:ctl-b
 HOST_1=nqn.2014-08.org.nvmexpress:uuid:0c7d0f0e-1111-4c2a-9a61-000000000001
 HOST_2=nqn.2014-08.org.nvmexpress:uuid:0c7d0f0e-2222-4c2a-9a61-000000000002
+# host3 only has DH-HMAC-CHAP secrets (enforced: the CLI here does not authenticate)
+HOST_3=nqn.2014-08.org.nvmexpress:uuid:0c7d0f0e-3333-4c2a-9a61-000000000003
+KEY_1="DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNDU2NzgVsIvf:"
+KEY_2="DHHC-1:01:Y3RybGN0cmxjdHJsY3RybGN0cmxjdHJsY3RybGN0cmxqLZiz:"
 IO_PIDS=
 
 ctl() { "$CTL_BIN" -s "$SOCK" "$@"; }
@@ -103,8 +107,8 @@ ctl_ok "namespace add A null:1G as nsid 5" namespace add $NQN_A null:1G --nsid 5
 truncate -s 16M "$IT_DIR/b.img"
 ctl_ok "namespace add B file" namespace add $NQN_B "$IT_DIR/b.img"
 ctl_ok "host add A host1" host add $NQN_A $HOST_1
-ctl_ok "host add A host2 with a key" host add $NQN_A $HOST_2 \
-	--dhchap-key "DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNDU2Nzg=:"
+ctl_ok "host add A host2" host add $NQN_A $HOST_2
+ctl_ok "host add A host3 with a key" host add $NQN_A $HOST_3 --dhchap-key "$KEY_1"
 ctl_ok "listener add A" listener add $NQN_A tcp://127.0.0.1:0
 ctl_ok "listener add B" listener add $NQN_B tcp://127.0.0.1:0
 PORT_A=$(port_of $NQN_A)
@@ -201,8 +205,7 @@ for t in a b; do
 done
 
 # ---- Save; SIGHUP and unsaved changes -----------------------------------------------------
-ctl_ok "host1 gets a key" host add $NQN_A $HOST_1 \
-	--dhchap-key "DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNDU2Nzg=:"
+ctl_ok "host3 gets a new key" host add $NQN_A $HOST_3 --dhchap-key "$KEY_2"
 ctl_ok "save" save "$IT_DIR/saved1.json"
 it_check "saved file holds a key: mode 0600" [ "$(stat -c %a "$IT_DIR/saved1.json")" = 600 ]
 it_check "status: dirty before saving to the -c file" \

@@ -44,6 +44,15 @@ tests_integration_iscsi_fault_client_LDADD = libnvmeof_common.la $(ISAL_LIBS)
 TESTS += tests/integration/fault-iscsi.sh
 dist_check_SCRIPTS += tests/integration/fault-iscsi.sh
 
+# iSCSI security (iscsi-security.sh): CHAP and mutual CHAP with its own digest arithmetic,
+# stalled and silent logins, revocation on SIGHUP, secrets kept out of logs and replies.
+check_PROGRAMS += tests/integration/iscsi_chap_client
+tests_integration_iscsi_chap_client_SOURCES = tests/integration/iscsi_chap_client.c
+tests_integration_iscsi_chap_client_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_integration_iscsi_chap_client_LDADD = libnvmeof_common.la $(ISAL_LIBS) $(OPENSSL_LIBS)
+TESTS += tests/integration/iscsi-security.sh
+dist_check_SCRIPTS += tests/integration/iscsi-security.sh
+
 # libnvmeof's SCSI path (iscsi://) against Debian's tgt and nvmeof-target's iSCSI.
 check_PROGRAMS += tests/integration/iscsi_init_rw
 tests_integration_iscsi_init_rw_SOURCES = tests/integration/iscsi_init_rw.c

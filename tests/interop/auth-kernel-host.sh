@@ -101,7 +101,7 @@ if px_wait_guest a-connected 600; then
 	else
 		ix_not_ok target-rekey-revoked "no 'host access revoked' for host A within 5 s of SIGHUP"
 	fi
-	ix_expect_log target-rekey-logged 1 "host $HA: DH-HMAC-CHAP settings changed" "the reload"
+	ix_expect_log target-rekey-logged 1 "host $HA: authentication keys changed" "the reload"
 	px_tell_guest rekeyed
 fi
 px_guest_wait
