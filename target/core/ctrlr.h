@@ -81,6 +81,7 @@ struct nvmf_ctrlr {
 	bool discovery;		   /* controller of the discovery subsystem */
 	bool local;		   /* nvmf_local_connect(): no fabric admin queue */
 	char hostnqn[NVME_NQN_FIELD];
+	uint64_t hostnqn_hash;	   /* FNV-1a of hostnqn (per-host QoS lookups) */
 	uint8_t hostid[16];
 	char label[32];		   /* "ctrlr N" for logs */
 
