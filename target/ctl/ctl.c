@@ -48,6 +48,9 @@ static void usage(FILE *f)
 	      "  listener remove NQN URI\n"
 	      "  controller list [NQN]\n"
 	      "  controller disconnect CNTLID [--nqn NQN]\n"
+	      "  session list [TARGET-IQN]     iSCSI sessions: initiator, ISID/TSIH, address,\n"
+	      "                    target, connections, counters\n"
+	      "  session disconnect TSIH\n"
 	      "  ana set NQN PORTID GRPID STATE  STATE: optimized, non-optimized,\n"
 	      "                    inaccessible, persistent-loss, change (per port, as nvmet)\n"
 	      "  ana list [NQN]\n"
@@ -219,6 +222,31 @@ static void print_limits(json_object *l)
 		}
 	}
 	printf("%s\n", any ? "" : "none");
+}
+
+static void print_sessions(json_object *arr)
+{
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *s = json_object_array_get_idx(arr, i), *st = NULL;
+
+		json_object_object_get_ex(s, "stats", &st);
+		printf("TSIH %lld  %s  ISID %s  from %s  to %s (portal %s:%s)\n",
+		       (long long)jint(s, "tsih"), jget(s, "initiator"), jget(s, "isid"),
+		       jget(s, "peer"), jget(s, "target"), jget(s, "portal_addr"),
+		       jget(s, "portal_port"));
+		printf("  %lld connection(s), digests %s/%s, reads %lld (%lld bytes), writes %lld "
+		       "(%lld bytes), other %lld\n",
+		       (long long)jint(s, "connections"),
+		       json_object_get_boolean(json_object_object_get(s, "header_digest")) ? "header"
+											: "-",
+		       json_object_get_boolean(json_object_object_get(s, "data_digest")) ? "data"
+										      : "-",
+		       (long long)jint(st, "read_cmds"), (long long)jint(st, "read_bytes"),
+		       (long long)jint(st, "write_cmds"), (long long)jint(st, "write_bytes"),
+		       (long long)jint(st, "other_cmds"));
+	}
+	if (!json_object_array_length(arr))
+		printf("no iSCSI sessions\n");
 }
 
 static void print_qos(json_object *r)
@@ -505,6 +533,19 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 		add_str(p, "cntlid", argv[0]);
 		add_str(p, "nqn", nqn);
 		method = "nvmf_disconnect_controller";
+	} else if (!strcmp(obj, "session") && !strcmp(verb, "list")) {
+		if (argc > 1)
+			NEED(1);
+		add_str(p, "target", argc ? argv[0] : NULL);
+		method = "iscsi_get_sessions";
+	} else if (!strcmp(obj, "session") && !strcmp(verb, "disconnect")) {
+		NEED(1);
+		if (!is_uint(argv[0])) {
+			fprintf(stderr, PROG ": session disconnect: '%s' is not a TSIH\n", argv[0]);
+			return EXIT_USAGE;
+		}
+		add_str(p, "tsih", argv[0]);
+		method = "iscsi_disconnect_session";
 	} else if (!strcmp(obj, "ana") && !strcmp(verb, "set")) {
 		NEED(4);
 		add_str(p, "nqn", argv[0]);
@@ -590,6 +631,8 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 		print_ana(r);
 	else if (!strcmp(method, "nvmf_namespace_get_qos"))
 		print_qos(r);
+	else if (!strcmp(method, "iscsi_get_sessions"))
+		print_sessions(r);
 	else if (!strcmp(method, "nvmf_subsystem_add_ns"))
 		printf("namespace %lld\n", (long long)json_object_get_int64(r));
 	else if (!strcmp(method, "nvmf_subsystem_add_listener"))

@@ -22,6 +22,7 @@
 #include "control.h"
 #include "core/ana.h"
 #include "core/nvmf.h"
+#include "iscsi/iscsi.h"
 
 /* ---- Errors and parameters ------------------------------------------------------------------ */
 
@@ -1392,6 +1393,85 @@ static int m_get_qos(struct control_ctx *ctx, json_object *params, json_object *
 	return 0;
 }
 
+
+/* ---- iSCSI sessions ------------------------------------------------------------------------ */
+
+static void session_cb(const struct iscsi_session_info *si, void *arg)
+{
+	json_object *o = json_object_new_object(), *st = json_object_new_object();
+	char isid[13];
+
+	for (unsigned int i = 0; i < 6; i++)
+		snprintf(isid + 2 * i, 3, "%02x", si->isid[i]);
+	json_object_object_add(o, "initiator", json_object_new_string(si->initiator));
+	json_object_object_add(o, "target", json_object_new_string(si->target));
+	json_object_object_add(o, "isid", json_object_new_string(isid));
+	json_object_object_add(o, "tsih", json_object_new_int(si->tsih));
+	json_object_object_add(o, "peer", json_object_new_string(si->peer));
+	json_object_object_add(o, "portal_addr", json_object_new_string(si->local_addr));
+	json_object_object_add(o, "portal_port", json_object_new_string(si->local_port));
+	json_object_object_add(o, "connections", json_object_new_int((int)si->connections));
+	json_object_object_add(o, "header_digest", json_object_new_boolean(si->hdigest));
+	json_object_object_add(o, "data_digest", json_object_new_boolean(si->ddigest));
+	json_object_object_add(st, "read_cmds", json_object_new_int64((int64_t)si->read_cmds));
+	json_object_object_add(st, "write_cmds", json_object_new_int64((int64_t)si->write_cmds));
+	json_object_object_add(st, "other_cmds", json_object_new_int64((int64_t)si->other_cmds));
+	json_object_object_add(st, "read_bytes", json_object_new_int64((int64_t)si->read_bytes));
+	json_object_object_add(st, "write_bytes",
+			       json_object_new_int64((int64_t)si->write_bytes));
+	json_object_object_add(o, "stats", st);
+	json_object_array_add(arg, o);
+}
+
+/* iscsi_get_sessions {[target]}: sessions in full feature phase. */
+static int m_get_sessions(struct control_ctx *ctx, json_object *params, json_object **result,
+			  struct rpc_err *e)
+{
+	char target[256] = "";
+	json_object *all, *out;
+
+	if (p_str(params, "target", false, target, sizeof(target), e) < 0)
+		return -1;
+	if (!ctx->tgt)
+		return 0;
+	all = json_object_new_array();
+	iscsi_list_sessions(session_cb, all);
+	if (!target[0]) {
+		*result = all;
+		return 0;
+	}
+	out = json_object_new_array();
+	for (size_t i = 0; i < json_object_array_length(all); i++) {
+		json_object *o = json_object_array_get_idx(all, i), *t;
+
+		if (json_object_object_get_ex(o, "target", &t) &&
+		    !strcmp(json_object_get_string(t), target))
+			json_object_array_add(out, json_object_get(o));
+	}
+	json_object_put(all);
+	*result = out;
+	return 0;
+}
+
+/* iscsi_disconnect_session {tsih} */
+static int m_disconnect_session(struct control_ctx *ctx, json_object *params,
+				json_object **result, struct rpc_err *e)
+{
+	uint64_t tsih;
+	int rc;
+
+	if (p_uint(params, "tsih", true, 1, 0xffff, &tsih, e) < 0)
+		return -1;
+	if (!ctx->tgt)
+		return 0;
+	rc = iscsi_session_disconnect((uint16_t)tsih);
+	if (rc)
+		return rpc_fail(e, rc, "parameter \"tsih\": %s",
+				rc == -ENOENT ? "no iSCSI session has that TSIH" : strerror(-rc));
+	*result = json_object_new_boolean(true);
+	return 0;
+}
+
 static int m_get_methods(struct control_ctx *ctx, json_object *params, json_object **result,
 			 struct rpc_err *e);
 
@@ -1417,6 +1497,8 @@ static const struct {
 	{ "nvmf_namespace_set_qos", m_set_qos },
 	{ "nvmf_namespace_get_qos", m_get_qos },
 	{ "nvmf_namespace_clear_qos", m_clear_qos },
+	{ "iscsi_get_sessions", m_get_sessions },
+	{ "iscsi_disconnect_session", m_disconnect_session },
 	{ "log_set_level", m_log_set_level },
 	{ "log_get_level", m_log_get_level },
 	{ "save_config", m_save_config },

@@ -53,7 +53,8 @@ integration_tests = \
 	tests/integration/first-contact.sh \
 	tests/integration/metrics.sh \
 	tests/integration/qos.sh \
-	tests/integration/ptpl.sh
+	tests/integration/ptpl.sh \
+	tests/integration/ctl-sessions.sh
 TESTS += $(integration_tests)
 dist_check_SCRIPTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh
