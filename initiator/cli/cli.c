@@ -407,8 +407,7 @@ static const struct command commands[] = {
 	  "  --save              keep it across resets\n"
 	  "  --nsid N, -n N      namespace\n",
 	  CLI_O_FEAT },
-	{ "resv-register", cmd_resv_register,
-	  " --nrkey KEY [--crkey KEY] [--action A] [--cptpl P]",
+	{ "resv-register", cmd_resv_register, " --nrkey KEY [--crkey KEY] [--action A] [--cptpl P]",
 	  "register, unregister or replace a reservation key",
 	  RESV_HELP "  --nrkey KEY         new reservation key\n"
 		    "  --action A, --rrega A  0 register, 1 unregister, 2 replace\n"

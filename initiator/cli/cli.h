@@ -49,7 +49,7 @@ struct cli {
 	/* reservations */
 	uint64_t crkey, nrkey, prkey;
 	uint8_t rtype, action;
-	uint8_t cptpl;		/* resv-register: Change Persist Through Power Loss State */
+	uint8_t cptpl; /* resv-register: Change Persist Through Power Loss State */
 	bool iekey;
 	/* dsm */
 	bool ad;

@@ -262,7 +262,8 @@ int cmd_resv_register(struct cli *c)
 				  : "replaced by",
 		 c->action == 1 ? c->crkey : c->nrkey);
 	return resv_cmd(c, OPC_RESV_REGISTER,
-			c->action | (c->iekey ? 1u << 3 : 0) | (uint32_t)c->cptpl << 30, d, 16, msg);
+			c->action | (c->iekey ? 1u << 3 : 0) | (uint32_t)c->cptpl << 30, d, 16,
+			msg);
 }
 
 int cmd_resv_acquire(struct cli *c)

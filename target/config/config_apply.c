@@ -167,7 +167,8 @@ static int apply_qos(struct apply_ctx *a, struct nvmf_subsys *s, const struct co
 	if (rc)
 		return aerr(a, rc, "subsystems[%u].namespaces[%u].qos: %s", si, ni, strerror(-rc));
 	for (unsigned int i = 0; i < ns->qos.nhosts; i++) {
-		const struct config_host_qos *h = &ns->qos.hosts[i], *o = find_host_qos(old, h->host);
+		const struct config_host_qos *h = &ns->qos.hosts[i],
+					     *o = find_host_qos(old, h->host);
 
 		if (o && !memcmp(o, h, sizeof(*h)))
 			continue;

@@ -108,8 +108,8 @@ static json_object *save_port(const struct config_port *p)
 /* The limit keys of one "qos" object that are set; false when none is. */
 static bool save_limits(json_object *o, const uint64_t v[6])
 {
-	static const char *const keys[6] = { "rw_ios_per_sec",	  "r_ios_per_sec",
-					     "w_ios_per_sec",	  "rw_mbytes_per_sec",
+	static const char *const keys[6] = { "rw_ios_per_sec",   "r_ios_per_sec",
+					     "w_ios_per_sec",    "rw_mbytes_per_sec",
 					     "r_mbytes_per_sec", "w_mbytes_per_sec" };
 	bool any = false;
 
@@ -124,15 +124,15 @@ static bool save_limits(json_object *o, const uint64_t v[6])
 /* Our "qos" extension, when the namespace or one of its hosts has limits. */
 static void save_qos(json_object *o, const struct config_qos *q)
 {
-	const uint64_t nsl[6] = { q->rw_ios_per_sec,	q->r_ios_per_sec,    q->w_ios_per_sec,
+	const uint64_t nsl[6] = { q->rw_ios_per_sec,    q->r_ios_per_sec,    q->w_ios_per_sec,
 				  q->rw_mbytes_per_sec, q->r_mbytes_per_sec, q->w_mbytes_per_sec };
 	json_object *qo = json_object_new_object(), *arr = json_object_new_array();
 	bool any = save_limits(qo, nsl);
 
 	for (unsigned int i = 0; i < q->nhosts; i++) {
 		const struct config_host_qos *h = &q->hosts[i];
-		const uint64_t hl[6] = { h->rw_ios_per_sec,    h->r_ios_per_sec,
-					 h->w_ios_per_sec,     h->rw_mbytes_per_sec,
+		const uint64_t hl[6] = { h->rw_ios_per_sec,   h->r_ios_per_sec,
+					 h->w_ios_per_sec,    h->rw_mbytes_per_sec,
 					 h->r_mbytes_per_sec, h->w_mbytes_per_sec };
 		json_object *ho = json_object_new_object();
 

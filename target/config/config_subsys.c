@@ -22,14 +22,10 @@ static const char *const attr_keys[] = { "allow_any_host", "serial",     "model"
 					 "firmware",       "ieee_oui",   NULL };
 static const char *const ns_keys[] = { "nsid", "enable", "device", "ana_grpid",
 				       "ana",  "resv",   "qos",    NULL };
-static const char *const qos_keys[] = { "rw_ios_per_sec",
-					"r_ios_per_sec",
-					"w_ios_per_sec",
-					"rw_mbytes_per_sec",
-					"r_mbytes_per_sec",
-					"w_mbytes_per_sec",
-					"hosts",
-					NULL };
+static const char *const qos_keys[] = {
+	"rw_ios_per_sec",   "r_ios_per_sec",    "w_ios_per_sec", "rw_mbytes_per_sec",
+	"r_mbytes_per_sec", "w_mbytes_per_sec", "hosts",         NULL
+};
 #define QOS_NLIMITS 6 /* the limit keys, first in qos_keys */
 static const char *const qos_host_keys[] = { "host",
 					     "rw_ios_per_sec",
@@ -56,8 +52,7 @@ static int parse_limits(struct pctx *c, json_object *q, const char *kp, uint64_t
 }
 
 /* "qos.hosts": one host's limits each (struct config_host_qos). */
-static int parse_qos_hosts(struct pctx *c, json_object *arr, const char *kp,
-			   struct config_qos *out)
+static int parse_qos_hosts(struct pctx *c, json_object *arr, const char *kp, struct config_qos *out)
 {
 	size_t n = json_object_array_length(arr);
 	char item[KP_MAX];

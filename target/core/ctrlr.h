@@ -81,7 +81,7 @@ struct nvmf_ctrlr {
 	bool discovery;		   /* controller of the discovery subsystem */
 	bool local;		   /* nvmf_local_connect(): no fabric admin queue */
 	char hostnqn[NVME_NQN_FIELD];
-	uint64_t hostnqn_hash;	   /* FNV-1a of hostnqn (per-host QoS lookups) */
+	uint64_t hostnqn_hash; /* FNV-1a of hostnqn (per-host QoS lookups) */
 	uint8_t hostid[16];
 	char label[32];		   /* "ctrlr N" for logs */
 
@@ -128,7 +128,7 @@ struct nvmf_ctrlr {
 	/* Reservation notifications (reservation.c): any reactor, under err_lock. */
 	struct nvmf_resv_log_entry resv_log[NVMF_RESV_LOG_ENTRIES];
 	unsigned int resv_log_head, resv_log_n;
-	uint64_t resv_log_count;   /* Log Page Count of the last one queued */
+	uint64_t resv_log_count; /* Log Page Count of the last one queued */
 	/* Reservation Notification Mask (feature 82h) per NSID: atomic, relaxed. */
 	uint8_t resv_mask[NVMF_MAX_NAMESPACES + 1];
 };

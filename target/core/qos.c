@@ -34,7 +34,7 @@ enum qos_kind { Q_RW_IOS, Q_R_IOS, Q_W_IOS, Q_RW_BYTES, Q_R_BYTES, Q_W_BYTES, Q_
 struct qos_bucket {
 	/* owner reactor only */
 	struct nvmf_ns *ns;
-	struct nvmf_qos *q;       /* the limit set it belongs to */
+	struct nvmf_qos *q; /* the limit set it belongs to */
 	struct reactor *r;
 	int64_t tokens[Q_NKINDS]; /* thousandths of a command / of a byte */
 	uint64_t last_ns;         /* last refill */

@@ -39,14 +39,14 @@
 #define RESV_EDS 0x1
 
 #define CPTPL_NO_CHANGE 0
-#define CPTPL_CLEAR 2
-#define CPTPL_SET 3
+#define CPTPL_CLEAR     2
+#define CPTPL_SET       3
 
 #define ST_RESV_CONFLICT NVMF_ST_DNR(NVME_SCT_GENERIC, NVME_SC_RESERVATION_CONFLICT)
 #define ST_HOSTID_FORMAT NVMF_ST_DNR(NVME_SCT_GENERIC, NVME_SC_HOSTID_INCONSISTENT_FORMAT)
 
-#define CNTLID_NONE 0xffff	/* registrant with no controller (restored, not seen yet) */
-#define SAVE_RETRIES 8		/* -EAGAIN from a cluster store: reload and rebuild */
+#define CNTLID_NONE  0xffff /* registrant with no controller (restored, not seen yet) */
+#define SAVE_RETRIES 8      /* -EAGAIN from a cluster store: reload and rebuild */
 
 struct resv_reg {
 	uint8_t hostid[16];
@@ -58,8 +58,8 @@ struct resv_reg {
 struct resv_state {
 	uint32_t gen;
 	uint8_t rtype;			/* 0: no reservation */
-	bool ptpl;			/* Persist Through Power Loss */
-	uint8_t holder[16];		/* holder host (types 1-4) */
+	bool ptpl;                      /* Persist Through Power Loss */
+	uint8_t holder[16];             /* holder host (types 1-4) */
 	unsigned int nregs;
 	struct resv_reg regs[NVMF_RESV_MAX_REGS];
 };
@@ -73,25 +73,25 @@ enum resv_save_state {
 /* A notification owed to the controllers of one host, once the change is applied. */
 struct resv_note {
 	uint8_t hostid[16];
-	uint8_t type;			/* NVMF_RESV_NOTE_* */
+	uint8_t type; /* NVMF_RESV_NOTE_* */
 };
 
 struct nvmf_resv {
 	pthread_mutex_t lock;
-	struct resv_state cur;		/* the working copy */
-	struct resv_state next;		/* the change being built or saved */
+	struct resv_state cur;  /* the working copy */
+	struct resv_state next; /* the change being built or saved */
 	struct resv_note notes[NVMF_RESV_MAX_REGS];
 	unsigned int nnotes;
-	struct nvmf_resv_image img;	/* r->next as handed to the store */
+	struct nvmf_resv_image img; /* r->next as handed to the store */
 	enum resv_save_state state;
-	struct nvmf_req *saving;	/* the command whose change is with the store */
+	struct nvmf_req *saving; /* the command whose change is with the store */
 	unsigned int retries;
-	TAILQ_HEAD(, nvmf_req) waiting;	/* changing commands behind it, oldest first */
-	struct nvmf_resv_store *store;	/* NULL: the state lives in memory only */
+	TAILQ_HEAD(, nvmf_req) waiting; /* changing commands behind it, oldest first */
+	struct nvmf_resv_store *store;  /* NULL: the state lives in memory only */
 	struct nvmf_ns *ns;
 	bool legacy;			/* SPC-2 RESERVE(6) held */
 	uint8_t legacy_holder[16];
-	bool active;			/* atomic: cur.rtype != 0 || legacy */
+	bool active; /* atomic: cur.rtype != 0 || legacy */
 };
 
 static const char *const state_names[] = {
@@ -105,10 +105,10 @@ static void resv_set_state(struct nvmf_resv *r, enum resv_save_state to)
 {
 	static const bool legal[3][3] = {
 		[RESV_IDLE] = { [RESV_IDLE] = true, [RESV_SAVING] = true },
-		[RESV_SAVING] = { [RESV_IDLE] = true, [RESV_HANDOFF] = true,
+		[RESV_SAVING] = { [RESV_IDLE] = true,
+				  [RESV_HANDOFF] = true,
 				  [RESV_SAVING] = true /* -EAGAIN: rebuilt, saved again */ },
-		[RESV_HANDOFF] = { [RESV_IDLE] = true, [RESV_SAVING] = true,
-				   [RESV_HANDOFF] = true },
+		[RESV_HANDOFF] = { [RESV_IDLE] = true, [RESV_SAVING] = true, [RESV_HANDOFF] = true },
 	};
 
 	if (!legal[r->state][to])
@@ -257,8 +257,7 @@ static int state_from_image(struct resv_state *s, const struct nvmf_resv_image *
 /* Whether @a and @b differ in anything a store keeps. */
 static bool state_differs(const struct resv_state *a, const struct resv_state *b)
 {
-	if (a->gen != b->gen || a->rtype != b->rtype || a->ptpl != b->ptpl ||
-	    a->nregs != b->nregs)
+	if (a->gen != b->gen || a->rtype != b->rtype || a->ptpl != b->ptpl || a->nregs != b->nregs)
 		return true;
 	if (a->rtype && !all_regs(a->rtype) && memcmp(a->holder, b->holder, 16))
 		return true;
@@ -553,7 +552,8 @@ static void send_notes(struct nvmf_resv *r)
 	if (!r->nnotes || !s)
 		return;
 	pthread_mutex_lock(&s->lock);
-	TAILQ_FOREACH (c, &s->ctrlrs, link) {
+	TAILQ_FOREACH(c, &s->ctrlrs, link)
+	{
 		if (c->local || __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == NVMF_CTRLR_DEAD)
 			continue;
 		ctrlr_host(c, host);
@@ -701,8 +701,8 @@ static void save_done(void *arg, int rc)
 	if (rc) {
 		log_peer("%s: namespace %u: reservation state not saved (%s store: %s); the "
 			 "command fails, the reservation is unchanged",
-			 r->ns->subsys ? r->ns->subsys->nqn : "?", r->ns->nsid,
-			 r->store->ops->name, strerror(-rc));
+			 r->ns->subsys ? r->ns->subsys->nqn : "?", r->ns->nsid, r->store->ops->name,
+			 strerror(-rc));
 		status = ST_INTERNAL;
 		r->nnotes = 0;
 	} else {

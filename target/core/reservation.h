@@ -36,17 +36,17 @@ struct nvmf_ctrlr;
 #define NVMF_RESV_MAX_REGS 128	/* registrants per namespace */
 /* RESCAP: every reservation type; Persist Through Power Loss only with a store. */
 #define NVMF_RESV_RESCAP 0x7e
-#define NVMF_RESV_RESCAP_PTPL 0x01
+#define NVMF_RESV_RESCAP_PTPL  0x01
 #define NVMF_RESV_RESCAP_IEKEY 0x80
 
 /* Reservation Notification log page (80h) types; bit N of the mask (feature 82h) masks
  * type N. */
-#define NVMF_RESV_NOTE_REG_PREEMPTED 1
-#define NVMF_RESV_NOTE_RESV_RELEASED 2
+#define NVMF_RESV_NOTE_REG_PREEMPTED  1
+#define NVMF_RESV_NOTE_RESV_RELEASED  2
 #define NVMF_RESV_NOTE_RESV_PREEMPTED 3
-#define NVMF_RESV_MASK_ALL 0x0eu
-#define NVMF_RESV_LOG_ENTRIES 16 /* queued per controller; the oldest go when full */
-#define NVMF_RESV_LOG_PAGE_SIZE 64
+#define NVMF_RESV_MASK_ALL            0x0eu
+#define NVMF_RESV_LOG_ENTRIES         16 /* queued per controller; the oldest go when full */
+#define NVMF_RESV_LOG_PAGE_SIZE       64
 
 /* One queued notification (in struct nvmf_ctrlr). */
 struct nvmf_resv_log_entry {

@@ -41,7 +41,7 @@
 #include "reactor/reactor.h"
 #include "resv_store.h"
 
-#define STATE_MAX (8192 + NVMF_RESV_MAX_REGS * 64) /* bytes of one state file, at most */
+#define STATE_MAX     (8192 + NVMF_RESV_MAX_REGS * 64) /* bytes of one state file, at most */
 #define CLOSE_WAIT_MS 5000
 
 struct file_store {
@@ -52,12 +52,12 @@ struct file_store {
 	uint32_t nsid;
 	/* the save in flight */
 	char text[STATE_MAX];
-	size_t len;		/* 0: remove the file (PTPL off) */
+	size_t len; /* 0: remove the file (PTPL off) */
 	nvmf_resv_store_done done;
 	void *arg;
 	struct reactor *reactor;
 	int rc;
-	bool busy;		/* atomic: a save is in flight */
+	bool busy; /* atomic: a save is in flight */
 };
 
 static void put_hex(char *out, const uint8_t *b, size_t n)
@@ -105,8 +105,8 @@ static int get_u32(const char *s, uint32_t *out)
 
 /* ---- text <-> image ------------------------------------------------------------------------ */
 
-static size_t image_text(const struct file_store *fs, const struct nvmf_resv_image *img,
-			 char *out, size_t cap)
+static size_t image_text(const struct file_store *fs, const struct nvmf_resv_image *img, char *out,
+			 size_t cap)
 {
 	char h[33];
 	size_t n;

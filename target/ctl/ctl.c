@@ -217,7 +217,8 @@ static void print_limits(json_object *l)
 	json_object_object_foreach(l, k, v)
 	{
 		if (json_object_is_type(v, json_type_int) && json_object_get_int64(v)) {
-			printf("%s%s %lld", any ? ", " : "", k, (long long)json_object_get_int64(v));
+			printf("%s%s %lld", any ? ", " : "", k,
+			       (long long)json_object_get_int64(v));
 			any = true;
 		}
 	}
@@ -237,10 +238,11 @@ static void print_sessions(json_object *arr)
 		printf("  %lld connection(s), digests %s/%s, reads %lld (%lld bytes), writes %lld "
 		       "(%lld bytes), other %lld\n",
 		       (long long)jint(s, "connections"),
-		       json_object_get_boolean(json_object_object_get(s, "header_digest")) ? "header"
-											: "-",
+		       json_object_get_boolean(json_object_object_get(s, "header_digest")) ? "heade"
+											     "r"
+											   : "-",
 		       json_object_get_boolean(json_object_object_get(s, "data_digest")) ? "data"
-										      : "-",
+											 : "-",
 		       (long long)jint(st, "read_cmds"), (long long)jint(st, "read_bytes"),
 		       (long long)jint(st, "write_cmds"), (long long)jint(st, "write_bytes"),
 		       (long long)jint(st, "other_cmds"));
@@ -561,9 +563,12 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 	} else if (!strcmp(obj, "qos") &&
 		   (!strcmp(verb, "set") || !strcmp(verb, "get") || !strcmp(verb, "clear"))) {
 		static const char *const lim[6][2] = {
-			{ "--rw-ios", "rw_ios_per_sec" },	{ "--r-ios", "r_ios_per_sec" },
-			{ "--w-ios", "w_ios_per_sec" },		{ "--rw-mbytes", "rw_mbytes_per_sec" },
-			{ "--r-mbytes", "r_mbytes_per_sec" }, { "--w-mbytes", "w_mbytes_per_sec" },
+			{ "--rw-ios", "rw_ios_per_sec" },
+			{ "--r-ios", "r_ios_per_sec" },
+			{ "--w-ios", "w_ios_per_sec" },
+			{ "--rw-mbytes", "rw_mbytes_per_sec" },
+			{ "--r-mbytes", "r_mbytes_per_sec" },
+			{ "--w-mbytes", "w_mbytes_per_sec" },
 		};
 		const char *host = verb[0] != 'g' ? opt_val(&argc, argv, "--host", false, &bad)
 						  : NULL;
@@ -590,7 +595,7 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 		add_str(p, "nqn", argv[0]);
 		add_str(p, "nsid", argv[1]);
 		add_str(p, "host", host);
-		method = verb[0] == 's' ? "nvmf_namespace_set_qos"
+		method = verb[0] == 's'   ? "nvmf_namespace_set_qos"
 			 : verb[0] == 'g' ? "nvmf_namespace_get_qos"
 					  : "nvmf_namespace_clear_qos";
 	} else if (!strcmp(obj, "rpc")) {

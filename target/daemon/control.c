@@ -1189,11 +1189,10 @@ static int m_get_ana_states(struct control_ctx *ctx, json_object *params, json_o
 	return 0;
 }
 
-
 /* ---- QoS: a namespace's limits, and one host's on it ------------------------------------ */
 
-static const char *const qos_names[6] = { "rw_ios_per_sec",    "r_ios_per_sec",
-					  "w_ios_per_sec",     "rw_mbytes_per_sec",
+static const char *const qos_names[6] = { "rw_ios_per_sec",   "r_ios_per_sec",
+					  "w_ios_per_sec",    "rw_mbytes_per_sec",
 					  "r_mbytes_per_sec", "w_mbytes_per_sec" };
 
 static void limits_to_v(const struct nvmf_qos_limits *l, uint64_t v[6])
@@ -1293,8 +1292,8 @@ static int qos_change(struct control_ctx *ctx, json_object *params, json_object 
 		}
 	}
 	if (!clear && !any_given)
-		return rpc_fail(e, RPC_INVALID_PARAMS, "no limit given (%s, %s, ...)",
-				qos_names[0], qos_names[3]);
+		return rpc_fail(e, RPC_INVALID_PARAMS, "no limit given (%s, %s, ...)", qos_names[0],
+				qos_names[3]);
 	if (rc) /* parse-only */
 		return 0;
 	existed = hrc && model_host_qos(&cns->qos, host, false);
@@ -1325,8 +1324,8 @@ static int qos_change(struct control_ctx *ctx, json_object *params, json_object 
 				hrc ? ", host " : "", host, strerror(-rc));
 	}
 	if (mh) {
-		uint64_t *f[6] = { &mh->rw_ios_per_sec,	  &mh->r_ios_per_sec,
-				   &mh->w_ios_per_sec,	  &mh->rw_mbytes_per_sec,
+		uint64_t *f[6] = { &mh->rw_ios_per_sec,   &mh->r_ios_per_sec,
+				   &mh->w_ios_per_sec,    &mh->rw_mbytes_per_sec,
 				   &mh->r_mbytes_per_sec, &mh->w_mbytes_per_sec };
 
 		for (unsigned int i = 0; i < 6; i++)
@@ -1393,7 +1392,6 @@ static int m_get_qos(struct control_ctx *ctx, json_object *params, json_object *
 	return 0;
 }
 
-
 /* ---- iSCSI sessions ------------------------------------------------------------------------ */
 
 static void session_cb(const struct iscsi_session_info *si, void *arg)
@@ -1417,8 +1415,7 @@ static void session_cb(const struct iscsi_session_info *si, void *arg)
 	json_object_object_add(st, "write_cmds", json_object_new_int64((int64_t)si->write_cmds));
 	json_object_object_add(st, "other_cmds", json_object_new_int64((int64_t)si->other_cmds));
 	json_object_object_add(st, "read_bytes", json_object_new_int64((int64_t)si->read_bytes));
-	json_object_object_add(st, "write_bytes",
-			       json_object_new_int64((int64_t)si->write_bytes));
+	json_object_object_add(st, "write_bytes", json_object_new_int64((int64_t)si->write_bytes));
 	json_object_object_add(o, "stats", st);
 	json_object_array_add(arg, o);
 }
@@ -1454,8 +1451,8 @@ static int m_get_sessions(struct control_ctx *ctx, json_object *params, json_obj
 }
 
 /* iscsi_disconnect_session {tsih} */
-static int m_disconnect_session(struct control_ctx *ctx, json_object *params,
-				json_object **result, struct rpc_err *e)
+static int m_disconnect_session(struct control_ctx *ctx, json_object *params, json_object **result,
+				struct rpc_err *e)
 {
 	uint64_t tsih;
 	int rc;

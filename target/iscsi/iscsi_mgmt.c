@@ -23,7 +23,8 @@ int iscsi_list_sessions(void (*cb)(const struct iscsi_session_info *si, void *ar
 	if (!g_iscsi.initialized)
 		return 0;
 	pthread_mutex_lock(&g_iscsi.lock);
-	TAILQ_FOREACH (c, &g_iscsi.conns, link) {
+	TAILQ_FOREACH(c, &g_iscsi.conns, link)
+	{
 		if (c->state != CONN_FULL || c->discovery || !c->tsih)
 			continue; /* logging in, closing, or a SendTargets session */
 		memset(&si, 0, sizeof(si));
@@ -56,9 +57,9 @@ static void disconnect_msg(void *arg)
 	struct reactor *self = reactor_self();
 
 	pthread_mutex_lock(&g_iscsi.lock);
-	TAILQ_FOREACH (c, &g_iscsi.conns, link)
-		if (c->tsih == tsih && c->r == self && c->state != CONN_CLOSING)
-			found = c;
+	TAILQ_FOREACH(c, &g_iscsi.conns, link)
+	if (c->tsih == tsih && c->r == self && c->state != CONN_CLOSING)
+		found = c;
 	pthread_mutex_unlock(&g_iscsi.lock);
 	if (found)
 		iscsi_conn_close(found, "disconnected by the operator");
@@ -73,11 +74,11 @@ int iscsi_session_disconnect(uint16_t tsih)
 	if (!g_iscsi.initialized || !tsih)
 		return -ENOENT;
 	pthread_mutex_lock(&g_iscsi.lock);
-	TAILQ_FOREACH (c, &g_iscsi.conns, link)
-		if (c->tsih == tsih && c->state == CONN_FULL && !c->discovery) {
-			r = c->r;
-			snprintf(who, sizeof(who), "%s from %s", c->initiator, c->peer);
-		}
+	TAILQ_FOREACH(c, &g_iscsi.conns, link)
+	if (c->tsih == tsih && c->state == CONN_FULL && !c->discovery) {
+		r = c->r;
+		snprintf(who, sizeof(who), "%s from %s", c->initiator, c->peer);
+	}
 	pthread_mutex_unlock(&g_iscsi.lock);
 	if (!r)
 		return -ENOENT;

@@ -19,10 +19,10 @@ static void pr_capabilities(uint8_t *b, bool ptpl_c, bool ptpl_a)
 {
 	memset(b, 0, 8);
 	put_be16(&b[0], 8);
-	b[2] = 0x10 | (ptpl_c ? 0x01 : 0); /* CRH (SPC-4 5.9.3), PTPL_C */
-	b[3] = 0x80 | (ptpl_a ? 0x01 : 0); /* TMV: the type mask below is valid; PTPL_A */
+	b[2] = 0x10 | (ptpl_c ? 0x01 : 0);       /* CRH (SPC-4 5.9.3), PTPL_C */
+	b[3] = 0x80 | (ptpl_a ? 0x01 : 0);       /* TMV: the type mask below is valid; PTPL_A */
 	b[4] = 0x80 | 0x40 | 0x20 | 0x08 | 0x02; /* WR_EX_AR EX_AC_RO WR_EX_RO EX_AC WR_EX */
-	b[5] = 0x01;			   /* EX_AC_AR */
+	b[5] = 0x01;                             /* EX_AC_AR */
 }
 
 void spc_pr_in(struct xctx *x)
@@ -152,11 +152,11 @@ static uint8_t pr_type_from_nvme(uint8_t t)
 #define RESV_RELEASE 0
 #define RESV_CLEAR 1
 #define RESV_REPORT_EDS 0x1	/* CDW11: extended data structure */
-#define RESV_CPTPL_CLEAR 2u	/* CDW10 bits 31:30 of Register */
-#define RESV_CPTPL_SET 3u
+#define RESV_CPTPL_CLEAR   2u      /* CDW10 bits 31:30 of Register */
+#define RESV_CPTPL_SET     3u
 
-bool spc_pr_out_data(const struct scsi_lu *lu, struct scsi_plan *p, const uint8_t *d,
-		     uint32_t len, uint8_t *scratch)
+bool spc_pr_out_data(const struct scsi_lu *lu, struct scsi_plan *p, const uint8_t *d, uint32_t len,
+		     uint8_t *scratch)
 {
 	uint64_t rkey = get_be64(&d[0]), sakey = get_be64(&d[8]);
 	uint8_t flags = d[20];

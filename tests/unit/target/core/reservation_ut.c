@@ -416,21 +416,20 @@ static void test_lba_status(void)
 	teardown();
 }
 
-
 /* ---- Persist Through Power Loss, through a test store at the seam ------------------------ */
 
-#define CPTPL_SET (3u << 30)
-#define CPTPL_CLEAR (2u << 30)
+#define CPTPL_SET       (3u << 30)
+#define CPTPL_CLEAR     (2u << 30)
 #define ST_INTERNAL_ERR ST(NVME_SC_INTERNAL)
 
 struct test_store {
 	struct nvmf_resv_store base;
 	struct nvmf_resv_image stored; /* what load() returns */
 	int load_rc;
-	int save_rc;		       /* what save() completes with */
-	bool defer;		       /* keep the save pending until test_store_finish() */
+	int save_rc; /* what save() completes with */
+	bool defer;  /* keep the save pending until test_store_finish() */
 	unsigned int saves, closes;
-	struct nvmf_resv_image saved;  /* the last image handed to save() */
+	struct nvmf_resv_image saved; /* the last image handed to save() */
 	nvmf_resv_store_done done;
 	void *arg;
 };
@@ -568,8 +567,7 @@ static void test_ptpl_save_before_complete(void)
 	CU_ASSERT_EQUAL(nregs, 1);
 	CU_ASSERT_EQUAL(ptpls, 0);
 	/* a second change waits its turn: not saved, not completed */
-	CU_ASSERT_EQUAL(resv(1, NVME_OPC_RESERVATION_ACQUIRE, T(NVME_RESV_WRITE_EXCLUSIVE), 0xb,
-			     0),
+	CU_ASSERT_EQUAL(resv(1, NVME_OPC_RESERVATION_ACQUIRE, T(NVME_RESV_WRITE_EXCLUSIVE), 0xb, 0),
 			st(0xffff));
 	CU_ASSERT_EQUAL(tstore.saves, 1);
 	tstore.defer = false;
@@ -614,8 +612,7 @@ static void test_ptpl_failing_store(void)
 
 	setup_store(NULL, -ENOENT);
 	tstore.save_rc = -EIO;
-	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_REGISTER, CPTPL_SET, 0, 0xa),
-			ST_INTERNAL_ERR);
+	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_REGISTER, CPTPL_SET, 0, 0xa), ST_INTERNAL_ERR);
 	report(0, &gen, &rtype, &nregs, &ptpls, buf, sizeof(buf));
 	CU_ASSERT_EQUAL(nregs, 0);
 	CU_ASSERT_EQUAL(ptpls, 0);
@@ -623,9 +620,8 @@ static void test_ptpl_failing_store(void)
 	/* the store works again: the same command goes through */
 	tstore.save_rc = 0;
 	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_REGISTER, CPTPL_SET, 0, 0xa), 0);
-	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_ACQUIRE, T(NVME_RESV_EXCLUSIVE_ACCESS), 0xa,
-			     0),
-			0);
+	CU_ASSERT_EQUAL(
+		resv(0, NVME_OPC_RESERVATION_ACQUIRE, T(NVME_RESV_EXCLUSIVE_ACCESS), 0xa, 0), 0);
 	tstore.save_rc = -ENOSPC;
 	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_RELEASE, T(NVME_RESV_EXCLUSIVE_ACCESS), 0xa,
 			     0),
@@ -659,7 +655,7 @@ static void test_ptpl_restore(void)
 	CU_ASSERT_EQUAL(nregs, 2);
 	CU_ASSERT_EQUAL(ptpls, 1);
 	CU_ASSERT_EQUAL(get_le16(&buf[64]), 0xffff); /* no controller yet */
-	CU_ASSERT_EQUAL(buf[64 + 2], 1);	      /* the holder */
+	CU_ASSERT_EQUAL(buf[64 + 2], 1);             /* the holder */
 	CU_ASSERT_EQUAL(get_le64(&buf[64 + 8]), 0xb);
 	CU_ASSERT_EQUAL(rw(0, true), CONFLICT);
 	CU_ASSERT_EQUAL(rw(1, true), 0);
@@ -773,8 +769,8 @@ static void set_mask(uint32_t mask)
 
 static void test_notifications(void)
 {
-	const uint32_t aer_dw0 = nvme_aer_dw0(NVME_AER_TYPE_IO_CMD_SET, NVME_AER_IO_RESV_LOG,
-					      NVME_LOG_RESERVATION);
+	const uint32_t aer_dw0 =
+		nvme_aer_dw0(NVME_AER_TYPE_IO_CMD_SET, NVME_AER_IO_RESV_LOG, NVME_LOG_RESERVATION);
 	struct fake_req *aer;
 	uint8_t page[64];
 	uint32_t dw0 = 0;
@@ -814,8 +810,8 @@ static void test_notifications(void)
 	 * Reservation Released */
 	aer = post_aer();
 	CU_ASSERT_EQUAL(fabric_resv(NVME_OPC_RESERVATION_REGISTER, 0, 0, 0xf), 0);
-	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_RELEASE,
-			     T(NVME_RESV_WRITE_EXCLUSIVE_REG_ONLY), 0xa, 0),
+	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_RELEASE, T(NVME_RESV_WRITE_EXCLUSIVE_REG_ONLY),
+			     0xa, 0),
 			0);
 	fake_msgs_run();
 	CU_ASSERT_EQUAL(aer->completions, 1);
@@ -839,8 +835,8 @@ static void test_notifications(void)
 	CU_ASSERT_EQUAL(dw0, 1u << NVMF_RESV_NOTE_REG_PREEMPTED);
 	CU_ASSERT_EQUAL(fabric_resv(NVME_OPC_RESERVATION_REGISTER, 0, 0, 0xf), 0);
 	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_REGISTER, 0, 0, 0xa), 0);
-	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_ACQUIRE, 1 | T(NVME_RESV_WRITE_EXCLUSIVE),
-			     0xa, 0xf),
+	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_ACQUIRE, 1 | T(NVME_RESV_WRITE_EXCLUSIVE), 0xa,
+			     0xf),
 			0);
 	fake_msgs_run();
 	resv_log(page);

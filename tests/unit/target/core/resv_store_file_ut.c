@@ -179,8 +179,8 @@ static void test_open_errors(void)
 	CU_ASSERT_PTR_NULL(nvmf_resv_store_file_open("/tmp", FAKE_SUBNQN, &ns, err, sizeof(err)));
 	CU_ASSERT_NOT_EQUAL(err[0], '\0');
 	ns.uuid[0] = 1;
-	CU_ASSERT_PTR_NULL(nvmf_resv_store_file_open("/proc/no/such/dir", FAKE_SUBNQN, &ns, err,
-						     sizeof(err)));
+	CU_ASSERT_PTR_NULL(
+		nvmf_resv_store_file_open("/proc/no/such/dir", FAKE_SUBNQN, &ns, err, sizeof(err)));
 }
 
 int main(void)
