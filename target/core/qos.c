@@ -26,7 +26,8 @@
 #define QOS_TICK_S     0.001
 #define QOS_ACTIVE_NS  200000000ull /* a reactor counts for the split this long after I/O */
 #define QOS_RECOUNT_NS 50000000ull  /* how often a bucket re-counts the active reactors */
-#define QOS_BURST_MS   10           /* tokens a bucket may save up, in ms of its rate */
+#define QOS_BURST_MS   10           /* tokens an idle bucket may save up, in ms of its rate */
+#define QOS_LATE_MS    1000         /* ... and a busy one, whose timer ran late */
 #define MIB            (1024ull * 1024ull)
 
 enum qos_kind { Q_RW_IOS, Q_R_IOS, Q_W_IOS, Q_RW_BYTES, Q_R_BYTES, Q_W_BYTES, Q_NKINDS };
@@ -409,7 +410,11 @@ static void refill(struct nvmf_qos *q, struct qos_bucket *b, uint64_t now)
 			continue;
 		}
 		/* thousandths: rate/s * dt ns * 1000 / 1e9 */
-		cap = (int64_t)(rate * QOS_BURST_MS);
+		/* Idle, a bucket saves little (no burst after a quiet spell); with commands
+		 * waiting, the time since the last refill was all busy time: a timer that ran
+		 * late (a loaded reactor, a descheduled thread) must not cost the host its
+		 * tokens, or the rate falls short of the limit. */
+		cap = (int64_t)(rate * (TAILQ_EMPTY(&b->waiting) ? QOS_BURST_MS : QOS_LATE_MS));
 		if (cap < 1000)
 			cap = 1000;
 		b->tokens[k] += (int64_t)((double)rate * (double)dt / 1e6);

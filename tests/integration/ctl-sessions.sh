@@ -77,7 +77,9 @@ wait "$BPID"
 it_log "nvmeof-bench after its session was ended: exit status $?"
 
 ctl session disconnect 999
-it_check disconnect-unknown [ $? = 1 ] && [ "$(wc -l < "$IT_DIR/ctl.err")" = 1 ] && grep -q 'no iSCSI session has that TSIH' "$IT_DIR/ctl.err"
+it_check disconnect-unknown [ $? = 1 ]
+it_check disconnect-unknown-one-line [ "$(wc -l < "$IT_DIR/ctl.err")" = 1 ]
+it_check disconnect-unknown-msg grep -q 'no iSCSI session has that TSIH' "$IT_DIR/ctl.err"
 ctl session disconnect abc
 it_check disconnect-bad-arg [ $? = 2 ]
 
