@@ -69,6 +69,7 @@ struct bench_opts {
 	bool hdgst, ddgst;
 	const char *json_path, *svg_path, *png_path;
 	const char *target_stats;   /* the target's --stats-socket */
+	const char *hostnqn;        /* --hostnqn (NULL: the library's default) */
 	const char *ceiling;        /* tcp-ceiling binary (resolved by bench_opts_check) */
 	char ceiling_buf[4096];
 	int target_cpu, client_cpu; /* --pin S,C; -1: not pinned */

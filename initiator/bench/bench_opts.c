@@ -50,6 +50,8 @@ void bench_usage(FILE *f)
 	      "  --size SIZE           I/O range (default: the namespace, at most 1G)\n"
 	      "  --verify              write a pattern first; check every block read\n"
 	      "  --digest              ask for header and data digests on both paths\n"
+	      "  --hostnqn NQN         the host NQN to connect as (default: the library's,\n"
+	      "                        /etc/nvme/hostnqn or a generated one)\n"
 	      "\n"
 	      "Measuring:\n"
 	      "  --target-stats PATH   the target's --stats-socket: target CPU per I/O and\n"
@@ -271,6 +273,7 @@ enum {
 	OPT_OUTPUT,
 	OPT_PCT,
 	OPT_DETAIL,
+	OPT_HOSTNQN,
 };
 
 static const struct option long_opts[] = {
@@ -298,6 +301,7 @@ static const struct option long_opts[] = {
 	{ "target-stats", required_argument, NULL, OPT_TSTATS },
 	{ "ceiling", optional_argument, NULL, OPT_CEILING },
 	{ "pin", required_argument, NULL, OPT_PIN },
+	{ "hostnqn", required_argument, NULL, OPT_HOSTNQN },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "target-label", required_argument, NULL, OPT_LABEL },
@@ -434,6 +438,10 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 			break;
 		case OPT_TSTATS:
 			o->target_stats = a;
+			bad = !*a;
+			break;
+		case OPT_HOSTNQN:
+			o->hostnqn = a;
 			bad = !*a;
 			break;
 		case OPT_CEILING:

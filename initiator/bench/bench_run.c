@@ -120,6 +120,7 @@ int bench_conn_open(struct bench_conn *c, enum bench_path path, const char *uri,
 	opts.queue_depth = depth;
 	opts.hdgst = o->hdgst;
 	opts.ddgst = o->ddgst;
+	opts.hostnqn = o->hostnqn;
 	if (o->reconnect_delay != -2)
 		opts.reconnect_delay = o->reconnect_delay;
 	if (o->ctrl_loss_tmo != -2)

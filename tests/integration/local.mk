@@ -61,7 +61,9 @@ integration_tests = \
 	tests/integration/spdk-host.sh \
 	tests/integration/first-contact.sh \
 	tests/integration/metrics.sh \
-	tests/integration/qos.sh
+	tests/integration/qos.sh \
+	tests/integration/ptpl.sh \
+	tests/integration/ctl-sessions.sh
 TESTS += $(integration_tests)
 dist_check_SCRIPTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh
