@@ -65,6 +65,7 @@ struct bench_opts {
 	const char *output_path;  /* --output: stdout goes there */
 	bool detail;              /* --detail: a table per metric as well */
 	bool verify;
+	bool precondition; /* --precondition: write the I/O range once before the runs */
 	bool quick;
 	bool hdgst, ddgst;
 	const char *json_path, *svg_path, *png_path;

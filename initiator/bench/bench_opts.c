@@ -49,6 +49,8 @@ void bench_usage(FILE *f)
 	      "  --repeat N            runs per path and workload; median (min-max) (default 3)\n"
 	      "  --size SIZE           I/O range (default: the namespace, at most 1G)\n"
 	      "  --verify              write a pattern first; check every block read\n"
+	      "  --precondition        write the I/O range once before measuring (a RAM\n"
+	      "                        namespace's first writes fault its pages in)\n"
 	      "  --digest              ask for header and data digests on both paths\n"
 	      "\n"
 	      "Measuring:\n"
@@ -252,6 +254,7 @@ enum {
 	OPT_BS,
 	OPT_RWMIX,
 	OPT_VERIFY,
+	OPT_PRECONDITION,
 	OPT_QUICK,
 	OPT_DIGEST,
 	OPT_JSON,
@@ -290,6 +293,7 @@ static const struct option long_opts[] = {
 	{ "bs", required_argument, NULL, OPT_BS },
 	{ "rwmixread", required_argument, NULL, OPT_RWMIX },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "precondition", no_argument, NULL, OPT_PRECONDITION },
 	{ "quick", no_argument, NULL, OPT_QUICK },
 	{ "digest", no_argument, NULL, OPT_DIGEST },
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -413,6 +417,9 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 			break;
 		case OPT_VERIFY:
 			o->verify = true;
+			break;
+		case OPT_PRECONDITION:
+			o->precondition = true;
 			break;
 		case OPT_QUICK:
 			o->quick = true;
