@@ -206,7 +206,9 @@ void bench_report_settings(FILE *f, const struct bench_report *r)
 		o->jobs, o->jobs == 1 ? "" : "s", o->time_s, o->warmup_s, o->repeat,
 		o->repeat == 1 ? "" : "s", o->repeat > 1 ? " (median, min-max)" : "",
 		(unsigned long long)(r->size >> 20),
-		o->verify ? ", data verified" : o->precondition ? ", preconditioned" : "");
+		o->verify         ? ", data verified"
+		: o->precondition ? ", preconditioned"
+				  : "");
 	if (o->client_cpu >= 0)
 		fprintf(f, ", initiator on CPU %d", o->client_cpu);
 	fprintf(f, "\n");
@@ -491,13 +493,13 @@ int bench_report_json(FILE *f, const struct bench_report *r)
 	json_write_str(f, o->target_label ? o->target_label : "");
 	fprintf(f,
 		",\n\"options\":{\"time_s\":%.3f,\"warmup_s\":%.3f,\"repeat\":%u,\"jobs\":%u,"
-		"\"size_bytes\":%llu,\"verify\":%s,\"precondition\":%s,\"quick\":%s,\"header_digest\":%s,"
-		"\"data_digest\":%s,\"client_cpu\":%d,\"target_cpu\":%d},\n\"paths\":{",
+		"\"size_bytes\":%llu,\"verify\":%s,\"precondition\":%s,\"quick\":%s,"
+		"\"header_digest\":%s,\"data_digest\":%s,\"client_cpu\":%d,\"target_cpu\":%d},"
+		"\n\"paths\":{",
 		o->time_s, o->warmup_s, o->repeat, o->jobs, (unsigned long long)r->size,
 		o->verify ? "true" : "false", o->precondition ? "true" : "false",
-		o->quick ? "true" : "false",
-		o->hdgst ? "true" : "false", o->ddgst ? "true" : "false", o->client_cpu,
-		o->target_cpu);
+		o->quick ? "true" : "false", o->hdgst ? "true" : "false",
+		o->ddgst ? "true" : "false", o->client_cpu, o->target_cpu);
 	for (unsigned int p = 0; p < BENCH_NPATHS; p++) {
 		fprintf(f, "%s\"%s\":", p ? "," : "", bench_path_key((enum bench_path)p));
 		jsettings(f, &r->set[p]);

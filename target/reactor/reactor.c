@@ -43,12 +43,12 @@ struct reactor_priv {
 	ev_async wake;
 	ev_prepare prepare;
 	ev_idle kick;
-	ev_check check;	/* after each poll: did it find events? (the poll mode's input) */
-	ev_idle spin;	/* active while polling without sleeping */
+	ev_check check; /* after each poll: did it find events? (the poll mode's input) */
+	ev_idle spin;   /* active while polling without sleeping */
 	bool spinning;
-	ev_tstamp last_event;	/* ev_now() of the last iteration that found events */
-	ev_tstamp gap;		/* moving average of the time between such iterations */
-	ev_tstamp window;	/* how long to keep spinning after the last event */
+	ev_tstamp last_event; /* ev_now() of the last iteration that found events */
+	ev_tstamp gap;        /* moving average of the time between such iterations */
+	ev_tstamp window;     /* how long to keep spinning after the last event */
 	bool pin;
 	int cpu;
 
@@ -230,7 +230,8 @@ static void check_cb(struct ev_loop *loop, ev_check *w, int revents)
 {
 	struct reactor_priv *p = w->data;
 	/* What is pending besides our own idle watchers is real work (I/O, timers, async). */
-	unsigned int own = (unsigned int)ev_is_pending(&p->spin) + (unsigned int)ev_is_pending(&p->kick);
+	unsigned int own =
+		(unsigned int)ev_is_pending(&p->spin) + (unsigned int)ev_is_pending(&p->kick);
 	ev_tstamp now = ev_now(loop), gap;
 
 	if (ev_pending_count(loop) > own) {

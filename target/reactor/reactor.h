@@ -29,9 +29,9 @@ struct reactor_stats {
 	uint64_t xlate_ticks;	/* their time, stats_ticks() units */
 	uint64_t xlate_rng;     /* the sampler's state */
 	/* polling (reactors_configure_poll) */
-	uint64_t poll_events;	/* loop iterations that found events */
-	uint64_t poll_empty;	/* iterations spent spinning that found none */
-	uint64_t poll_sleeps;	/* times the reactor went back to sleeping in epoll */
+	uint64_t poll_events; /* loop iterations that found events */
+	uint64_t poll_empty;  /* iterations spent spinning that found none */
+	uint64_t poll_sleeps; /* times the reactor went back to sleeping in epoll */
 };
 
 struct reactor {
@@ -64,7 +64,7 @@ void reactors_configure(size_t buf_size, unsigned int buf_limit, enum reactor_pi
  */
 enum reactor_poll { REACTOR_POLL_OFF, REACTOR_POLL_ADAPTIVE, REACTOR_POLL_BUSY };
 #define REACTOR_POLL_DEFAULT_US 100
-#define REACTOR_POLL_MAX_US 10000
+#define REACTOR_POLL_MAX_US     10000
 void reactors_configure_poll(enum reactor_poll mode, unsigned int max_us);
 const char *reactor_poll_name(enum reactor_poll mode);
 

@@ -32,8 +32,8 @@
 #define TCP_SENDMSG_IOV 256		/* iovecs gathered per sendmsg */
 #define TCP_RECV_BUDGET 16		/* recv calls per read callback */
 #define TCP_SEND_BUDGET 8		/* sendmsg calls per flush */
-#define TCP_TRIM_INTERVAL_S 2.0		/* idle connections give memory back this often */
-#define TCP_TRIM_KEEP 4			/* request slots an idle connection keeps set up */
+#define TCP_TRIM_INTERVAL_S 2.0             /* idle connections give memory back this often */
+#define TCP_TRIM_KEEP       4               /* request slots an idle connection keeps set up */
 
 /* PDU receive state machine (one per connection). */
 enum tcp_rx_state {
@@ -127,7 +127,7 @@ struct tcp_reactor {
 	TAILQ_HEAD(, tcp_qpair) conns;
 	unsigned int nconns;
 	struct nvmf_tcp_conn_stats stats; /* written by this reactor only, read anywhere */
-	ev_timer trim;			/* tcp_qpair_trim() of the idle connections */
+	ev_timer trim;                    /* tcp_qpair_trim() of the idle connections */
 };
 
 struct tcp_qpair {
@@ -207,7 +207,7 @@ struct tcp_qpair {
 	 * and idle ones are returned with madvise */
 	uint8_t *mem;
 	size_t mem_len;
-	bool rx_since_trim;		/* bytes arrived since the last trim tick */
+	bool rx_since_trim; /* bytes arrived since the last trim tick */
 };
 
 /* Count on the connection and on its reactor (plain stores: one writer per counter). */

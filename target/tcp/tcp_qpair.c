@@ -116,8 +116,8 @@ void tcp_qpair_start(void *arg)
 	 * no memory, so a queue pays for the slots it has used, not for its depth. */
 	tq->mem_len = TCP_RBUF_SIZE + TCP_CID_BITS_BYTES + (size_t)n * sizeof(*tq->reqs);
 	tq->mem_len = (tq->mem_len + page_size() - 1) & ~(page_size() - 1);
-	tq->mem = mmap(NULL, tq->mem_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
+	tq->mem =
+		mmap(NULL, tq->mem_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (tq->mem == MAP_FAILED) {
 		tq->mem = NULL;
 	} else {
@@ -279,7 +279,8 @@ void tcp_trim_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		ev_timer_stop(loop, w);
 		return;
 	}
-	TAILQ_FOREACH(tq, &trr->conns, link) {
+	TAILQ_FOREACH(tq, &trr->conns, link)
+	{
 		if (tq->rx_since_trim)
 			tq->rx_since_trim = false;
 		else

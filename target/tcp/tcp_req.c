@@ -393,4 +393,3 @@ void tcp_req_slots_add(struct tcp_qpair *tq, uint32_t upto)
 	if (upto > tq->nreqs_limit)
 		tq->nreqs_limit = upto;
 }
-

@@ -92,7 +92,8 @@ static void test_all_flags(void)
 
 	{
 		static const char *const off[] = { "--poll", "off", NULL };
-		static const char *const busy[] = { "--poll", "busy", "--poll-max-us", "250", NULL };
+		static const char *const busy[] = { "--poll", "busy", "--poll-max-us", "250",
+						    NULL };
 
 		CU_ASSERT_EQUAL(parse(&o, err, off), 0);
 		CU_ASSERT_EQUAL(o.poll, REACTOR_POLL_OFF);
