@@ -65,6 +65,8 @@ struct bench_opts {
 	const char *output_path;  /* --output: stdout goes there */
 	bool detail;              /* --detail: a table per metric as well */
 	bool verify;
+	bool precondition;    /* --precondition: write the I/O range once before the runs */
+	unsigned int poll_us; /* --poll-us: keep polling this long after a completion */
 	bool quick;
 	bool hdgst, ddgst;
 	const char *json_path, *svg_path, *png_path;

@@ -18,6 +18,13 @@ EXTRA_DIST += tests/integration/tcp_raw_client.c
 TESTS += tests/integration/fault-tcp.sh
 dist_check_SCRIPTS += tests/integration/fault-tcp.sh
 
+# 10,000 idle connections (idle-conns.sh): resident memory, and a fresh host served.
+check_PROGRAMS += tests/integration/idle_conns
+tests_integration_idle_conns_SOURCES = tests/integration/idle_conns.c
+tests_integration_idle_conns_LDADD = libnvmeof_common.la $(ISAL_LIBS)
+TESTS += tests/integration/idle-conns.sh
+dist_check_SCRIPTS += tests/integration/idle-conns.sh
+
 # SPDK-like hosts (spdk-host.sh): empty Host NQN, AER command ID reused at shutdown.
 check_PROGRAMS += tests/integration/spdk_host_client
 tests_integration_spdk_host_client_SOURCES = tests/integration/spdk_host_client.c
