@@ -132,20 +132,58 @@ static void qos_limits(const struct config_qos *q, struct nvmf_qos_limits *l)
 	l->w_mbytes_per_sec = q->w_mbytes_per_sec;
 }
 
-/* The namespace's QoS limits, when they differ from @was's (NULL: a new namespace). */
+static void host_qos_limits(const struct config_host_qos *q, struct nvmf_qos_limits *l)
+{
+	l->rw_ios_per_sec = q->rw_ios_per_sec;
+	l->r_ios_per_sec = q->r_ios_per_sec;
+	l->w_ios_per_sec = q->w_ios_per_sec;
+	l->rw_mbytes_per_sec = q->rw_mbytes_per_sec;
+	l->r_mbytes_per_sec = q->r_mbytes_per_sec;
+	l->w_mbytes_per_sec = q->w_mbytes_per_sec;
+}
+
+static const struct config_host_qos *find_host_qos(const struct config_qos *q, const char *host)
+{
+	for (unsigned int i = 0; i < q->nhosts; i++)
+		if (!strcmp(q->hosts[i].host, host))
+			return &q->hosts[i];
+	return NULL;
+}
+
+/* The namespace's QoS limits and its hosts', when they differ from @was's (NULL: a new
+ * namespace); a host @was limited and the file no longer names is unlimited again. */
 static int apply_qos(struct apply_ctx *a, struct nvmf_subsys *s, const struct config_ns *ns,
 		     const struct config_ns *was, unsigned int si, unsigned int ni)
 {
 	static const struct config_qos none;
+	const struct config_qos *old = was ? &was->qos : &none;
 	struct nvmf_qos_limits l;
 	int rc;
 
-	if (!memcmp(&ns->qos, was ? &was->qos : &none, sizeof(ns->qos)))
+	if (!memcmp(&ns->qos, old, sizeof(ns->qos)))
 		return 0;
 	qos_limits(&ns->qos, &l);
 	rc = nvmf_ns_set_qos(s, ns->nsid, &l);
 	if (rc)
 		return aerr(a, rc, "subsystems[%u].namespaces[%u].qos: %s", si, ni, strerror(-rc));
+	for (unsigned int i = 0; i < ns->qos.nhosts; i++) {
+		const struct config_host_qos *h = &ns->qos.hosts[i],
+					     *o = find_host_qos(old, h->host);
+
+		if (o && !memcmp(o, h, sizeof(*h)))
+			continue;
+		host_qos_limits(h, &l);
+		rc = nvmf_ns_set_host_qos(s, ns->nsid, h->host, &l);
+		if (rc)
+			return aerr(a, rc, "subsystems[%u].namespaces[%u].qos.hosts[%u]: %s", si,
+				    ni, i, strerror(-rc));
+	}
+	for (unsigned int i = 0; i < old->nhosts; i++) {
+		if (find_host_qos(&ns->qos, old->hosts[i].host))
+			continue;
+		memset(&l, 0, sizeof(l));
+		nvmf_ns_set_host_qos(s, ns->nsid, old->hosts[i].host, &l);
+	}
 	return 0;
 }
 

@@ -67,6 +67,8 @@ struct config_port {
 	unsigned int nana_groups;
 };
 
+#define CONFIG_QOS_HOSTS 8 /* hosts with their own QoS per namespace in a file */
+
 struct config_ns {
 	uint32_t nsid;
 	bool enable;
@@ -76,11 +78,18 @@ struct config_ns {
 	uint8_t uuid[16];
 	uint8_t eui64[8];
 	uint32_t ana_grpid;		/* 0 = not given (group 1) */
-	/* Our extension "qos": {"rw_ios_per_sec": N, "r_mbytes_per_sec": M, ...}; 0 = none.
-	 * Changed by a reload without re-creating the namespace. */
+	/* Our extension "qos": {"rw_ios_per_sec": N, "r_mbytes_per_sec": M, ...}; 0 = none;
+	 * "hosts": [{"host": NQN, "rw_ios_per_sec": N, ...}] limits one host's commands on
+	 * the namespace as well. Changed by a reload without re-creating the namespace. */
 	struct config_qos {
 		uint64_t rw_ios_per_sec, r_ios_per_sec, w_ios_per_sec;
 		uint64_t rw_mbytes_per_sec, r_mbytes_per_sec, w_mbytes_per_sec;
+		unsigned int nhosts;
+		struct config_host_qos {
+			char host[NVME_NQN_FIELD];
+			uint64_t rw_ios_per_sec, r_ios_per_sec, w_ios_per_sec;
+			uint64_t rw_mbytes_per_sec, r_mbytes_per_sec, w_mbytes_per_sec;
+		} hosts[CONFIG_QOS_HOSTS];
 	} qos;
 };
 

@@ -106,6 +106,55 @@ static json_object *save_port(const struct config_port *p)
 	return o;
 }
 
+/* The limit keys of one "qos" object that are set; false when none is. */
+static bool save_limits(json_object *o, const uint64_t v[6])
+{
+	static const char *const keys[6] = { "rw_ios_per_sec",   "r_ios_per_sec",
+					     "w_ios_per_sec",    "rw_mbytes_per_sec",
+					     "r_mbytes_per_sec", "w_mbytes_per_sec" };
+	bool any = false;
+
+	for (unsigned int i = 0; i < 6; i++)
+		if (v[i]) {
+			json_object_object_add(o, keys[i], json_object_new_int64((int64_t)v[i]));
+			any = true;
+		}
+	return any;
+}
+
+/* Our "qos" extension, when the namespace or one of its hosts has limits. */
+static void save_qos(json_object *o, const struct config_qos *q)
+{
+	const uint64_t nsl[6] = { q->rw_ios_per_sec,    q->r_ios_per_sec,    q->w_ios_per_sec,
+				  q->rw_mbytes_per_sec, q->r_mbytes_per_sec, q->w_mbytes_per_sec };
+	json_object *qo = json_object_new_object(), *arr = json_object_new_array();
+	bool any = save_limits(qo, nsl);
+
+	for (unsigned int i = 0; i < q->nhosts; i++) {
+		const struct config_host_qos *h = &q->hosts[i];
+		const uint64_t hl[6] = { h->rw_ios_per_sec,   h->r_ios_per_sec,
+					 h->w_ios_per_sec,    h->rw_mbytes_per_sec,
+					 h->r_mbytes_per_sec, h->w_mbytes_per_sec };
+		json_object *ho = json_object_new_object();
+
+		json_object_object_add(ho, "host", jstr(h->host));
+		if (!save_limits(ho, hl)) {
+			json_object_put(ho);
+			continue;
+		}
+		json_object_array_add(arr, ho);
+		any = true;
+	}
+	if (json_object_array_length(arr))
+		json_object_object_add(qo, "hosts", arr);
+	else
+		json_object_put(arr);
+	if (any)
+		json_object_object_add(o, "qos", qo);
+	else
+		json_object_put(qo);
+}
+
 static json_object *save_ns(const struct config_ns *ns)
 {
 	json_object *o = json_object_new_object(), *dev = json_object_new_object();
@@ -129,6 +178,7 @@ static json_object *save_ns(const struct config_ns *ns)
 	json_object_object_add(o, "device", dev);
 	json_object_object_add(o, "enable", json_object_new_int64(ns->enable));
 	json_object_object_add(o, "nsid", json_object_new_int64(ns->nsid));
+	save_qos(o, &ns->qos);
 	return o;
 }
 

@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "reactor/reactor.h"
 #include "ns_ident.h"
+#include "resv_store.h"
 #include "reservation.h"
 
 #define WAIT_CTRLRS_MS 10000
@@ -291,6 +292,26 @@ static void ns_derive_ids(struct nvmf_ns *ns, const struct nvmf_ns_opts *o)
 	}
 }
 
+/* Persist Through Power Loss: the state-directory store, keyed by the identity just
+ * derived (a backend's cluster store may replace it). The namespace is not published yet,
+ * so nothing else holds its reservation lock under s->lock. */
+static void ns_attach_resv_store(struct nvmf_ns *ns)
+{
+	const char *dir = ns->subsys->tgt->opts.state_dir;
+	struct nvmf_resv_store *st;
+	char err[256];
+
+	if (!dir || !dir[0])
+		return;
+	st = nvmf_resv_store_file_open(dir, ns->subsys->nqn, ns, err, sizeof(err));
+	if (!st) {
+		log_warn("%s: namespace %u: reservations cannot persist: %s", ns->subsys->nqn,
+			 ns->nsid, err);
+		return;
+	}
+	nvmf_resv_store_attach(ns, st); /* a bad file is logged; the namespace starts empty */
+}
+
 /* Hold a reference on every live controller of @s (caller holds s->lock). */
 static unsigned int collect_ctrlrs(struct nvmf_subsys *s, struct nvmf_ctrlr ***out)
 {
@@ -379,6 +400,7 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 	ns->nsid = nsid;
 	ns->anagrpid = o->anagrpid ? o->anagrpid : NVMF_ANA_GRPID_DEFAULT;
 	ns_derive_ids(ns, o);
+	ns_attach_resv_store(ns);
 	__atomic_store_n(&s->ns[nsid], ns, __ATOMIC_RELEASE);
 	n = collect_ctrlrs(s, &v);
 	pthread_mutex_unlock(&s->lock);

@@ -46,6 +46,8 @@ enum {
 	OPT_DHCHAP_HASH,
 	OPT_DHCHAP_DHGROUP,
 	OPT_AUTH_TIMEOUT,
+	OPT_POLL,
+	OPT_POLL_MAX_US,
 };
 
 static const struct option long_opts[] = {
@@ -64,6 +66,8 @@ static const struct option long_opts[] = {
 	{ "reactors", required_argument, NULL, OPT_REACTORS },
 	{ "pin", no_argument, NULL, OPT_PIN },
 	{ "no-pin", no_argument, NULL, OPT_NO_PIN },
+	{ "poll", required_argument, NULL, OPT_POLL },
+	{ "poll-max-us", required_argument, NULL, OPT_POLL_MAX_US },
 	{ "in-capsule", required_argument, NULL, OPT_IN_CAPSULE },
 	{ "max-queue-depth", required_argument, NULL, OPT_MAX_QD },
 	{ "max-io-size", required_argument, NULL, OPT_MAX_IO },
@@ -128,6 +132,10 @@ void cli_usage(FILE *f)
 	      "  --reactors N          I/O threads (default one per online CPU)\n"
 	      "  --pin, --no-pin       pin reactor threads to CPUs (default: pin when there\n"
 	      "                        is one reactor per CPU)\n"
+	      "  --poll MODE           how reactors wait: adaptive (default: keep polling for\n"
+	      "                        a window tuned to the gap between events, then sleep),\n"
+	      "                        off (always sleep in epoll) or busy (never sleep)\n"
+	      "  --poll-max-us US      adaptive polling window at most (default 100)\n"
 	      "  --in-capsule BYTES    in-capsule data size of I/O queues (default 8192)\n"
 	      "  --max-queue-depth N   entries per I/O queue (default 128)\n"
 	      "  --max-io-size BYTES   largest transfer (MDTS; power of 2, default 128K)\n"
@@ -156,7 +164,8 @@ void cli_usage(FILE *f)
 	      "  --stats-socket PATH   serve counters (JSON lines) on a UNIX socket\n"
 	      "  --metrics URI         Prometheus metrics over HTTP at tcp://ADDR:PORT/metrics\n"
 	      "                        (port 0: a free one, logged)\n"
-	      "  --state-dir DIR       namespace identities generated once are kept here\n"
+	      "  --state-dir DIR       namespace identities generated once, and reservations\n"
+	      "                        that persist through power loss, are kept here\n"
 	      "                        (created 0700; default " CLI_DEFAULT_STATE_DIR ")\n"
 	      "  --control-socket PATH JSON-RPC control socket for nvmeof-ctl (default\n"
 	      "                        /run/nvmeof/nvmeof-target.sock)\n"
@@ -392,6 +401,23 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 	case OPT_NO_PIN:
 		o->pin = REACTOR_PIN_OFF;
 		return 0;
+	case OPT_POLL:
+		if (strcmp(arg, "adaptive") == 0)
+			o->poll = REACTOR_POLL_ADAPTIVE;
+		else if (strcmp(arg, "off") == 0)
+			o->poll = REACTOR_POLL_OFF;
+		else if (strcmp(arg, "busy") == 0)
+			o->poll = REACTOR_POLL_BUSY;
+		else
+			return fail(err, errlen, "--poll: expected adaptive, off or busy, got '%s'",
+				    arg);
+		return 0;
+	case OPT_POLL_MAX_US:
+		if (parse_uint(arg, 1, REACTOR_POLL_MAX_US, &v))
+			return fail(err, errlen, "--poll-max-us: expected 1-%d, got '%s'",
+				    REACTOR_POLL_MAX_US, arg);
+		o->poll_max_us = (unsigned int)v;
+		return 0;
 	case OPT_IN_CAPSULE:
 		if (parse_bytes(arg, &bytes) || bytes > 1024 * 1024 || bytes % 16)
 			return fail(err, errlen,
@@ -529,6 +555,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t errle
 	o->discovery_port = 8009;
 	o->log_level = -1;
 	o->pin = REACTOR_PIN_AUTO;
+	o->poll = REACTOR_POLL_ADAPTIVE;
 
 	optind = 0; /* glibc: full reset, so the parser can run more than once */
 	opterr = 0;

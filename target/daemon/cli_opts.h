@@ -45,6 +45,8 @@ struct cli_opts {
 
 	unsigned int reactors;		/* --reactors; 0 = one per online CPU */
 	enum reactor_pin pin;		/* --pin / --no-pin */
+	enum reactor_poll poll;         /* --poll (default REACTOR_POLL_ADAPTIVE) */
+	unsigned int poll_max_us;       /* --poll-max-us; 0 = default */
 	uint32_t in_capsule;		/* --in-capsule; 0 with !in_capsule_set = default */
 	bool in_capsule_set;
 	uint32_t max_queue_depth;	/* --max-queue-depth; 0 = default */

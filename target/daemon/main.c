@@ -659,6 +659,7 @@ int main(int argc, char **argv)
 		apply_limits(&o, d.cfg, &topts);
 	d.control_started_io_size = topts.max_io_size;
 	reactors_configure(topts.max_io_size, 0, o.pin);
+	reactors_configure_poll(o.poll, o.poll_max_us);
 	rc = reactors_start(o.reactors);
 	if (rc != 0) {
 		snprintf(err, sizeof(err), "cannot start reactors: %s", strerror(-rc));

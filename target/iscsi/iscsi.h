@@ -136,4 +136,22 @@ struct iscsi_stats {
 };
 void iscsi_get_stats(struct iscsi_stats *st);
 
+/* ---- Sessions, for management (iscsi_mgmt.c; any thread) ------------------------------ */
+struct iscsi_session_info {
+	char initiator[224]; /* InitiatorName */
+	char target[224];    /* TargetName */
+	uint8_t isid[6];
+	uint16_t tsih;
+	char peer[64];                       /* the initiator's "ADDR:PORT" */
+	char local_addr[64], local_port[16]; /* the portal it came in on */
+	unsigned int connections;            /* MaxConnections=1: always 1 */
+	bool hdigest, ddigest;               /* CRC32C digests in use */
+	uint64_t read_cmds, write_cmds, other_cmds, read_bytes, write_bytes;
+};
+/* @cb (under the iSCSI lock: it must not call back in) for each session in full feature
+ * phase (discovery sessions left out). Returns how many. */
+int iscsi_list_sessions(void (*cb)(const struct iscsi_session_info *si, void *arg), void *arg);
+/* End session @tsih (closed on its reactor; returns before it is gone): 0 or -ENOENT. */
+int iscsi_session_disconnect(uint16_t tsih);
+
 #endif

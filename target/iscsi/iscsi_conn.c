@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "common/crc32c.h"
@@ -222,10 +223,20 @@ static ssize_t rx_get(struct iscsi_conn *c, uint8_t *dst, uint32_t n, const uint
 	if (!avail) {
 		ssize_t r;
 
-		if (dst && n >= 4096) { /* large data: straight into place */
-			r = recv(c->fd, dst, n, MSG_DONTWAIT);
+		if (dst && n >= 4096) {
+			/* Large data straight into place, and what follows it (the next PDUs'
+			 * headers, small data) into the staging buffer, in one call. */
+			struct iovec v[2] = { { dst, n }, { c->rx_stage, ISCSI_RX_STAGE } };
+			struct msghdr msg = { .msg_iov = v, .msg_iovlen = 2 };
+
+			r = recvmsg(c->fd, &msg, MSG_DONTWAIT);
 			if (r > 0) {
 				*where = dst;
+				if ((size_t)r > n) {
+					c->rx_stage_off = 0;
+					c->rx_stage_len = (uint32_t)((size_t)r - n);
+					r = (ssize_t)n;
+				}
 				return r;
 			}
 		} else {

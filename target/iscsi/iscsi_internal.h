@@ -27,7 +27,7 @@
 #define ISCSI_MAX_TASKS 512	  /* upper bound of the configurable queue depth */
 #define ISCSI_IMMEDIATE_SLOTS 8	  /* tasks kept for immediate commands */
 #define ISCSI_CTL_PDUS 16	  /* control PDUs (NOP-In, Reject, TMF, text...) per conn */
-#define ISCSI_RX_STAGE 16384	  /* receive staging buffer */
+#define ISCSI_RX_STAGE        65536      /* receive staging buffer */
 #define ISCSI_TX_IOV 64		  /* iovecs per sendmsg */
 #define ISCSI_RX_BUDGET 64	  /* PDUs handled per read event */
 #define ISCSI_NAME_BUF (ISCSI_NAME_MAX + 1)

@@ -121,6 +121,7 @@ static void lu_from_identify(struct iscsi_lu *lu, const struct nvme_id_ctrl *ic,
 	s->write_cache = ic->vwc & NVME_CTRL_VWC_PRESENT;
 	s->read_only = in->nsattr & 0x1;
 	s->reservations = oncs & NVME_CTRL_ONCS_RESERVATIONS;
+	s->ptpl = s->reservations && (in->rescap & 0x01); /* RESCAP: Persist Through Power Loss */
 	s->compare_write = get_le16(&ic->fuses) & NVME_CTRL_FUSES_COMPARE_WRITE;
 	s->verify_cmd = oncs & NVME_CTRL_ONCS_VERIFY;
 	s->write_zeroes = oncs & NVME_CTRL_ONCS_WRITE_ZEROES;

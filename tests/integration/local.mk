@@ -30,6 +30,12 @@ dist_check_SCRIPTS += tests/integration/auth-tcp.sh
 # the CLI has no such option).
 TESTS += tests/integration/auth-initiator.sh
 dist_check_SCRIPTS += tests/integration/auth-initiator.sh
+# 10,000 idle connections (idle-conns.sh): resident memory, and a fresh host served.
+check_PROGRAMS += tests/integration/idle_conns
+tests_integration_idle_conns_SOURCES = tests/integration/idle_conns.c
+tests_integration_idle_conns_LDADD = libnvmeof_common.la $(ISAL_LIBS)
+TESTS += tests/integration/idle-conns.sh
+dist_check_SCRIPTS += tests/integration/idle-conns.sh
 
 # SPDK-like hosts (spdk-host.sh): empty Host NQN, AER command ID reused at shutdown.
 check_PROGRAMS += tests/integration/spdk_host_client
@@ -74,7 +80,9 @@ integration_tests = \
 	tests/integration/spdk-host.sh \
 	tests/integration/first-contact.sh \
 	tests/integration/metrics.sh \
-	tests/integration/qos.sh
+	tests/integration/qos.sh \
+	tests/integration/ptpl.sh \
+	tests/integration/ctl-sessions.sh
 TESTS += $(integration_tests)
 dist_check_SCRIPTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh

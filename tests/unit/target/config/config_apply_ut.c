@@ -35,6 +35,9 @@ static struct {
 	struct fake_referral refs[16];
 	unsigned int nrefs;
 	unsigned int qos_sets; /* nvmf_ns_set_qos() calls */
+	unsigned int host_qos_sets; /* nvmf_ns_set_host_qos() calls, and the last one's host */
+	char qos_host[NVME_NQN_FIELD];
+	struct nvmf_qos_limits host_qos;
 	uint32_t qos_nsid;     /* and the last one's arguments */
 	struct nvmf_qos_limits qos;
 } fake;
@@ -265,6 +268,17 @@ int nvmf_ns_set_qos(struct nvmf_subsys *s, uint32_t nsid, const struct nvmf_qos_
 	fake.qos_sets++;
 	fake.qos_nsid = nsid;
 	fake.qos = *lim;
+	return 0;
+}
+
+int nvmf_ns_set_host_qos(struct nvmf_subsys *s, uint32_t nsid, const char *hostnqn,
+			 const struct nvmf_qos_limits *lim)
+{
+	if (nsid == 0 || nsid > NVMF_MAX_NAMESPACES || !s->ns[nsid])
+		return -ENOENT;
+	fake.host_qos_sets++;
+	snprintf(fake.qos_host, sizeof(fake.qos_host), "%s", hostnqn);
+	fake.host_qos = *lim;
 	return 0;
 }
 
@@ -1162,7 +1176,51 @@ static void test_qos(void)
 				    0);
 		CU_ASSERT_PTR_NOT_NULL(strstr(g_err, "namespaces[0].qos.rw_ios_per_sec"));
 		free(json);
+		/* per host: the host must be an NQN, named once */
+		json = q(QOS_CFG(", 'qos': {'hosts': [{'rw_ios_per_sec': 5}]}"));
+		cfg = NULL;
+		CU_ASSERT_NOT_EQUAL(config_load_string(json, "t.json", &cfg, g_err, sizeof(g_err)),
+				    0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(g_err, "namespaces[0].qos.hosts[0].host"));
+		free(json);
+		json = q(QOS_CFG(", 'qos': {'hosts': [{'host': 'nqn.h:a', 'rw_ios_per_sec': 5}, "
+				 "{'host': 'nqn.h:a'}]}"));
+		CU_ASSERT_NOT_EQUAL(config_load_string(json, "t.json", &cfg, g_err, sizeof(g_err)),
+				    0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(g_err, "namespaces[0].qos.hosts[1]: host "));
+		free(json);
 	}
+	fake_tgt_free(tgt);
+#undef QOS_CFG
+}
+
+/* Per-host QoS: set with the namespace, changed by a reload, lifted when a host goes. */
+static void test_host_qos(void)
+{
+#define QOS_CFG(q)                                                                \
+	"{'hosts': [], 'ports': [], 'subsystems': [{'nqn': '" A "', 'attr': "     \
+	"{'allow_any_host': '1'}, 'namespaces': [{'nsid': 1, 'device': {'path': " \
+	"'ram:4M'}" q "}]}]}"
+	struct nvmf_tgt *tgt = fake_tgt_new();
+	struct tgt_config *old = load(QOS_CFG(", 'qos': {'hosts': [{'host': 'nqn.h:a', "
+					      "'rw_ios_per_sec': 700}]}"));
+	struct tgt_config *cfg;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(old);
+	memset(&fake.host_qos, 0, sizeof(fake.host_qos));
+	fake.host_qos_sets = 0;
+	CU_ASSERT_EQUAL_FATAL(config_apply(tgt, old, g_err, sizeof(g_err)), 0);
+	CU_ASSERT_EQUAL(fake.host_qos_sets, 1);
+	CU_ASSERT_STRING_EQUAL(fake.qos_host, "nqn.h:a");
+	CU_ASSERT_EQUAL(fake.host_qos.rw_ios_per_sec, 700);
+	/* another host instead: the new one set, the old one lifted */
+	cfg = load(QOS_CFG(", 'qos': {'hosts': [{'host': 'nqn.h:b', 'w_mbytes_per_sec': 9}]}"));
+	CU_ASSERT_EQUAL_FATAL(config_reload(tgt, old, cfg, g_err, sizeof(g_err)), 0);
+	CU_ASSERT_EQUAL(fake.host_qos_sets, 3);
+	CU_ASSERT_STRING_EQUAL(fake.qos_host, "nqn.h:a");
+	CU_ASSERT_EQUAL(fake.host_qos.rw_ios_per_sec, 0);
+	config_free(old);
+	config_free(cfg);
 	fake_tgt_free(tgt);
 #undef QOS_CFG
 }
@@ -1187,6 +1245,7 @@ int main(void)
 		{ "ANA groups of ports", test_ana_groups },
 		{ "namespace QoS in the config", test_qos },
 		{ "DH-HMAC-CHAP settings of hosts", test_host_keys },
+		{ "per-host QoS in the config", test_host_qos },
 	};
 	CU_pSuite suite;
 	unsigned int failures;
