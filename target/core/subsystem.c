@@ -405,6 +405,7 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 	ns->anagrpid = o->anagrpid ? o->anagrpid : NVMF_ANA_GRPID_DEFAULT;
 	ns_derive_ids(ns, o);
 	if (store) {
+		/* From here the store is the namespace's: nvmf_resv_free() closes it. */
 		store->ns = ns;
 		rc = nvmf_resv_store_attach(ns, store);
 		if (rc) {
@@ -412,7 +413,7 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 			snprintf(err, errlen, "%s: reservation state (%s): %s", o->path,
 				 store->ops->name, strerror(-rc));
 			nvmf_resv_free(ns);
-			ns_open_undo(bdev, store);
+			bdev_close(bdev);
 			nvmf_ns_iostat_free(ns);
 			free(ns);
 			return rc;
