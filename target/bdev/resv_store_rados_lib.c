@@ -195,7 +195,15 @@ static int lib_aio_notify(void *io, const char *oid, unsigned int timeout_ms, re
 	return r < 0 ? call_failed(k, c, r) : 0;
 }
 
-/* rados_watch2 passes the callbacks one argument: the store's. */
+/*
+ * The OSD drops a watch it has not heard from for this long. Pings go every
+ * objecter_tick_interval (5 s): a cluster's osd_client_watch_timeout set that low (as for
+ * quick exclusive-lock takeovers) would drop ours between two pings. A dead gateway's
+ * watch stays as long: its peers' notifications wait NOTIFY_TIMEOUT_MS for it meanwhile.
+ */
+#define WATCH_TIMEOUT_S 15
+
+/* rados_watch3 passes the callbacks one argument: the store's. */
 struct lib_watch {
 	void (*notify)(void *arg, uint64_t notify_id, uint64_t cookie);
 	void (*error)(void *arg, uint64_t cookie, int err);
@@ -253,7 +261,7 @@ static int lib_watch(void *io, const char *oid,
 	g_watches[i].w = w; /* reserve the slot */
 	g_watches[i].cookie = 0;
 	pthread_mutex_unlock(&g_watch_lock);
-	r = rados_watch2(io, oid, cookie, lib_watch_cb, lib_watch_err, w);
+	r = rados_watch3(io, oid, cookie, lib_watch_cb, lib_watch_err, WATCH_TIMEOUT_S, w);
 	pthread_mutex_lock(&g_watch_lock);
 	if (r < 0) {
 		g_watches[i].w = NULL;
