@@ -151,7 +151,7 @@ fi
 if nvme resv-register "/dev/$head" --namespace-id=1 --nrkey=$KEY --rrega=0 &&
 	nvme resv-acquire "/dev/$head" --namespace-id=1 --crkey=$KEY --rtype=1 --racqa=0; then
 	ok resv-register-and-acquire
-	nvme resv-report "/dev/$head" --namespace-id=1 2>&1 | head -n 20
+	nvme resv-report "/dev/$head" --namespace-id=1 --eds 2>&1 | head -n 20
 	touch "$OUT/resv-held"
 	for _ in $(seq 300); do
 		[ -e "$OUT/resv-checked" ] && break

@@ -128,9 +128,10 @@ gw_start() {
 gw_start a "$PA" || ix_finish
 gw_start b "$PB" || ix_finish
 
-# io_cmds NAME: read + write commands through gateway NAME's port (0 when it is down)
+# io_cmds NAME [write]: read + write (or only write) commands through gateway NAME's port
+# (0 when it is down)
 io_cmds() {
-	python3 - "$IX_DIR/$1.stats" << 'PY'
+	python3 - "$IX_DIR/$1.stats" "${2:-}" << 'PY'
 import json, socket, sys
 try:
     s = socket.socket(socket.AF_UNIX)
@@ -144,7 +145,8 @@ try:
             break
         buf += d
     snap = json.loads(buf)
-    print(sum(p["read_cmds"] + p["write_cmds"] for p in snap["ports"]))
+    w = sys.argv[2] == "write"
+    print(sum(p["write_cmds"] + (0 if w else p["read_cmds"]) for p in snap["ports"]))
 except Exception:
     print(0)
 PY
@@ -167,13 +169,13 @@ window() {
 	fi
 }
 
-# wait_io NAME SECONDS: until gateway NAME moves I/O; prints the seconds it took
+# wait_io NAME SECONDS [write]: until gateway NAME moves I/O (writes); prints the seconds
 wait_io() {
 	local t0 c0 c
 	t0=$(now)
-	c0=$(io_cmds "$1")
+	c0=$(io_cmds "$1" "${3:-}")
 	for _ in $(seq $(($2 * 5))); do
-		c=$(io_cmds "$1")
+		c=$(io_cmds "$1" "${3:-}")
 		[ "$c" -gt "$c0" ] && { since "$t0"; return 0; }
 		sleep 0.2
 	done
@@ -194,16 +196,19 @@ driver() {
 	wait "$A_PID" 2> /dev/null
 	A_PID=
 	rm -f "$IX_DIR/a.pid"
-	if t=$(wait_io b 60); then
-		echo "# gateway A kill -9 -> I/O through gateway B after $t s"
+	# Reads go through B at once; a write needs the image's exclusive lock, which B can
+	# only break once the OSD dropped the dead A's watch (osd_client_watch_timeout).
+	if t=$(wait_io b 60 write); then
+		echo "# gateway A kill -9 -> writes through gateway B after $t s (lock taken over)"
 		echo "$t" > "$IX_DIR/failover-seconds"
 		if awk -v t="$t" 'BEGIN { exit !(t < 20) }'; then
-			echo "ok failover-to-b-in-${t}s"
+			echo "ok writes-fail-over-to-b-in-${t}s"
 		else
-			echo "not ok failover-to-b: $t s, not well inside the host's 30 s I/O timeout"
+			echo "not ok writes-fail-over-to-b: $t s, not well inside the host's 30 s I/O" \
+				"timeout"
 		fi
 	else
-		echo "not ok failover-to-b: no I/O through gateway B within 60 s of the kill"
+		echo "not ok writes-fail-over-to-b: no write through gateway B within 60 s of the kill"
 	fi
 	window io-through-gateway-b b
 	gw_start a "$PA" > "$IX_DIR/restart.out" 2>&1
@@ -226,6 +231,7 @@ driver() {
 	if [ ! -e "$IX_DIR/resv-held" ]; then
 		echo "not ok resv-held: the guest did not take the reservation"
 		touch "$IX_DIR/resv-checked"
+		stop_restarted_a
 		return
 	fi
 	local b=nvme+tcp://127.0.0.1:$PB/$NQN/1 out rc
@@ -257,17 +263,33 @@ sys.exit(0 if ok else 1)'; then
 		echo "not ok resv-report-through-b-shows-host1: $out"
 	fi
 	touch "$IX_DIR/resv-checked"
+	stop_restarted_a
+}
+
+# The restarted gateway A is the driver's child: the driver stops it when told to.
+stop_restarted_a() {
+	for _ in $(seq 6000); do
+		[ -e "$IX_DIR/stop-a" ] && break
+		sleep 0.2
+	done
+	[ -n "$A_PID" ] || return
+	IX_TARGET_PID=$A_PID
+	ix_stop_target
+	rm -f "$IX_DIR/a.pid"
+	if [ "$IX_TARGET_STATUS" = 0 ]; then
+		echo "ok gateway-a-exit"
+	else
+		echo "not ok gateway-a-exit: on SIGTERM: exit status $IX_TARGET_STATUS"
+	fi
 }
 
 driver > "$IX_DIR/driver.out" 2>&1 &
 DRIVER_PID=$!
 LAB_SMP=2 LAB_TIMEOUT=${LAB_TIMEOUT:-900} LAB_APPEND="nvme_core.multipath=Y ${LAB_APPEND:-}" \
 	ix_guest "$top_srcdir/tests/interop/guest-rbd-gateways.sh" 10.0.2.2 "$PA" "$PB" "$NQN"
-touch "$IX_DIR/host-done" "$IX_DIR/guest-finished" "$IX_DIR/resv-checked"
+touch "$IX_DIR/host-done" "$IX_DIR/guest-finished" "$IX_DIR/resv-checked" "$IX_DIR/stop-a"
 wait "$DRIVER_PID"
-# the driver restarted A in its own shell: its PID is in a.pid
-A_PID=$(cat "$IX_DIR/a.pid" 2> /dev/null)
-kill -0 "$A_PID" 2> /dev/null || A_PID=
+A_PID= # killed by the driver, which also stops the A it restarted
 sed 's/^/  driver: /' "$IX_DIR/driver.out"
 while IFS= read -r line; do
 	case "$line" in
@@ -277,23 +299,18 @@ while IFS= read -r line; do
 done < "$IX_DIR/driver.out"
 ix_guest_results
 
+IX_TARGET_PID=$B_PID
+ix_stop_target
+B_PID=
+if [ "$IX_TARGET_STATUS" = 0 ]; then
+	ix_ok gateway-b-exit
+else
+	ix_not_ok gateway-b-exit "on SIGTERM: exit status $IX_TARGET_STATUS"
+fi
 for name in a b; do
 	IX_TARGET_LOG=$IX_DIR/$name.log
 	ix_expect_log "gateway-$name-rados-reservations" 1 "reservations kept in nvmeof_resv\." \
 		"the RADOS reservation store attached"
-	pid=$(eval echo "\${${name^^}_PID}")
-	if [ -n "$pid" ]; then
-		IX_TARGET_PID=$pid
-		ix_stop_target
-		eval "${name^^}_PID="
-		if [ "$IX_TARGET_STATUS" = 0 ]; then
-			ix_ok "gateway-$name-exit"
-		else
-			ix_not_ok "gateway-$name-exit" "on SIGTERM: exit status $IX_TARGET_STATUS"
-		fi
-	else
-		ix_not_ok "gateway-$name-exit" "not running at the end"
-	fi
 	echo "--- gateway $name log (last 25 lines) ---"
 	tail -n 25 "$IX_DIR/$name.log" | sed "s/^/  $name: /"
 done
