@@ -947,6 +947,8 @@ enum nvme_async_event_type {
 #define NVME_AER_NOTICE_ANA_CHANGE 0x03
 #define NVME_AER_NOTICE_LBA_STATUS_ALERT 0x05
 #define NVME_AER_NOTICE_DISC_CHANGED 0xf0
+/* I/O Command Specific event: Reservation Log Page Available */
+#define NVME_AER_IO_RESV_LOG 0x00
 /* Async event configuration feature: notice enable bits */
 #define NVME_AEN_CFG_NS_ATTR (1u << 8)
 #define NVME_AEN_CFG_FW_ACT (1u << 9)

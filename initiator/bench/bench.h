@@ -65,10 +65,13 @@ struct bench_opts {
 	const char *output_path;  /* --output: stdout goes there */
 	bool detail;              /* --detail: a table per metric as well */
 	bool verify;
+	bool precondition;    /* --precondition: write the I/O range once before the runs */
+	unsigned int poll_us; /* --poll-us: keep polling this long after a completion */
 	bool quick;
 	bool hdgst, ddgst;
 	const char *json_path, *svg_path, *png_path;
 	const char *target_stats;   /* the target's --stats-socket */
+	const char *hostnqn;        /* --hostnqn (NULL: the library's default) */
 	const char *ceiling;        /* tcp-ceiling binary (resolved by bench_opts_check) */
 	char ceiling_buf[4096];
 	int target_cpu, client_cpu; /* --pin S,C; -1: not pinned */

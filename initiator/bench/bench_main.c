@@ -535,7 +535,7 @@ int main(int argc, char **argv)
 	if (connect_paths(x) != 0)
 		return 1;
 	check_fairness(x);
-	if (x->o.verify) {
+	if (x->o.verify || x->o.precondition) {
 		/* Through each path: they may reach different namespaces (another target). */
 		for (unsigned int p = 0; p < BENCH_NPATHS; p++) {
 			if (!x->up[p])

@@ -49,7 +49,13 @@ void bench_usage(FILE *f)
 	      "  --repeat N            runs per path and workload; median (min-max) (default 3)\n"
 	      "  --size SIZE           I/O range (default: the namespace, at most 1G)\n"
 	      "  --verify              write a pattern first; check every block read\n"
+	      "  --precondition        write the I/O range once before measuring (a RAM\n"
+	      "                        namespace's first writes fault its pages in)\n"
+	      "  --poll-us US          initiator threads keep polling, without sleeping, for\n"
+	      "                        US after a completion (default 0: sleep in poll())\n"
 	      "  --digest              ask for header and data digests on both paths\n"
+	      "  --hostnqn NQN         the host NQN to connect as (default: the library's,\n"
+	      "                        /etc/nvme/hostnqn or a generated one)\n"
 	      "\n"
 	      "Measuring:\n"
 	      "  --target-stats PATH   the target's --stats-socket: target CPU per I/O and\n"
@@ -252,6 +258,8 @@ enum {
 	OPT_BS,
 	OPT_RWMIX,
 	OPT_VERIFY,
+	OPT_PRECONDITION,
+	OPT_POLL_US,
 	OPT_QUICK,
 	OPT_DIGEST,
 	OPT_JSON,
@@ -271,6 +279,7 @@ enum {
 	OPT_OUTPUT,
 	OPT_PCT,
 	OPT_DETAIL,
+	OPT_HOSTNQN,
 };
 
 static const struct option long_opts[] = {
@@ -290,6 +299,8 @@ static const struct option long_opts[] = {
 	{ "bs", required_argument, NULL, OPT_BS },
 	{ "rwmixread", required_argument, NULL, OPT_RWMIX },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "precondition", no_argument, NULL, OPT_PRECONDITION },
+	{ "poll-us", required_argument, NULL, OPT_POLL_US },
 	{ "quick", no_argument, NULL, OPT_QUICK },
 	{ "digest", no_argument, NULL, OPT_DIGEST },
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -298,6 +309,7 @@ static const struct option long_opts[] = {
 	{ "target-stats", required_argument, NULL, OPT_TSTATS },
 	{ "ceiling", optional_argument, NULL, OPT_CEILING },
 	{ "pin", required_argument, NULL, OPT_PIN },
+	{ "hostnqn", required_argument, NULL, OPT_HOSTNQN },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "target-label", required_argument, NULL, OPT_LABEL },
@@ -414,6 +426,13 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 		case OPT_VERIFY:
 			o->verify = true;
 			break;
+		case OPT_PRECONDITION:
+			o->precondition = true;
+			break;
+		case OPT_POLL_US:
+			bad = parse_uint(a, 0, 100000, &o->poll_us);
+			snprintf(why, sizeof(why), "0 to 100000 microseconds");
+			break;
 		case OPT_QUICK:
 			o->quick = true;
 			break;
@@ -434,6 +453,10 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 			break;
 		case OPT_TSTATS:
 			o->target_stats = a;
+			bad = !*a;
+			break;
+		case OPT_HOSTNQN:
+			o->hostnqn = a;
 			bad = !*a;
 			break;
 		case OPT_CEILING:

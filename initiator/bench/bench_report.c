@@ -205,9 +205,14 @@ void bench_report_settings(FILE *f, const struct bench_report *r)
 		"%llu MiB%s",
 		o->jobs, o->jobs == 1 ? "" : "s", o->time_s, o->warmup_s, o->repeat,
 		o->repeat == 1 ? "" : "s", o->repeat > 1 ? " (median, min-max)" : "",
-		(unsigned long long)(r->size >> 20), o->verify ? ", data verified" : "");
+		(unsigned long long)(r->size >> 20),
+		o->verify         ? ", data verified"
+		: o->precondition ? ", preconditioned"
+				  : "");
 	if (o->client_cpu >= 0)
 		fprintf(f, ", initiator on CPU %d", o->client_cpu);
+	if (o->poll_us)
+		fprintf(f, ", initiator polls %u us after a completion", o->poll_us);
 	fprintf(f, "\n");
 }
 
@@ -490,12 +495,13 @@ int bench_report_json(FILE *f, const struct bench_report *r)
 	json_write_str(f, o->target_label ? o->target_label : "");
 	fprintf(f,
 		",\n\"options\":{\"time_s\":%.3f,\"warmup_s\":%.3f,\"repeat\":%u,\"jobs\":%u,"
-		"\"size_bytes\":%llu,\"verify\":%s,\"quick\":%s,\"header_digest\":%s,"
-		"\"data_digest\":%s,\"client_cpu\":%d,\"target_cpu\":%d},\n\"paths\":{",
+		"\"size_bytes\":%llu,\"verify\":%s,\"precondition\":%s,\"poll_us\":%u,\"quick\":%s,"
+		"\"header_digest\":%s,\"data_digest\":%s,\"client_cpu\":%d,\"target_cpu\":%d},"
+		"\n\"paths\":{",
 		o->time_s, o->warmup_s, o->repeat, o->jobs, (unsigned long long)r->size,
-		o->verify ? "true" : "false", o->quick ? "true" : "false",
-		o->hdgst ? "true" : "false", o->ddgst ? "true" : "false", o->client_cpu,
-		o->target_cpu);
+		o->verify ? "true" : "false", o->precondition ? "true" : "false", o->poll_us,
+		o->quick ? "true" : "false", o->hdgst ? "true" : "false",
+		o->ddgst ? "true" : "false", o->client_cpu, o->target_cpu);
 	for (unsigned int p = 0; p < BENCH_NPATHS; p++) {
 		fprintf(f, "%s\"%s\":", p ? "," : "", bench_path_key((enum bench_path)p));
 		jsettings(f, &r->set[p]);

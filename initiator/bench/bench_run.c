@@ -120,6 +120,7 @@ int bench_conn_open(struct bench_conn *c, enum bench_path path, const char *uri,
 	opts.queue_depth = depth;
 	opts.hdgst = o->hdgst;
 	opts.ddgst = o->ddgst;
+	opts.hostnqn = o->hostnqn;
 	if (o->reconnect_delay != -2)
 		opts.reconnect_delay = o->reconnect_delay;
 	if (o->ctrl_loss_tmo != -2)
@@ -255,6 +256,7 @@ struct bench_shared {
 	bool verify;
 	uint64_t size;
 	int cpu;	  /* first CPU to pin jobs to, -1: none */
+	uint64_t poll_ns; /* --poll-us: spin this long after a completion before sleeping */
 	atomic_int phase; /* enum bench_phase */
 	atomic_bool go;
 	atomic_bool failed;
@@ -401,6 +403,7 @@ static void *job_main(void *arg)
 	struct bench_shared *sh = j->sh;
 	enum bench_phase cur = BENCH_PHASE_WARMUP;
 	unsigned int qd = sh->w.qd;
+	uint64_t last_done = 0; /* mono_ns() of the last completion (with --poll-us) */
 
 	if (sh->cpu >= 0) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -465,6 +468,8 @@ static void *job_main(void *arg)
 		t = nvmeof_qpair_timeout_ms(j->qp);
 		if (t < 0 || t > JOB_POLL_MS)
 			t = JOB_POLL_MS;
+		if (sh->poll_ns && mono_ns() - last_done < sh->poll_ns)
+			t = 0; /* a completion came lately: the next one likely soon */
 		rc = poll(&pfd, 1, t);
 		if (rc < 0 && errno != EINTR) {
 			job_fail(j, "poll: %s", strerror(errno));
@@ -475,6 +480,8 @@ static void *job_main(void *arg)
 			job_fail(j, "queue pair failed: %s", nvmeof_qpair_error(j->qp));
 			break;
 		}
+		if (rc > 0 && sh->poll_ns)
+			last_done = mono_ns();
 	}
 	if (cur != BENCH_PHASE_STOP)
 		job_phase(j, BENCH_PHASE_STOP);
@@ -565,9 +572,12 @@ int bench_run_sample(struct bench_conn *c, const struct bench_workload *w,
 		     const struct bench_opts *o, uint64_t size, const struct bench_run_ctl *ctl,
 		     struct bench_sample *out, char *err, size_t errlen)
 {
-	struct bench_shared sh = {
-		.c = c, .w = *w, .verify = o->verify, .size = size, .cpu = o->client_cpu
-	};
+	struct bench_shared sh = { .c = c,
+				   .w = *w,
+				   .verify = o->verify,
+				   .size = size,
+				   .cpu = o->client_cpu,
+				   .poll_ns = (uint64_t)o->poll_us * 1000 };
 	struct bench_job *jobs;
 	struct bench_hist *merged;
 	unsigned int n = c->nqp, started = 0;

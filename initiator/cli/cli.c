@@ -407,10 +407,11 @@ static const struct command commands[] = {
 	  "  --save              keep it across resets\n"
 	  "  --nsid N, -n N      namespace\n",
 	  CLI_O_FEAT },
-	{ "resv-register", cmd_resv_register, " --nrkey KEY [--crkey KEY] [--action A]",
+	{ "resv-register", cmd_resv_register, " --nrkey KEY [--crkey KEY] [--action A] [--cptpl P]",
 	  "register, unregister or replace a reservation key",
 	  RESV_HELP "  --nrkey KEY         new reservation key\n"
-		    "  --action A, --rrega A  0 register, 1 unregister, 2 replace\n",
+		    "  --action A, --rrega A  0 register, 1 unregister, 2 replace\n"
+		    "  --cptpl P, -p P     persist through power loss: 0 no change, 2 off, 3 on\n",
 	  CLI_O_RESV },
 	{ "resv-acquire", cmd_resv_acquire, " --crkey KEY --rtype T [--action A]",
 	  "acquire or preempt a reservation",
@@ -508,6 +509,7 @@ enum {
 	OPT_RTYPE,
 	OPT_ACTION,
 	OPT_IEKEY,
+	OPT_CPTPL,
 	OPT_AD,
 };
 
@@ -561,6 +563,7 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 		{ "racqa", required_argument, NULL, OPT_ACTION },
 		{ "rrela", required_argument, NULL, OPT_ACTION },
 		{ "iekey", no_argument, NULL, OPT_IEKEY },
+		{ "cptpl", required_argument, NULL, OPT_CPTPL },
 		{ "ad", no_argument, NULL, OPT_AD },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -569,7 +572,7 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":vhVo:i:d:s:n:l:f:t:", all, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":vhVo:i:d:s:n:l:f:t:p:", all, NULL)) != -1) {
 		switch (opt) {
 		case OPT_HOSTNQN:
 			c->opts.hostnqn = optarg;
@@ -725,6 +728,13 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 		case OPT_IEKEY:
 			needs(c, cmd, CLI_O_RESV, "--iekey");
 			c->iekey = true;
+			break;
+		case 'p':
+		case OPT_CPTPL:
+			needs(c, cmd, CLI_O_RESV, "--cptpl");
+			c->cptpl = (uint8_t)parse_u64(c, "--cptpl", optarg, 3);
+			if (c->cptpl == 1)
+				die_usage(c, "--cptpl: 0 no change, 2 off, 3 on");
 			break;
 		case OPT_AD:
 			needs(c, cmd, CLI_O_AD, "--ad");

@@ -49,6 +49,7 @@ struct cli {
 	/* reservations */
 	uint64_t crkey, nrkey, prkey;
 	uint8_t rtype, action;
+	uint8_t cptpl; /* resv-register: Change Persist Through Power Loss State */
 	bool iekey;
 	/* dsm */
 	bool ad;
@@ -70,7 +71,7 @@ enum {
 	CLI_O_FUA = 1u << 3,
 	CLI_O_LOG = 1u << 4,  /* --log-id, --log-len, --nsid */
 	CLI_O_FEAT = 1u << 5, /* --feature-id, --value, --sel, --save, --nsid */
-	CLI_O_RESV = 1u << 6, /* --crkey, --nrkey, --prkey, --rtype, --action, --iekey */
+	CLI_O_RESV = 1u << 6, /* --crkey, --nrkey, --prkey, --rtype, --action, --iekey, --cptpl */
 	CLI_O_AD = 1u << 7,   /* --ad */
 };
 

@@ -261,7 +261,9 @@ int cmd_resv_register(struct cli *c)
 		 : c->action == 1 ? "unregistered"
 				  : "replaced by",
 		 c->action == 1 ? c->crkey : c->nrkey);
-	return resv_cmd(c, OPC_RESV_REGISTER, c->action | (c->iekey ? 1u << 3 : 0), d, 16, msg);
+	return resv_cmd(c, OPC_RESV_REGISTER,
+			c->action | (c->iekey ? 1u << 3 : 0) | (uint32_t)c->cptpl << 30, d, 16,
+			msg);
 }
 
 int cmd_resv_acquire(struct cli *c)
@@ -325,8 +327,10 @@ int cmd_resv_report(struct cli *c)
 		json_write_str(stdout, rtype_name(buf[4]));
 		printf(",\n  \"regctl\": %u,\n  \"ptpls\": %u,\n  \"regctlext\": [", nreg, buf[9]);
 	} else {
-		printf("generation %" PRIu64 ", reservation: %s, %u registrant%s\n", get_le(buf, 4),
-		       rtype_name(buf[4]), nreg, nreg == 1 ? "" : "s");
+		printf("generation %" PRIu64 ", reservation: %s, %u registrant%s, persist through "
+		       "power loss %s\n",
+		       get_le(buf, 4), rtype_name(buf[4]), nreg, nreg == 1 ? "" : "s",
+		       buf[9] & 1 ? "on" : "off");
 	}
 	for (unsigned int i = 0; i < nreg; i++) {
 		const uint8_t *e = buf + 64 + 64 * i;

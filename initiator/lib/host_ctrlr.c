@@ -699,6 +699,20 @@ static void ctrlr_recover_locked(struct nvmeof_ctrlr *ctrlr)
 		  (unsigned long long)ctrlr->stats.reconnect_attempts);
 	rc = admin_reconnect(ctrlr);
 	now = now_ms();
+	if (rc == -EACCES || rc == -EPERM) {
+		/* The controller answered: this host may not connect (or failed to prove who it
+		 * is). That is a decision, not an outage; retrying until ctrl_loss_tmo would only
+		 * hold the caller's I/O (Linux stops on a Connect status with DNR set, too). */
+		snprintf(why, sizeof(why), "%s", nvmeof_last_error());
+		nlog_err("%s: reconnect refused (%s): giving up", ctrlr->uri_str,
+			 why[0] ? why : strerror(-rc));
+		pthread_mutex_lock(&ctrlr->state_lock);
+		ctrlr_set_state(ctrlr, NVMEOF_CTRLR_DELETED);
+		pthread_mutex_unlock(&ctrlr->state_lock);
+		qpair_give_up(ctrlr->admin, rc, "controller lost: reconnect refused: %s",
+			      why[0] ? why : strerror(-rc));
+		return;
+	}
 	if (rc) {
 		snprintf(why, sizeof(why), "%s", nvmeof_last_error());
 		ctrlr->next_attempt = now + delay_ms;

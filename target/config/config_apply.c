@@ -132,20 +132,58 @@ static void qos_limits(const struct config_qos *q, struct nvmf_qos_limits *l)
 	l->w_mbytes_per_sec = q->w_mbytes_per_sec;
 }
 
-/* The namespace's QoS limits, when they differ from @was's (NULL: a new namespace). */
+static void host_qos_limits(const struct config_host_qos *q, struct nvmf_qos_limits *l)
+{
+	l->rw_ios_per_sec = q->rw_ios_per_sec;
+	l->r_ios_per_sec = q->r_ios_per_sec;
+	l->w_ios_per_sec = q->w_ios_per_sec;
+	l->rw_mbytes_per_sec = q->rw_mbytes_per_sec;
+	l->r_mbytes_per_sec = q->r_mbytes_per_sec;
+	l->w_mbytes_per_sec = q->w_mbytes_per_sec;
+}
+
+static const struct config_host_qos *find_host_qos(const struct config_qos *q, const char *host)
+{
+	for (unsigned int i = 0; i < q->nhosts; i++)
+		if (!strcmp(q->hosts[i].host, host))
+			return &q->hosts[i];
+	return NULL;
+}
+
+/* The namespace's QoS limits and its hosts', when they differ from @was's (NULL: a new
+ * namespace); a host @was limited and the file no longer names is unlimited again. */
 static int apply_qos(struct apply_ctx *a, struct nvmf_subsys *s, const struct config_ns *ns,
 		     const struct config_ns *was, unsigned int si, unsigned int ni)
 {
 	static const struct config_qos none;
+	const struct config_qos *old = was ? &was->qos : &none;
 	struct nvmf_qos_limits l;
 	int rc;
 
-	if (!memcmp(&ns->qos, was ? &was->qos : &none, sizeof(ns->qos)))
+	if (!memcmp(&ns->qos, old, sizeof(ns->qos)))
 		return 0;
 	qos_limits(&ns->qos, &l);
 	rc = nvmf_ns_set_qos(s, ns->nsid, &l);
 	if (rc)
 		return aerr(a, rc, "subsystems[%u].namespaces[%u].qos: %s", si, ni, strerror(-rc));
+	for (unsigned int i = 0; i < ns->qos.nhosts; i++) {
+		const struct config_host_qos *h = &ns->qos.hosts[i],
+					     *o = find_host_qos(old, h->host);
+
+		if (o && !memcmp(o, h, sizeof(*h)))
+			continue;
+		host_qos_limits(h, &l);
+		rc = nvmf_ns_set_host_qos(s, ns->nsid, h->host, &l);
+		if (rc)
+			return aerr(a, rc, "subsystems[%u].namespaces[%u].qos.hosts[%u]: %s", si,
+				    ni, i, strerror(-rc));
+	}
+	for (unsigned int i = 0; i < old->nhosts; i++) {
+		if (find_host_qos(&ns->qos, old->hosts[i].host))
+			continue;
+		memset(&l, 0, sizeof(l));
+		nvmf_ns_set_host_qos(s, ns->nsid, old->hosts[i].host, &l);
+	}
 	return 0;
 }
 
@@ -468,8 +506,14 @@ static int check_live(struct apply_ctx *a)
 		    !nvmf_port_find(a->tgt, cfg->ports[i].portid))
 			return aerr(a, -ENOENT, "ports[%u]: portid %u is not running", i,
 				    cfg->ports[i].portid);
-	if (a->old != &empty_config && strcmp(oi, ni))
-		return aerr(a, -EBUSY, "iscsi: changes to the iscsi section need a restart");
+	/* targets' initiators and CHAP, and the options, change live (iscsi_config_reload) */
+	if (a->old != &empty_config && strcmp(oi, ni)) {
+		char ierr[512];
+		int rc = cfg_iscsi_check_live(old->iscsi_json, cfg->iscsi_json, ierr, sizeof(ierr));
+
+		if (rc)
+			return aerr(a, rc, "%s", ierr);
+	}
 	return 0;
 }
 
@@ -635,6 +679,45 @@ static void rollback(struct apply_ctx *a)
 	}
 }
 
+/* Hosts whose authentication keys changed, in @set's host keys: their controllers on
+ * the subsystems that stay end, so they authenticate again with what is configured now. */
+static void revoke_rekeyed_in(struct apply_ctx *a, const struct tgt_config *set)
+{
+	for (unsigned int i = 0; i < set->nhost_keys; i++) {
+		const char *nqn = set->host_keys[i].nqn;
+		unsigned int n = 0;
+
+		/* listed in both: count it once, from the new model */
+		if (set == a->old && config_find_host_key(a->new_cfg, nqn))
+			continue;
+		if (!config_host_keys_changed(a->old, a->new_cfg, nqn))
+			continue;
+		for (unsigned int j = 0; j < a->new_cfg->nsubsystems; j++) {
+			const char *snqn = a->new_cfg->subsystems[j].nqn;
+			struct nvmf_subsys *s;
+			int k;
+
+			if (!config_find_subsys(a->old, snqn))
+				continue;
+			s = nvmf_subsys_find(a->tgt, snqn);
+			k = s ? nvmf_subsys_disconnect_host(s, nqn) : 0;
+			n += k > 0 ? (unsigned int)k : 0;
+		}
+		if (n)
+			log_notice("host %s: authentication keys changed: %u controller%s ended",
+				   nqn, n, n == 1 ? "" : "s");
+		a->ctrlrs_revoked += n;
+	}
+}
+
+static void revoke_rekeyed_hosts(struct apply_ctx *a)
+{
+	if (a->old->nhost_keys || a->new_cfg->nhost_keys) {
+		revoke_rekeyed_in(a, a->new_cfg);
+		revoke_rekeyed_in(a, a->old);
+	}
+}
+
 static void shrink(struct apply_ctx *a)
 {
 	const struct tgt_config *old = a->old, *cfg = a->new_cfg;
@@ -685,6 +768,7 @@ static void shrink(struct apply_ctx *a)
 		 * not only its next Connect. */
 		a->ctrlrs_revoked += nvmf_subsys_revoke(s);
 	}
+	revoke_rekeyed_hosts(a);
 
 	for (i = 0; i < old->nsubsystems; i++) {
 		struct nvmf_subsys *s;

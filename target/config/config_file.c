@@ -28,13 +28,10 @@
 static const char *const host_keys[] = { "nqn", "dhchap", NULL };
 static const char *const top_keys[] = { "hosts",  "ports",   "subsystems", "iscsi",
 					"limits", "metrics", NULL };
-static const char *const limit_keys[] = { "max_connections",
-					  "max_connecting",
-					  "connect_timeout",
-					  "max_queue_depth",
-					  "in_capsule_size",
-					  "max_io_size",
-					  NULL };
+static const char *const limit_keys[] = { "max_connections", "max_connecting",
+					  "connect_timeout", "login_timeout",
+					  "max_queue_depth", "in_capsule_size",
+					  "max_io_size",     NULL };
 
 /* The "limits" extension (struct config_limits). */
 static int parse_limits(struct pctx *c, json_object *lim)
@@ -62,6 +59,13 @@ static int parse_limits(struct pctx *c, json_object *lim)
 	if (rc) {
 		l->connect_timeout_ms = (uint32_t)v * 1000;
 		l->connect_timeout_set = true;
+	}
+	rc = cfg_get_int(c, lim, "limits", "login_timeout", 0, 3600, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		l->login_timeout_ms = (uint32_t)v * 1000;
+		l->login_timeout_set = true;
 	}
 	rc = cfg_get_int(c, lim, "limits", "max_queue_depth", 2, 4096, &v, OPT);
 	if (rc < 0)
@@ -474,6 +478,7 @@ int config_load(const char *path, struct tgt_config **out, char *err, size_t err
 		return rc;
 	}
 	rc = config_load_string(text, path, out, err, errlen);
+	explicit_bzero(text, got); /* it may hold keys and CHAP secrets */
 	free(text);
 	/* Absolute, so that a reload after chdir("/") (daemon mode) finds it again. */
 	if (!rc && path[0] != '/') {

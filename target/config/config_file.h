@@ -67,6 +67,8 @@ struct config_port {
 	unsigned int nana_groups;
 };
 
+#define CONFIG_QOS_HOSTS 8 /* hosts with their own QoS per namespace in a file */
+
 struct config_ns {
 	uint32_t nsid;
 	bool enable;
@@ -76,11 +78,18 @@ struct config_ns {
 	uint8_t uuid[16];
 	uint8_t eui64[8];
 	uint32_t ana_grpid;		/* 0 = not given (group 1) */
-	/* Our extension "qos": {"rw_ios_per_sec": N, "r_mbytes_per_sec": M, ...}; 0 = none.
-	 * Changed by a reload without re-creating the namespace. */
+	/* Our extension "qos": {"rw_ios_per_sec": N, "r_mbytes_per_sec": M, ...}; 0 = none;
+	 * "hosts": [{"host": NQN, "rw_ios_per_sec": N, ...}] limits one host's commands on
+	 * the namespace as well. Changed by a reload without re-creating the namespace. */
 	struct config_qos {
 		uint64_t rw_ios_per_sec, r_ios_per_sec, w_ios_per_sec;
 		uint64_t rw_mbytes_per_sec, r_mbytes_per_sec, w_mbytes_per_sec;
+		unsigned int nhosts;
+		struct config_host_qos {
+			char host[NVME_NQN_FIELD];
+			uint64_t rw_ios_per_sec, r_ios_per_sec, w_ios_per_sec;
+			uint64_t rw_mbytes_per_sec, r_mbytes_per_sec, w_mbytes_per_sec;
+		} hosts[CONFIG_QOS_HOSTS];
 	} qos;
 };
 
@@ -130,6 +139,8 @@ struct tgt_config {
 		uint32_t max_connecting;     /* not yet through Connect, 1..1000000 */
 		uint32_t connect_timeout_ms; /* "connect_timeout" seconds, 0..3600 */
 		bool connect_timeout_set;
+		uint32_t login_timeout_ms; /* "login_timeout" seconds (iSCSI), 0..3600 */
+		bool login_timeout_set;
 		uint32_t max_queue_depth;	/* I/O queue entries, 2..4096 */
 		uint32_t in_capsule_size;	/* I/O queues, multiple of 16 up to 1 MiB */
 		bool in_capsule_set;
@@ -160,6 +171,11 @@ const struct config_subsys *config_find_subsys(const struct tgt_config *cfg, con
 const struct config_ns *config_find_ns(const struct config_subsys *s, uint32_t nsid);
 const struct config_host_key *config_find_host_key(const struct tgt_config *cfg,
 						   const char *hostnqn);
+/* Were @hostnqn's authentication keys (DH-HMAC-CHAP secrets, hash, group) added, removed
+ * or changed between @old and @cfg? A reload ends such a host's live controllers: they
+ * authenticated with what is no longer configured. */
+bool config_host_keys_changed(const struct tgt_config *old, const struct tgt_config *cfg,
+			      const char *hostnqn);
 
 /*
  * Build the target from @cfg: subsystems (attributes, allowed hosts, enabled namespaces),

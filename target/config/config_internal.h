@@ -75,6 +75,13 @@ int cfg_parse_subsys(struct pctx *c, json_object *obj, const char *kp, struct co
  * against them. */
 int cfg_parse_iscsi(struct pctx *c, json_object *obj);
 bool cfg_iscsi_name_ok(const char *name);
+/* Reload: the parts of the section that cannot change live (portals, a running target's
+ * LUNs and alias); 0, or -EBUSY with the key path in @err. NULL: no section. */
+int cfg_iscsi_check_live(const char *old_json, const char *new_json, char *err, size_t errlen);
+/* Does the section hold a CHAP secret inline (secret, mutual_secret)? */
+bool cfg_iscsi_has_secrets(const char *json);
+/* The section for saving: inline secrets left out unless @secrets (NULL on bad JSON). */
+json_object *cfg_iscsi_save(const char *json, bool secrets);
 /* The line (from 1) where @kp's key or element starts in @text; 0 when not found. */
 unsigned int cfg_kp_line(const char *text, const char *kp);
 

@@ -37,6 +37,8 @@ void config_free(struct tgt_config *cfg)
 	if (cfg->host_keys)
 		explicit_bzero(cfg->host_keys, cfg->nhost_keys * sizeof(*cfg->host_keys));
 	free(cfg->host_keys);
+	if (cfg->iscsi_json) /* CHAP secrets */
+		explicit_bzero(cfg->iscsi_json, strlen(cfg->iscsi_json));
 	free(cfg->iscsi_json);
 	for (i = 0; i < cfg->nwarnings; i++)
 		free(cfg->warnings[i]);
@@ -89,4 +91,22 @@ const struct config_host_key *config_find_host_key(const struct tgt_config *cfg,
 		if (!strcmp(cfg->host_keys[i].nqn, hostnqn))
 			return &cfg->host_keys[i];
 	return NULL;
+}
+
+/* Every field that decides how a host authenticates (a new one belongs here too). */
+static bool host_key_same(const struct config_host_key *a, const struct config_host_key *b)
+{
+	return !strcmp(a->key, b->key) && !strcmp(a->ctrl_key, b->ctrl_key) &&
+	       !strcmp(a->hash, b->hash) && !strcmp(a->dhgroup, b->dhgroup);
+}
+
+bool config_host_keys_changed(const struct tgt_config *old, const struct tgt_config *cfg,
+			      const char *hostnqn)
+{
+	const struct config_host_key *a = config_find_host_key(old, hostnqn);
+	const struct config_host_key *b = config_find_host_key(cfg, hostnqn);
+
+	if (!a || !b)
+		return a != b;
+	return !host_key_same(a, b);
 }

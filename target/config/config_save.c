@@ -2,7 +2,8 @@
 /*
  * Writing the running configuration back out in the nvmetcli schema that config_load()
  * reads (keys sorted, attribute values as strings, as `nvmetcli save` writes them), and
- * copying a model. DH-HMAC-CHAP secrets only go to a file created with mode 0600.
+ * copying a model. DH-HMAC-CHAP secrets and inline iSCSI CHAP secrets only go to a file
+ * created with mode 0600.
  */
 #include "config.h"
 
@@ -17,7 +18,7 @@
 #include <unistd.h>
 
 #include "common/nvme_spec.h"
-#include "config_file.h"
+#include "config_internal.h"
 
 static json_object *jstr(const char *s)
 {
@@ -105,6 +106,55 @@ static json_object *save_port(const struct config_port *p)
 	return o;
 }
 
+/* The limit keys of one "qos" object that are set; false when none is. */
+static bool save_limits(json_object *o, const uint64_t v[6])
+{
+	static const char *const keys[6] = { "rw_ios_per_sec",   "r_ios_per_sec",
+					     "w_ios_per_sec",    "rw_mbytes_per_sec",
+					     "r_mbytes_per_sec", "w_mbytes_per_sec" };
+	bool any = false;
+
+	for (unsigned int i = 0; i < 6; i++)
+		if (v[i]) {
+			json_object_object_add(o, keys[i], json_object_new_int64((int64_t)v[i]));
+			any = true;
+		}
+	return any;
+}
+
+/* Our "qos" extension, when the namespace or one of its hosts has limits. */
+static void save_qos(json_object *o, const struct config_qos *q)
+{
+	const uint64_t nsl[6] = { q->rw_ios_per_sec,    q->r_ios_per_sec,    q->w_ios_per_sec,
+				  q->rw_mbytes_per_sec, q->r_mbytes_per_sec, q->w_mbytes_per_sec };
+	json_object *qo = json_object_new_object(), *arr = json_object_new_array();
+	bool any = save_limits(qo, nsl);
+
+	for (unsigned int i = 0; i < q->nhosts; i++) {
+		const struct config_host_qos *h = &q->hosts[i];
+		const uint64_t hl[6] = { h->rw_ios_per_sec,   h->r_ios_per_sec,
+					 h->w_ios_per_sec,    h->rw_mbytes_per_sec,
+					 h->r_mbytes_per_sec, h->w_mbytes_per_sec };
+		json_object *ho = json_object_new_object();
+
+		json_object_object_add(ho, "host", jstr(h->host));
+		if (!save_limits(ho, hl)) {
+			json_object_put(ho);
+			continue;
+		}
+		json_object_array_add(arr, ho);
+		any = true;
+	}
+	if (json_object_array_length(arr))
+		json_object_object_add(qo, "hosts", arr);
+	else
+		json_object_put(arr);
+	if (any)
+		json_object_object_add(o, "qos", qo);
+	else
+		json_object_put(qo);
+}
+
 static json_object *save_ns(const struct config_ns *ns)
 {
 	json_object *o = json_object_new_object(), *dev = json_object_new_object();
@@ -128,6 +178,7 @@ static json_object *save_ns(const struct config_ns *ns)
 	json_object_object_add(o, "device", dev);
 	json_object_object_add(o, "enable", json_object_new_int64(ns->enable));
 	json_object_object_add(o, "nsid", json_object_new_int64(ns->nsid));
+	save_qos(o, &ns->qos);
 	return o;
 }
 
@@ -193,7 +244,7 @@ static json_object *save_root(const struct tgt_config *cfg, bool secrets)
 		json_object_array_add(arr, save_host(cfg, cfg->hosts[i], secrets));
 	json_object_object_add(root, "hosts", arr);
 	if (cfg->iscsi_json) {
-		json_object *is = json_tokener_parse(cfg->iscsi_json);
+		json_object *is = cfg_iscsi_save(cfg->iscsi_json, secrets);
 
 		if (is)
 			json_object_object_add(root, "iscsi", is);
@@ -231,7 +282,7 @@ bool config_has_secrets(const struct tgt_config *cfg)
 	for (unsigned int i = 0; i < cfg->nhost_keys; i++)
 		if (cfg->host_keys[i].key[0] || cfg->host_keys[i].ctrl_key[0])
 			return true;
-	return false;
+	return cfg_iscsi_has_secrets(cfg->iscsi_json);
 }
 
 int config_save_string(const struct tgt_config *cfg, bool with_secrets, char **out)

@@ -22,27 +22,26 @@ static const char *const attr_keys[] = { "allow_any_host", "serial",     "model"
 					 "firmware",       "ieee_oui",   NULL };
 static const char *const ns_keys[] = { "nsid", "enable", "device", "ana_grpid",
 				       "ana",  "resv",   "qos",    NULL };
-static const char *const qos_keys[] = { "rw_ios_per_sec",
-					"r_ios_per_sec",
-					"w_ios_per_sec",
-					"rw_mbytes_per_sec",
-					"r_mbytes_per_sec",
-					"w_mbytes_per_sec",
-					NULL };
+static const char *const qos_keys[] = {
+	"rw_ios_per_sec",   "r_ios_per_sec",    "w_ios_per_sec", "rw_mbytes_per_sec",
+	"r_mbytes_per_sec", "w_mbytes_per_sec", "hosts",         NULL
+};
+#define QOS_NLIMITS 6 /* the limit keys, first in qos_keys */
+static const char *const qos_host_keys[] = { "host",
+					     "rw_ios_per_sec",
+					     "r_ios_per_sec",
+					     "w_ios_per_sec",
+					     "rw_mbytes_per_sec",
+					     "r_mbytes_per_sec",
+					     "w_mbytes_per_sec",
+					     NULL };
 
-/* The "qos" extension of a namespace (struct config_qos); every key optional. */
-static int parse_qos(struct pctx *c, json_object *q, const char *kp, struct config_qos *out)
+static int parse_limits(struct pctx *c, json_object *q, const char *kp, uint64_t *const *field)
 {
-	uint64_t *field[] = { &out->rw_ios_per_sec,   &out->r_ios_per_sec,
-			      &out->w_ios_per_sec,    &out->rw_mbytes_per_sec,
-			      &out->r_mbytes_per_sec, &out->w_mbytes_per_sec };
 	int64_t v;
 	int rc;
 
-	rc = cfg_check_keys(c, q, kp, qos_keys);
-	if (rc)
-		return rc;
-	for (unsigned int i = 0; qos_keys[i]; i++) {
+	for (unsigned int i = 0; i < QOS_NLIMITS; i++) {
 		rc = cfg_get_int(c, q, kp, qos_keys[i], 0, 100000000, &v, OPT);
 		if (rc < 0)
 			return rc;
@@ -50,6 +49,67 @@ static int parse_qos(struct pctx *c, json_object *q, const char *kp, struct conf
 			*field[i] = (uint64_t)v;
 	}
 	return 0;
+}
+
+/* "qos.hosts": one host's limits each (struct config_host_qos). */
+static int parse_qos_hosts(struct pctx *c, json_object *arr, const char *kp, struct config_qos *out)
+{
+	size_t n = json_object_array_length(arr);
+	char item[KP_MAX];
+	int rc;
+
+	if (n > CONFIG_QOS_HOSTS) {
+		cfg_kp_join(item, kp, "hosts");
+		return cfg_err(c, -EINVAL, item, "%zu hosts; at most %u per namespace", n,
+			       CONFIG_QOS_HOSTS);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct config_host_qos *h = &out->hosts[i];
+		json_object *o = json_object_array_get_idx(arr, i);
+		uint64_t *field[] = { &h->rw_ios_per_sec,   &h->r_ios_per_sec,
+				      &h->w_ios_per_sec,    &h->rw_mbytes_per_sec,
+				      &h->r_mbytes_per_sec, &h->w_mbytes_per_sec };
+
+		cfg_kp_index(item, kp, "hosts", (unsigned int)i);
+		if (!json_object_is_type(o, json_type_object))
+			return cfg_err(c, -EINVAL, item, "not an object");
+		rc = cfg_check_keys(c, o, item, qos_host_keys);
+		if (!rc)
+			rc = cfg_get_str(c, o, item, "host", h->host, sizeof(h->host), REQ, false);
+		if (rc < 0)
+			return rc;
+		rc = cfg_check_nqn(c, item, h->host, "host");
+		if (!rc)
+			rc = parse_limits(c, o, item, field);
+		if (rc)
+			return rc;
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(out->hosts[j].host, h->host))
+				return cfg_err(c, -EINVAL, item,
+					       "host \"%s\" listed twice (also [%zu])", h->host, j);
+	}
+	out->nhosts = (unsigned int)n;
+	return 0;
+}
+
+/* The "qos" extension of a namespace (struct config_qos); every key optional. */
+static int parse_qos(struct pctx *c, json_object *q, const char *kp, struct config_qos *out)
+{
+	uint64_t *field[] = { &out->rw_ios_per_sec,   &out->r_ios_per_sec,
+			      &out->w_ios_per_sec,    &out->rw_mbytes_per_sec,
+			      &out->r_mbytes_per_sec, &out->w_mbytes_per_sec };
+	json_object *arr;
+	int rc;
+
+	rc = cfg_check_keys(c, q, kp, qos_keys);
+	if (!rc)
+		rc = parse_limits(c, q, kp, field);
+	if (rc)
+		return rc;
+	rc = cfg_get_typed(c, q, kp, "hosts", json_type_array, OPT, &arr);
+	if (rc <= 0)
+		return rc;
+	return parse_qos_hosts(c, arr, kp, out);
 }
 static const char *const device_keys[] = { "path", "nguid", "uuid", "eui64", NULL };
 

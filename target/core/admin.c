@@ -158,7 +158,7 @@ static void identify_ns(struct nvmf_req *req, struct nvme_id_ns *id)
 	id->nmic = NVME_NS_NMIC_SHARED;
 	nvmf_ana_id_ns(ns, id);
 	id->dlfeat = NVME_NS_DLFEAT_READ_ZEROES | NVME_NS_DLFEAT_WZ_DEAC;
-	id->rescap = NVMF_RESV_RESCAP;
+	id->rescap = nvmf_resv_rescap(ns);
 	put_le64(&id->nvmcap[0], ns->nblocks << ns->block_shift);
 	memcpy(id->nguid, ns->nguid, sizeof(id->nguid));
 	memcpy(id->eui64, ns->eui64, sizeof(id->eui64));

@@ -16,7 +16,7 @@
 
 static uint32_t aen_enabled(const struct nvmf_ctrlr *c)
 {
-	uint32_t en = 0;
+	uint32_t en = NVMF_AEN_RESV_LOG; /* masked per namespace by feature 82h instead */
 
 	if (c->feat.aec & NVME_AEN_CFG_NS_ATTR)
 		en |= NVMF_AEN_NS_CHANGED;
@@ -38,6 +38,9 @@ static void aen_deliver(struct nvmf_ctrlr *c)
 		if (bit == NVMF_AEN_NS_CHANGED)
 			dw0 = nvme_aer_dw0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED,
 					   NVME_LOG_CHANGED_NS);
+		else if (bit == NVMF_AEN_RESV_LOG)
+			dw0 = nvme_aer_dw0(NVME_AER_TYPE_IO_CMD_SET, NVME_AER_IO_RESV_LOG,
+					   NVME_LOG_RESERVATION);
 		else if (bit == NVMF_AEN_ANA_CHANGED)
 			dw0 = nvme_aer_dw0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_ANA_CHANGE,
 					   NVME_LOG_ANA);
@@ -171,5 +174,22 @@ void nvmf_ctrlr_notify_disc_changed(struct nvmf_ctrlr *c)
 		return;
 	nvmf_ctrlr_get(c);
 	if (reactor_send_msg(c->admin_reactor, disc_changed_msg, c))
+		nvmf_ctrlr_put(c);
+}
+
+static void resv_msg(void *arg)
+{
+	struct nvmf_ctrlr *c = arg;
+
+	nvmf_ctrlr_aen_raise(c, NVMF_AEN_RESV_LOG);
+	nvmf_ctrlr_put(c);
+}
+
+void nvmf_ctrlr_notify_resv(struct nvmf_ctrlr *c)
+{
+	if (c->local || !c->admin_reactor)
+		return;
+	nvmf_ctrlr_get(c);
+	if (reactor_send_msg(c->admin_reactor, resv_msg, c))
 		nvmf_ctrlr_put(c);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ctrlr.h"
+#include "qos.h"
 #include "common/log.h"
 #include "reactor/reactor.h"
 
@@ -71,6 +72,7 @@ struct nvmf_ctrlr *nvmf_ctrlr_create(struct nvmf_subsys *s, struct nvmf_qpair *a
 	c->discovery = s->type == NVMF_SUBSYS_DISCOVERY;
 	c->local = admin == NULL;
 	snprintf(c->hostnqn, sizeof(c->hostnqn), "%s", hostnqn);
+	c->hostnqn_hash = nvmf_qos_nqn_hash(c->hostnqn);
 	if (hostid)
 		memcpy(c->hostid, hostid, sizeof(c->hostid));
 	pthread_mutex_init(&c->lock, NULL);

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "nvmf.h"
+#include "reservation.h"
 
 #define NVMF_ERRLOG_ENTRIES 64	     /* ELPE + 1 */
 #define NVMF_KAS_MS 100		     /* Keep Alive granularity (KAS = 1) */
@@ -46,6 +47,8 @@ enum nvmf_aen {
 	NVMF_AEN_NS_CHANGED = 1u << 0,   /* Notice, Namespace Attribute Changed, log 04h */
 	NVMF_AEN_DISC_CHANGED = 1u << 1, /* Notice, Discovery Log Page Change, log 70h */
 	NVMF_AEN_ANA_CHANGED = 1u << 2,  /* Notice, ANA Change, log 0Ch (ana.c) */
+	NVMF_AEN_RESV_LOG = 1u << 3,     /* I/O Command Specific, Reservation Log Page
+					  * Available, log 80h (reservation.c) */
 };
 
 /* Controller states; every transition goes through ctrlr_set_state() under ctrlr->lock. */
@@ -78,6 +81,7 @@ struct nvmf_ctrlr {
 	bool discovery;		   /* controller of the discovery subsystem */
 	bool local;		   /* nvmf_local_connect(): no fabric admin queue */
 	char hostnqn[NVME_NQN_FIELD];
+	uint64_t hostnqn_hash; /* FNV-1a of hostnqn (per-host QoS lookups) */
 	uint8_t hostid[16];
 	char label[32];		   /* "ctrlr N" for logs */
 
@@ -120,6 +124,13 @@ struct nvmf_ctrlr {
 	uint64_t err_count;
 	unsigned int err_head;	   /* next slot */
 	struct nvme_error_log_entry errlog[NVMF_ERRLOG_ENTRIES];
+
+	/* Reservation notifications (reservation.c): any reactor, under err_lock. */
+	struct nvmf_resv_log_entry resv_log[NVMF_RESV_LOG_ENTRIES];
+	unsigned int resv_log_head, resv_log_n;
+	uint64_t resv_log_count; /* Log Page Count of the last one queued */
+	/* Reservation Notification Mask (feature 82h) per NSID: atomic, relaxed. */
+	uint8_t resv_mask[NVMF_MAX_NAMESPACES + 1];
 };
 
 /* ---- ctrlr.c: lifecycle ------------------------------------------------------------------ */
@@ -173,6 +184,8 @@ void nvmf_ctrlr_aer_abort_all(struct nvmf_ctrlr *c);
 /* From any thread: deliver "namespace @nsid changed" to @c on its admin reactor. */
 void nvmf_ctrlr_notify_ns_changed(struct nvmf_ctrlr *c, uint32_t nsid);
 void nvmf_ctrlr_notify_disc_changed(struct nvmf_ctrlr *c);
+/* From any thread: a reservation notification was queued for @c (reservation.c). */
+void nvmf_ctrlr_notify_resv(struct nvmf_ctrlr *c);
 
 /* ---- error_log.c, ctrlr_stats.c ------------------------------------------------------------ */
 void nvmf_ctrlr_record_error(struct nvmf_ctrlr *c, const struct nvmf_req *req);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Get Features / Set Features. Values live in the controller; none is saveable.
+ * Get Features / Set Features. Values live in the controller; none is saveable. The
+ * reservation features (82h Reservation Notification Mask, 83h Reservation Persistence)
+ * are namespace-specific and handled by reservation.c.
  */
 #include "config.h"
 
@@ -37,7 +39,14 @@ static const struct feat_desc feats[256] = {
 	[NVME_FEAT_KATO] = { true, true, FEAT_CAP_CHANGEABLE },
 	[NVME_FEAT_HOST_ID] = { true, false, 0 },
 	[NVME_FEAT_LBA_STATUS_ATTR] = { true, false, FEAT_CAP_CHANGEABLE },
+	[NVME_FEAT_RESV_MASK] = { true, false, FEAT_CAP_CHANGEABLE | FEAT_CAP_NS_SPECIFIC },
+	[NVME_FEAT_RESV_PERSIST] = { true, false, FEAT_CAP_CHANGEABLE | FEAT_CAP_NS_SPECIFIC },
 };
+
+static bool resv_feat(uint8_t fid)
+{
+	return fid == NVME_FEAT_RESV_MASK || fid == NVME_FEAT_RESV_PERSIST;
+}
 
 static uint32_t num_queues_dw0(uint16_t nsqa, uint16_t ncqa)
 {
@@ -108,6 +117,15 @@ static uint16_t feat_value(struct nvmf_req *req, uint8_t fid, bool dflt, uint32_
 		/* Intervals in 100 ms units; nothing is ever reported (lba_status.h), they are
 		 * kept for the host only. */
 		*dw0 = dflt ? 0 : f->lba_status_attr;
+		break;
+	case NVME_FEAT_RESV_MASK:
+	case NVME_FEAT_RESV_PERSIST:
+		if (!req->ns)
+			return ST_INVALID_NS;
+		if (dflt)
+			*dw0 = 0;
+		else
+			return nvmf_resv_feat_get(req, fid, dw0);
 		break;
 	default:
 		return ST_INVALID_FIELD;
@@ -238,6 +256,12 @@ static void set_features_exec(struct nvmf_req *req)
 		/* the host identifier comes from Connect on fabrics */
 		status = ST_CMD_SEQ;
 		break;
+	case NVME_FEAT_RESV_MASK:
+	case NVME_FEAT_RESV_PERSIST:
+		status = nvmf_resv_feat_set(req, fid);
+		if (!status)
+			return; /* completed, or completes once the store has it */
+		break;
 	default:
 		status = ST_INVALID_FIELD;
 		break;
@@ -256,6 +280,16 @@ uint16_t nvmf_features_parse(struct nvmf_req *req, bool set)
 
 	if (c->discovery ? !d->disc : !d->nvm)
 		return ST_INVALID_FIELD;
+	if (resv_feat(fid)) {
+		uint32_t nsid = get_le32(&req->cmd.nsid);
+
+		/* held until completion; NULL for FFFFFFFFh (the mask of every namespace) */
+		if (nsid != NVMF_NSID_ALL) {
+			req->ns = nvmf_ns_get(c->subsys, nsid, req->qpair->reactor);
+			if (!req->ns)
+				return ST_INVALID_NS;
+		}
+	}
 	if (set) {
 		if (cdw10 & NVME_FEAT_SAVE)
 			return NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC,

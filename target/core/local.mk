@@ -23,6 +23,7 @@ libnvmeof_core_la_SOURCES = \
 	target/core/subsystem.c \
 	target/core/port.c \
 	target/core/reservation.c target/core/reservation.h \
+	target/core/resv_store.h target/core/resv_store_file.c \
 	target/core/fused.c target/core/fused.h \
 	target/core/lba_status.c target/core/lba_status.h \
 	target/core/mgmt.c \
@@ -45,6 +46,7 @@ CORE_UTS = tests/unit/target/core/ctrlr_ut tests/unit/target/core/fabrics_ut \
 	tests/unit/target/core/features_ut tests/unit/target/core/io_ut \
 	tests/unit/target/core/discovery_ut tests/unit/target/core/subsystem_ut \
 	tests/unit/target/core/reservation_ut tests/unit/target/core/dispatch_ut \
+	tests/unit/target/core/resv_store_file_ut \
 	tests/unit/target/core/abort_ut \
 	tests/unit/target/core/ana_ut tests/unit/target/core/identity_ut
 check_PROGRAMS += $(CORE_UTS)
@@ -76,6 +78,9 @@ tests_unit_target_core_subsystem_ut_LDADD = $(CORE_UT_LIBS)
 tests_unit_target_core_reservation_ut_SOURCES = tests/unit/target/core/reservation_ut.c $(CORE_UT_SOURCES)
 tests_unit_target_core_reservation_ut_CFLAGS = $(CORE_UT_CFLAGS)
 tests_unit_target_core_reservation_ut_LDADD = $(CORE_UT_LIBS)
+tests_unit_target_core_resv_store_file_ut_SOURCES = tests/unit/target/core/resv_store_file_ut.c $(CORE_UT_SOURCES)
+tests_unit_target_core_resv_store_file_ut_CFLAGS = $(CORE_UT_CFLAGS)
+tests_unit_target_core_resv_store_file_ut_LDADD = $(CORE_UT_LIBS)
 tests_unit_target_core_dispatch_ut_SOURCES = tests/unit/target/core/dispatch_ut.c $(CORE_UT_SOURCES)
 tests_unit_target_core_dispatch_ut_CFLAGS = $(CORE_UT_CFLAGS)
 tests_unit_target_core_dispatch_ut_LDADD = $(CORE_UT_LIBS)

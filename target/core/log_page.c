@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Get Log Page: error information, SMART / health, firmware slots, changed namespace list,
- * commands supported and effects, LBA status information, and (discovery controllers) the
- * discovery log. Each page is built whole, then the host's window [LPO, LPO + NUMD * 4)
- * is copied out.
+ * commands supported and effects, LBA status information, reservation notifications, and
+ * (discovery controllers) the discovery log. Each page is built whole, then the host's
+ * window [LPO, LPO + NUMD * 4) is copied out.
  */
 #include "config.h"
 
@@ -191,6 +191,9 @@ static void log_page_exec(struct nvmf_req *req)
 	case NVME_LOG_DISCOVERY:
 		page = nvmf_disc_log_build(c->tgt, c->hostnqn, req->qpair, &size);
 		break;
+	case NVME_LOG_RESERVATION:
+		page = nvmf_resv_log_build(c, &size);
+		break;
 	}
 	if (!page) {
 		nvmf_req_done(req, ST_INTERNAL);
@@ -211,6 +214,11 @@ static void log_page_exec(struct nvmf_req *req)
 			nvmf_ctrlr_aen_clear(c, NVMF_AEN_ANA_CHANGED);
 		} else if (lid == NVME_LOG_DISCOVERY && !rae) {
 			nvmf_ctrlr_aen_clear(c, NVMF_AEN_DISC_CHANGED);
+		} else if (lid == NVME_LOG_RESERVATION && !rae) {
+			/* one page per read: the next one gets its own event */
+			nvmf_ctrlr_aen_clear(c, NVMF_AEN_RESV_LOG);
+			if (nvmf_resv_log_pending(c))
+				nvmf_ctrlr_aen_raise(c, NVMF_AEN_RESV_LOG);
 		}
 	}
 	free(page);
@@ -240,6 +248,7 @@ uint16_t nvmf_log_page_parse(struct nvmf_req *req)
 		case NVME_LOG_CMD_EFFECTS:
 		case NVME_LOG_LBA_STATUS:
 		case NVME_LOG_ANA:
+		case NVME_LOG_RESERVATION:
 			break;
 		default:
 			return st_invalid_log_page();

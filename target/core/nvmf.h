@@ -50,6 +50,9 @@ struct nvmf_tgt_opts {
 				      * real host's slot; default 1024 */
 	uint32_t connect_timeout_ms; /* ICReq and Connect must be done within this (default
 				      * 5000; 0: no deadline) */
+	uint32_t login_timeout_ms;   /* iSCSI: accept to full feature phase, the CHAP exchange
+				      * included, within this (default 5000; 0: none); such
+				      * logins count as connecting (max_connecting) */
 	uint32_t kato_default_ms;    /* when a host asks for KATO 0 on an I/O ctrlr: none */
 	const char *state_dir;       /* namespace identities kept here (ns_ident.c); NULL:
 				      * none kept, identities derived as without a state dir */
@@ -85,6 +88,7 @@ struct nvmf_req {
 	uint64_t start_ns;           /* CLOCK_MONOTONIC when the core got it (latency metrics) */
 	TAILQ_ENTRY(nvmf_req) qos_link; /* waiting for QoS tokens (qos.c) */
 	bool qos_queued;                /* on qos_link */
+	void *qos_wait;                 /* the QoS bucket it waits in (qos.c) */
 };
 
 /* Direction and length a command moves, from its opcode/fctype and SGL. Transports call
@@ -258,6 +262,7 @@ struct nvmf_ns {
 	struct nvmf_ns_iostat *iostat; /* [iostat_slots][NVMF_NPATHS], by reactor id */
 	unsigned int iostat_slots;
 	struct nvmf_qos *qos; /* QoS limits and buckets (qos.c); NULL = none set */
+	struct nvmf_qos_hosts *qos_hosts; /* per-host QoS on it (qos.c); NULL = none */
 };
 
 /*
@@ -289,6 +294,25 @@ struct nvmf_qos_limits {
 int nvmf_ns_set_qos(struct nvmf_subsys *subsys, uint32_t nsid, const struct nvmf_qos_limits *lim);
 /* The limits in force (all zero when none). 0 or -ENOENT. */
 int nvmf_ns_get_qos(struct nvmf_subsys *subsys, uint32_t nsid, struct nvmf_qos_limits *out);
+/*
+ * Per-host QoS: limits for the commands of host @hostnqn on namespace @nsid (every
+ * controller of that host), enforced like the namespace's (per reactor, excess queued)
+ * and before them: a command of a limited host passes its host's limits, then the
+ * namespace's. All zero removes them. Up to NVMF_QOS_MAX_HOSTS hosts per namespace.
+ * 0, -ENOENT (no such namespace), -EINVAL (bad NQN), -ENOSPC or -ENOMEM.
+ */
+#define NVMF_QOS_MAX_HOSTS 64
+int nvmf_ns_set_host_qos(struct nvmf_subsys *subsys, uint32_t nsid, const char *hostnqn,
+			 const struct nvmf_qos_limits *lim);
+/* The limits of @hostnqn on @nsid (all zero when none). 0 or -ENOENT. */
+int nvmf_ns_get_host_qos(struct nvmf_subsys *subsys, uint32_t nsid, const char *hostnqn,
+			 struct nvmf_qos_limits *out);
+/* @cb for each host with limits on @nsid (under the subsystem lock: no calls back into the
+ * core); returns how many, or -ENOENT. */
+int nvmf_ns_list_host_qos(struct nvmf_subsys *subsys, uint32_t nsid,
+			  void (*cb)(const char *hostnqn, const struct nvmf_qos_limits *lim,
+				     void *arg),
+			  void *arg);
 /* Any thread: commands of @ns waiting for tokens now, and delayed since start. */
 void nvmf_ns_qos_counts(const struct nvmf_ns *ns, uint64_t *queued, uint64_t *delayed);
 

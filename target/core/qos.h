@@ -21,6 +21,8 @@ struct nvmf_req *nvmf_qos_take(struct nvmf_qpair *qp, uint16_t cid);
 void nvmf_qos_qpair_gone(struct nvmf_qpair *qp);
 /* Release what the tokens allow on the calling reactor now (the timer's work; tests). */
 void nvmf_qos_poll(void);
+/* FNV-1a of a host NQN (ctrlr->hostnqn_hash): the I/O path compares it before names. */
+uint64_t nvmf_qos_nqn_hash(const char *nqn);
 /* With the namespace (no command of it may be waiting). */
 void nvmf_qos_free(struct nvmf_ns *ns);
 

@@ -23,6 +23,7 @@
 #define NVMEOF_TARGET_RESV_STORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "reservation.h"
@@ -31,10 +32,10 @@ struct nvmf_ns;
 
 /* One namespace's reservation state, as stores keep it (host identifiers, not cntlids). */
 struct nvmf_resv_image {
-	uint32_t gen;		/* PRGENERATION */
-	uint8_t rtype;		/* 0: no reservation */
-	bool ptpl;		/* Persist Through Power Loss state */
-	uint8_t holder[16];	/* host identifier of the holder (types 1-4) */
+	uint32_t gen;       /* PRGENERATION */
+	uint8_t rtype;      /* 0: no reservation */
+	bool ptpl;          /* Persist Through Power Loss state */
+	uint8_t holder[16]; /* host identifier of the holder (types 1-4) */
 	unsigned int nregs;
 	struct {
 		uint8_t hostid[16];
@@ -64,9 +65,23 @@ struct nvmf_resv_store {
 	struct nvmf_ns *ns;
 };
 
-/* Attach @st to @ns (before the namespace takes commands) and load its state. */
+/* Attach @st to @ns (before the namespace takes commands) and load its state. A store
+ * attached before is closed and replaced (the core attaches the state-directory store to
+ * every namespace when there is a state directory; a backend's cluster store may take its
+ * place). A state loaded with ptpl false is dropped unless ops->always. Returns 0 (also
+ * when nothing was stored) or load()'s -errno: the namespace then starts with no
+ * reservation, and the store has logged why (load() names what it could not read). */
 int nvmf_resv_store_attach(struct nvmf_ns *ns, struct nvmf_resv_store *st);
 /* Re-read the state from the namespace's store (a cluster store's notification). */
 int nvmf_resv_reload(struct nvmf_ns *ns);
+
+/*
+ * The state-directory store (resv_store_file.c): DIR/resv-NGUID.state (the namespace's
+ * UUID when it has no NGUID), for subsystem @nqn namespace @ns (its identifiers derived).
+ * NULL with @err set when @dir is unusable.
+ */
+struct nvmf_resv_store *nvmf_resv_store_file_open(const char *dir, const char *nqn,
+						  const struct nvmf_ns *ns, char *err,
+						  size_t errlen);
 
 #endif

@@ -88,6 +88,7 @@ void nvmf_tgt_opts_default(struct nvmf_tgt_opts *o)
 	o->max_connections = 4096;
 	o->max_connecting = 1024;
 	o->connect_timeout_ms = 5000;
+	o->login_timeout_ms = 5000;
 	o->kato_default_ms = 0;
 }
 
@@ -290,6 +291,26 @@ static void ns_derive_ids(struct nvmf_ns *ns, const struct nvmf_ns_opts *o)
 	}
 }
 
+/* Persist Through Power Loss: the state-directory store, keyed by the identity just
+ * derived (a backend's cluster store may replace it). The namespace is not published yet,
+ * so nothing else holds its reservation lock under s->lock. */
+static void ns_attach_resv_store(struct nvmf_ns *ns)
+{
+	const char *dir = ns->subsys->tgt->opts.state_dir;
+	struct nvmf_resv_store *st;
+	char err[256];
+
+	if (!dir || !dir[0])
+		return;
+	st = nvmf_resv_store_file_open(dir, ns->subsys->nqn, ns, err, sizeof(err));
+	if (!st) {
+		log_warn("%s: namespace %u: reservations cannot persist: %s", ns->subsys->nqn,
+			 ns->nsid, err);
+		return;
+	}
+	nvmf_resv_store_attach(ns, st); /* a bad file is logged; the namespace starts empty */
+}
+
 /* Hold a reference on every live controller of @s (caller holds s->lock). */
 static unsigned int collect_ctrlrs(struct nvmf_subsys *s, struct nvmf_ctrlr ***out)
 {
@@ -404,7 +425,10 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 	ns->nsid = nsid;
 	ns->anagrpid = o->anagrpid ? o->anagrpid : NVMF_ANA_GRPID_DEFAULT;
 	ns_derive_ids(ns, o);
-	if (store) {
+	/* the data's own store (RBD: the cluster) or else the state directory's */
+	if (!store) {
+		ns_attach_resv_store(ns);
+	} else {
 		/* From here the store is the namespace's: nvmf_resv_free() closes it. */
 		store->ns = ns;
 		rc = nvmf_resv_store_attach(ns, store);
@@ -775,21 +799,4 @@ void nvmf_tgt_destroy(struct nvmf_tgt *tgt)
 	subsys_free(tgt->discovery);
 	pthread_mutex_destroy(&tgt->lock);
 	free(tgt);
-}
-
-/*
- * Defaults for a reservation module that keeps its state in memory only: a store is
- * accepted and its notifications change nothing. reservation.c's definitions, when it has
- * them, take the place of these.
- */
-__attribute__((weak)) int nvmf_resv_store_attach(struct nvmf_ns *ns, struct nvmf_resv_store *st)
-{
-	st->ns = ns;
-	return 0;
-}
-
-__attribute__((weak)) int nvmf_resv_reload(struct nvmf_ns *ns)
-{
-	(void)ns;
-	return 0;
 }

@@ -48,9 +48,17 @@ static void usage(FILE *f)
 	      "  listener remove NQN URI\n"
 	      "  controller list [NQN]\n"
 	      "  controller disconnect CNTLID [--nqn NQN]\n"
+	      "  session list [TARGET-IQN]     iSCSI sessions: initiator, ISID/TSIH, address,\n"
+	      "                    target, connections, counters\n"
+	      "  session disconnect TSIH\n"
 	      "  ana set NQN PORTID GRPID STATE  STATE: optimized, non-optimized,\n"
 	      "                    inaccessible, persistent-loss, change (per port, as nvmet)\n"
 	      "  ana list [NQN]\n"
+	      "  qos set NQN NSID [--host HOSTNQN] LIMIT...   LIMIT: --rw-ios N, --r-ios N,\n"
+	      "                    --w-ios N (per second), --rw-mbytes N, --r-mbytes N,\n"
+	      "                    --w-mbytes N (MiB/s); 0 lifts one; others stay as they are\n"
+	      "  qos get NQN NSID  the namespace's limits and each limited host's\n"
+	      "  qos clear NQN NSID [--host HOSTNQN]\n"
 	      "  log-level [err|warn|notice|info|debug]\n"
 	      "  save [FILE]       FILE: written here (mode 0600 when it holds keys);\n"
 	      "                    no FILE: the daemon rewrites its own -c file\n"
@@ -199,6 +207,65 @@ static void print_size(uint64_t b)
 		i++;
 	}
 	printf("%.*f %s", v == (double)(uint64_t)v ? 0 : 1, v, u[i]);
+}
+
+/* "rw_ios_per_sec 2000, ..." for the limits that are set, "none" when none is. */
+static void print_limits(json_object *l)
+{
+	bool any = false;
+
+	json_object_object_foreach(l, k, v)
+	{
+		if (json_object_is_type(v, json_type_int) && json_object_get_int64(v)) {
+			printf("%s%s %lld", any ? ", " : "", k,
+			       (long long)json_object_get_int64(v));
+			any = true;
+		}
+	}
+	printf("%s\n", any ? "" : "none");
+}
+
+static void print_sessions(json_object *arr)
+{
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *s = json_object_array_get_idx(arr, i), *st = NULL;
+
+		json_object_object_get_ex(s, "stats", &st);
+		printf("TSIH %lld  %s  ISID %s  from %s  to %s (portal %s:%s)\n",
+		       (long long)jint(s, "tsih"), jget(s, "initiator"), jget(s, "isid"),
+		       jget(s, "peer"), jget(s, "target"), jget(s, "portal_addr"),
+		       jget(s, "portal_port"));
+		printf("  %lld connection(s), digests %s/%s, reads %lld (%lld bytes), writes %lld "
+		       "(%lld bytes), other %lld\n",
+		       (long long)jint(s, "connections"),
+		       json_object_get_boolean(json_object_object_get(s, "header_digest")) ? "heade"
+											     "r"
+											   : "-",
+		       json_object_get_boolean(json_object_object_get(s, "data_digest")) ? "data"
+											 : "-",
+		       (long long)jint(st, "read_cmds"), (long long)jint(st, "read_bytes"),
+		       (long long)jint(st, "write_cmds"), (long long)jint(st, "write_bytes"),
+		       (long long)jint(st, "other_cmds"));
+	}
+	if (!json_object_array_length(arr))
+		printf("no iSCSI sessions\n");
+}
+
+static void print_qos(json_object *r)
+{
+	json_object *l, *hosts;
+
+	printf("%s namespace %lld: ", jget(r, "nqn"), (long long)jint(r, "nsid"));
+	if (json_object_object_get_ex(r, "limits", &l))
+		print_limits(l);
+	if (json_object_object_get_ex(r, "hosts", &hosts))
+		for (size_t i = 0; i < json_object_array_length(hosts); i++) {
+			json_object *h = json_object_array_get_idx(hosts, i);
+
+			printf("  host %s: ", jget(h, "host"));
+			json_object_object_del(h, "host");
+			print_limits(h);
+		}
 }
 
 static void print_subsystems(json_object *arr)
@@ -468,6 +535,19 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 		add_str(p, "cntlid", argv[0]);
 		add_str(p, "nqn", nqn);
 		method = "nvmf_disconnect_controller";
+	} else if (!strcmp(obj, "session") && !strcmp(verb, "list")) {
+		if (argc > 1)
+			NEED(1);
+		add_str(p, "target", argc ? argv[0] : NULL);
+		method = "iscsi_get_sessions";
+	} else if (!strcmp(obj, "session") && !strcmp(verb, "disconnect")) {
+		NEED(1);
+		if (!is_uint(argv[0])) {
+			fprintf(stderr, PROG ": session disconnect: '%s' is not a TSIH\n", argv[0]);
+			return EXIT_USAGE;
+		}
+		add_str(p, "tsih", argv[0]);
+		method = "iscsi_disconnect_session";
 	} else if (!strcmp(obj, "ana") && !strcmp(verb, "set")) {
 		NEED(4);
 		add_str(p, "nqn", argv[0]);
@@ -480,6 +560,44 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 			NEED(1);
 		add_str(p, "nqn", argc ? argv[0] : NULL);
 		method = "nvmf_get_ana_states";
+	} else if (!strcmp(obj, "qos") &&
+		   (!strcmp(verb, "set") || !strcmp(verb, "get") || !strcmp(verb, "clear"))) {
+		static const char *const lim[6][2] = {
+			{ "--rw-ios", "rw_ios_per_sec" },
+			{ "--r-ios", "r_ios_per_sec" },
+			{ "--w-ios", "w_ios_per_sec" },
+			{ "--rw-mbytes", "rw_mbytes_per_sec" },
+			{ "--r-mbytes", "r_mbytes_per_sec" },
+			{ "--w-mbytes", "w_mbytes_per_sec" },
+		};
+		const char *host = verb[0] != 'g' ? opt_val(&argc, argv, "--host", false, &bad)
+						  : NULL;
+		bool given = false;
+
+		for (unsigned int i = 0; i < 6 && verb[0] == 's'; i++) {
+			const char *v = opt_val(&argc, argv, lim[i][0], false, &bad);
+
+			if (v && !is_uint(v)) {
+				fprintf(stderr, PROG ": qos set: %s '%s' is not a number\n",
+					lim[i][0], v);
+				bad = true;
+			}
+			add_str(p, lim[i][1], v);
+			given |= v != NULL;
+		}
+		if (bad)
+			return EXIT_USAGE;
+		NEED(2);
+		if (verb[0] == 's' && !given) {
+			fprintf(stderr, PROG ": qos set: give a limit (--rw-ios N, ...)\n");
+			return EXIT_USAGE;
+		}
+		add_str(p, "nqn", argv[0]);
+		add_str(p, "nsid", argv[1]);
+		add_str(p, "host", host);
+		method = verb[0] == 's'   ? "nvmf_namespace_set_qos"
+			 : verb[0] == 'g' ? "nvmf_namespace_get_qos"
+					  : "nvmf_namespace_clear_qos";
 	} else if (!strcmp(obj, "rpc")) {
 		json_object *raw = NULL;
 
@@ -516,6 +634,10 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 		print_controllers(r);
 	else if (!strcmp(method, "nvmf_get_ana_states"))
 		print_ana(r);
+	else if (!strcmp(method, "nvmf_namespace_get_qos"))
+		print_qos(r);
+	else if (!strcmp(method, "iscsi_get_sessions"))
+		print_sessions(r);
 	else if (!strcmp(method, "nvmf_subsystem_add_ns"))
 		printf("namespace %lld\n", (long long)json_object_get_int64(r));
 	else if (!strcmp(method, "nvmf_subsystem_add_listener"))
@@ -542,6 +664,8 @@ static int run_simple(struct ctl *c, const char *cmd, int argc, char **argv)
 		method = "target_get_status";
 	} else if (!strcmp(cmd, "save") && argc <= 1) {
 		method = "save_config";
+		if (argc == 1) /* into a file of mode 0600 when it holds keys */
+			json_object_object_add(p, "secrets", json_object_new_boolean(true));
 	} else {
 		fprintf(stderr, PROG ": %s: unexpected arguments (see --help)\n", cmd);
 		json_object_put(p);
@@ -601,7 +725,7 @@ static int run_simple(struct ctl *c, const char *cmd, int argc, char **argv)
 		}
 		if (!c->json)
 			printf("saved to %s%s\n", realpath(argv[0], abs) ? abs : argv[0],
-			       secret ? " (mode 0600: it holds DH-HMAC-CHAP keys)" : "");
+			       secret ? " (mode 0600: it holds keys or CHAP secrets)" : "");
 		json_object_put(r);
 		return 0;
 	}

@@ -34,12 +34,15 @@ enum {
 	OPT_MAX_CONN,
 	OPT_MAX_CONNECTING,
 	OPT_CONNECT_TIMEOUT,
+	OPT_LOGIN_TIMEOUT,
 	OPT_UNSAFE_IGNORE_FLUSH,
 	OPT_FOREGROUND,
 	OPT_CONTROL_SOCKET,
 	OPT_NO_CONTROL_SOCKET,
 	OPT_CONTROL_GROUP,
 	OPT_LOG_FILE,
+	OPT_POLL,
+	OPT_POLL_MAX_US,
 };
 
 static const struct option long_opts[] = {
@@ -53,12 +56,15 @@ static const struct option long_opts[] = {
 	{ "reactors", required_argument, NULL, OPT_REACTORS },
 	{ "pin", no_argument, NULL, OPT_PIN },
 	{ "no-pin", no_argument, NULL, OPT_NO_PIN },
+	{ "poll", required_argument, NULL, OPT_POLL },
+	{ "poll-max-us", required_argument, NULL, OPT_POLL_MAX_US },
 	{ "in-capsule", required_argument, NULL, OPT_IN_CAPSULE },
 	{ "max-queue-depth", required_argument, NULL, OPT_MAX_QD },
 	{ "max-io-size", required_argument, NULL, OPT_MAX_IO },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
 	{ "max-connecting", required_argument, NULL, OPT_MAX_CONNECTING },
 	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
+	{ "login-timeout", required_argument, NULL, OPT_LOGIN_TIMEOUT },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "daemon", no_argument, NULL, 'd' },
@@ -105,6 +111,10 @@ void cli_usage(FILE *f)
 	      "  --reactors N          I/O threads (default one per online CPU)\n"
 	      "  --pin, --no-pin       pin reactor threads to CPUs (default: pin when there\n"
 	      "                        is one reactor per CPU)\n"
+	      "  --poll MODE           how reactors wait: adaptive (default: keep polling for\n"
+	      "                        a window tuned to the gap between events, then sleep),\n"
+	      "                        off (always sleep in epoll) or busy (never sleep)\n"
+	      "  --poll-max-us US      adaptive polling window at most (default 100)\n"
 	      "  --in-capsule BYTES    in-capsule data size of I/O queues (default 8192)\n"
 	      "  --max-queue-depth N   entries per I/O queue (default 128)\n"
 	      "  --max-io-size BYTES   largest transfer (MDTS; power of 2, default 128K)\n"
@@ -115,6 +125,9 @@ void cli_usage(FILE *f)
 	      "                        the slots of real hosts; more are closed after accept\n"
 	      "  --connect-timeout SECS  ICReq and Connect must be done within SECS (default 5;\n"
 	      "                        0: no deadline); slower connections are closed\n"
+	      "  --login-timeout SECS  an iSCSI login, CHAP included, must reach the full\n"
+	      "                        feature phase within SECS (default 5; 0: no deadline);\n"
+	      "                        logins count against --max-connecting until then\n"
 	      "\n"
 	      "Running:\n"
 	      "  --log-level LEVEL     err, warn, notice (default), info or debug\n"
@@ -128,7 +141,8 @@ void cli_usage(FILE *f)
 	      "  --stats-socket PATH   serve counters (JSON lines) on a UNIX socket\n"
 	      "  --metrics URI         Prometheus metrics over HTTP at tcp://ADDR:PORT/metrics\n"
 	      "                        (port 0: a free one, logged)\n"
-	      "  --state-dir DIR       namespace identities generated once are kept here\n"
+	      "  --state-dir DIR       namespace identities generated once, and reservations\n"
+	      "                        that persist through power loss, are kept here\n"
 	      "                        (created 0700; default " CLI_DEFAULT_STATE_DIR ")\n"
 	      "  --control-socket PATH JSON-RPC control socket for nvmeof-ctl (default\n"
 	      "                        /run/nvmeof/nvmeof-target.sock)\n"
@@ -296,6 +310,23 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 	case OPT_NO_PIN:
 		o->pin = REACTOR_PIN_OFF;
 		return 0;
+	case OPT_POLL:
+		if (strcmp(arg, "adaptive") == 0)
+			o->poll = REACTOR_POLL_ADAPTIVE;
+		else if (strcmp(arg, "off") == 0)
+			o->poll = REACTOR_POLL_OFF;
+		else if (strcmp(arg, "busy") == 0)
+			o->poll = REACTOR_POLL_BUSY;
+		else
+			return fail(err, errlen, "--poll: expected adaptive, off or busy, got '%s'",
+				    arg);
+		return 0;
+	case OPT_POLL_MAX_US:
+		if (parse_uint(arg, 1, REACTOR_POLL_MAX_US, &v))
+			return fail(err, errlen, "--poll-max-us: expected 1-%d, got '%s'",
+				    REACTOR_POLL_MAX_US, arg);
+		o->poll_max_us = (unsigned int)v;
+		return 0;
 	case OPT_IN_CAPSULE:
 		if (parse_bytes(arg, &bytes) || bytes > 1024 * 1024 || bytes % 16)
 			return fail(err, errlen,
@@ -326,6 +357,13 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 				    "--connect-timeout: expected 0-3600 seconds, got '%s'", arg);
 		o->connect_timeout_ms = (uint32_t)v * 1000;
 		o->connect_timeout_set = true;
+		return 0;
+	case OPT_LOGIN_TIMEOUT:
+		if (parse_uint(arg, 0, 3600, &v))
+			return fail(err, errlen,
+				    "--login-timeout: expected 0-3600 seconds, got '%s'", arg);
+		o->login_timeout_ms = (uint32_t)v * 1000;
+		o->login_timeout_set = true;
 		return 0;
 	case OPT_MAX_IO:
 		if (parse_bytes(arg, &bytes) || bytes < 4096 || bytes > 4 * 1024 * 1024 ||
@@ -426,6 +464,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t errle
 	o->discovery_port = 8009;
 	o->log_level = -1;
 	o->pin = REACTOR_PIN_AUTO;
+	o->poll = REACTOR_POLL_ADAPTIVE;
 
 	optind = 0; /* glibc: full reset, so the parser can run more than once */
 	opterr = 0;

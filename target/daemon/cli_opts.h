@@ -33,6 +33,8 @@ struct cli_opts {
 
 	unsigned int reactors;		/* --reactors; 0 = one per online CPU */
 	enum reactor_pin pin;		/* --pin / --no-pin */
+	enum reactor_poll poll;         /* --poll (default REACTOR_POLL_ADAPTIVE) */
+	unsigned int poll_max_us;       /* --poll-max-us; 0 = default */
 	uint32_t in_capsule;		/* --in-capsule; 0 with !in_capsule_set = default */
 	bool in_capsule_set;
 	uint32_t max_queue_depth;	/* --max-queue-depth; 0 = default */
@@ -50,6 +52,8 @@ struct cli_opts {
 	uint32_t max_connecting;        /* --max-connecting; 0 = default (1024) */
 	uint32_t connect_timeout_ms;    /* --connect-timeout, when connect_timeout_set */
 	bool connect_timeout_set;
+	uint32_t login_timeout_ms; /* --login-timeout, when login_timeout_set */
+	bool login_timeout_set;
 	bool unsafe_ignore_flush;	/* --unsafe-ignore-flush (hidden): bdev_file_unsafe_ignore_flush */
 	const char *control_socket;     /* --control-socket PATH; NULL = the default (control.h) */
 	bool no_control_socket;         /* --no-control-socket */

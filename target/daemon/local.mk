@@ -55,7 +55,7 @@ tests_unit_target_daemon_control_ut_SOURCES = tests/unit/target/daemon/control_u
 tests_unit_target_daemon_control_ut_CFLAGS = $(UT_CFLAGS) $(JSONC_CFLAGS) \
 	-I$(top_srcdir)/target/daemon
 tests_unit_target_daemon_control_ut_LDADD = libnvmeof_daemon.la libnvmeof_config.la \
-	libnvmeof_tcp.la libnvmeof_core.la libnvmeof_bdev.la libnvmeof_reactor.la \
+	libnvmeof_iscsi.la libnvmeof_scsi.la libnvmeof_tcp.la libnvmeof_core.la libnvmeof_bdev.la libnvmeof_reactor.la \
 	libnvmeof_common.la $(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) $(ISAL_LIBS) \
 	$(JSONC_LIBS) $(UT_LIBS) -lm
 

@@ -371,9 +371,29 @@ static void reload_limits(struct daemon_ctx *d)
 	__atomic_store_n(&cur->max_connections, t.max_connections, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->max_connecting, t.max_connecting, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->connect_timeout_ms, t.connect_timeout_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->login_timeout_ms, t.login_timeout_ms, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->max_queue_depth, t.max_queue_depth, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->in_capsule_size, t.in_capsule_size, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->max_io_size, t.max_io_size, __ATOMIC_RELAXED);
+}
+
+/*
+ * The reloaded file's iscsi section (validated with the rest, secret files read again):
+ * targets, initiators, CHAP and options; sessions whose access is gone end now.
+ */
+static void reload_iscsi(struct daemon_ctx *d)
+{
+	unsigned int revoked = 0;
+	char err[512];
+
+	if (!d->iscsi_on && !d->cfg->iscsi_json)
+		return;
+	d->iscsi_on = true;
+	if (iscsi_config_reload(d->tgt, d->cfg->iscsi_json, &revoked, err, sizeof(err)))
+		log_err("reload: %s", err);
+	if (revoked)
+		log_notice("reload: %u iSCSI session%s ended (access revoked)", revoked,
+			   revoked == 1 ? "" : "s");
 }
 
 /*
@@ -403,6 +423,7 @@ static void hup_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	} else {
 		d->control.dirty = false;
 		reload_limits(d);
+		reload_iscsi(d);
 		announce(d);
 	}
 	service_reloaded();
@@ -424,6 +445,8 @@ static void apply_tgt_opts(const struct cli_opts *o, struct nvmf_tgt_opts *t)
 		t->max_connecting = o->max_connecting;
 	if (o->connect_timeout_set)
 		t->connect_timeout_ms = o->connect_timeout_ms;
+	if (o->login_timeout_set)
+		t->login_timeout_ms = o->login_timeout_ms;
 }
 
 /* The file's "limits", unless the command line set them. */
@@ -438,6 +461,8 @@ static void apply_limits(const struct cli_opts *o, const struct tgt_config *cfg,
 		t->max_connecting = l->max_connecting;
 	if (l->connect_timeout_set && !o->connect_timeout_set)
 		t->connect_timeout_ms = l->connect_timeout_ms;
+	if (l->login_timeout_set && !o->login_timeout_set)
+		t->login_timeout_ms = l->login_timeout_ms;
 	if (l->max_queue_depth && !o->max_queue_depth)
 		t->max_queue_depth = l->max_queue_depth;
 	if (l->in_capsule_set && !o->in_capsule_set)
@@ -564,6 +589,7 @@ int main(int argc, char **argv)
 		apply_limits(&o, d.cfg, &topts);
 	d.control_started_io_size = topts.max_io_size;
 	reactors_configure(topts.max_io_size, 0, o.pin);
+	reactors_configure_poll(o.poll, o.poll_max_us);
 	rc = reactors_start(o.reactors);
 	if (rc != 0) {
 		snprintf(err, sizeof(err), "cannot start reactors: %s", strerror(-rc));

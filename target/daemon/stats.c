@@ -174,6 +174,9 @@ static void collect_reactors(struct stats_snapshot *snap, double hz)
 		sr.loops = __atomic_load_n(&r->stats.loops, __ATOMIC_RELAXED);
 		sr.msgs = __atomic_load_n(&r->stats.msgs, __ATOMIC_RELAXED);
 		sr.xlate_sampled = __atomic_load_n(&r->stats.xlate_sampled, __ATOMIC_RELAXED);
+		sr.poll_events = __atomic_load_n(&r->stats.poll_events, __ATOMIC_RELAXED);
+		sr.poll_empty = __atomic_load_n(&r->stats.poll_empty, __ATOMIC_RELAXED);
+		sr.poll_sleeps = __atomic_load_n(&r->stats.poll_sleeps, __ATOMIC_RELAXED);
 		ticks = __atomic_load_n(&r->stats.xlate_ticks, __ATOMIC_RELAXED);
 		spans = __atomic_load_n(&r->stats.xlate_spans, __ATOMIC_RELAXED);
 		sr.xlate_calls = __atomic_load_n(&r->stats.xlate_ios, __ATOMIC_RELAXED);
@@ -187,6 +190,9 @@ static void collect_reactors(struct stats_snapshot *snap, double hz)
 		snap->total.xlate_ns += sr.xlate_ns;
 		snap->total.xlate_calls += sr.xlate_calls;
 		snap->total.xlate_sampled += sr.xlate_sampled;
+		snap->total.poll_events += sr.poll_events;
+		snap->total.poll_empty += sr.poll_empty;
+		snap->total.poll_sleeps += sr.poll_sleeps;
 	}
 }
 
@@ -324,10 +330,12 @@ static void jreactor(struct jbuf *b, const struct stats_reactor *r)
 {
 	jput(b,
 	     "\"cpu_ns\":%llu,\"loops\":%llu,\"msgs\":%llu,\"xlate_ns\":%llu,\"xlate_calls\":%llu,"
-	     "\"xlate_sampled\":%llu",
+	     "\"xlate_sampled\":%llu,\"poll_events\":%llu,\"poll_empty\":%llu,\"poll_sleeps\":%llu",
 	     (unsigned long long)r->cpu_ns, (unsigned long long)r->loops,
 	     (unsigned long long)r->msgs, (unsigned long long)r->xlate_ns,
-	     (unsigned long long)r->xlate_calls, (unsigned long long)r->xlate_sampled);
+	     (unsigned long long)r->xlate_calls, (unsigned long long)r->xlate_sampled,
+	     (unsigned long long)r->poll_events, (unsigned long long)r->poll_empty,
+	     (unsigned long long)r->poll_sleeps);
 }
 
 static void jpath(struct jbuf *b, const char *name, const struct stats_path *p)

@@ -71,6 +71,8 @@ struct stats_reactor {
 	uint64_t xlate_ns;      /* SCSI-side time of those commands (estimated from the sample) */
 	uint64_t xlate_calls;   /* SCSI commands started (JSON "xlate_calls") */
 	uint64_t xlate_sampled; /* of which timed in full */
+	/* --poll adaptive: iterations with events, spinning ones without, returns to sleep */
+	uint64_t poll_events, poll_empty, poll_sleeps;
 };
 
 /* Commands through one port: its live connections (admin and I/O queues), and the I/O

@@ -42,14 +42,21 @@ int iscsi_target_add(const char *iqn, const char *alias);
 int iscsi_target_remove(const char *iqn);
 int iscsi_target_add_lun(const char *iqn, uint32_t lun, const char *subnqn, uint32_t nsid);
 /*
- * CHAP for logins to @iqn: the initiator must authenticate as @user/@secret (CHAP_A 5 =
- * MD5 or 7 = SHA-256). With @mutual_user, the target also authenticates itself.
- * NULL @user turns authentication off. Secrets are never logged.
+ * CHAP for logins to @iqn: the initiator must authenticate as @user/@secret, with the
+ * strongest digest both sides allow (iscsi_opts.chap_algs). With @mutual_user, the target
+ * also authenticates itself when the initiator asks (CHAP_I/CHAP_C). NULL @user turns
+ * authentication off. Secrets are never logged. A session that proved an older secret is
+ * ended by iscsi_config_reload().
  */
 int iscsi_target_set_chap(const char *iqn, const char *user, const char *secret,
 			  const char *mutual_user, const char *mutual_secret);
+/* The same for discovery sessions (SessionType=Discovery), on every portal. */
+int iscsi_set_discovery_chap(const char *user, const char *secret, const char *mutual_user,
+			     const char *mutual_secret);
 /* Only these initiators may log in (none added: any initiator). */
 int iscsi_target_allow_initiator(const char *iqn, const char *initiator);
+/* Replace the list with @n names (0: any initiator); all or nothing. */
+int iscsi_target_set_initiators(const char *iqn, const char *const *names, size_t n);
 
 /* Listen on @addr:@port ("0" = any free port; the chosen port is written back into
  * @port_out when not NULL). Returns 0 or -errno with a message in @err. */
@@ -80,6 +87,8 @@ struct iscsi_opts {
 	bool require_header_digest;  /* refuse sessions without CRC32C header digests */
 	bool require_data_digest;    /* refuse sessions without CRC32C data digests */
 	uint32_t queue_depth;	     /* commands per session, 128 */
+	uint32_t chap_algs;          /* CHAP digests allowed, a bit (1 << CHAP_A) each;
+				      * SHA3-256 (8) and SHA-256 (7), not MD5 or SHA-1 */
 };
 void iscsi_set_opts(const struct iscsi_opts *opts);
 void iscsi_opts_default(struct iscsi_opts *opts);
@@ -93,15 +102,56 @@ void iscsi_opts_default(struct iscsi_opts *opts);
  *                    "initiators": [ "iqn...." ],
  *                    "chap": { "user": "u", "secret": "s",
  *                              "mutual_user": "t", "mutual_secret": "m" } } ],
+ *     "discovery_chap": { "user": "d", "secret_file": "/etc/nvmeof/disc.secret" },
  *     "options": { "first_burst_length": 65536, "max_burst_length": 1048576,
  *                  "immediate_data": true, "initial_r2t": false, "queue_depth": 128,
- *                  "header_digest": "allowed", "data_digest": "allowed" } }
+ *                  "header_digest": "allowed", "data_digest": "allowed",
+ *                  "chap_algs": [ "SHA3-256", "SHA256" ] } }
  * (digests: "none", "allowed" or "required"; a portal's optional "advertise" is the
- * address SendTargets names, for initiators behind NAT)
+ * address SendTargets names, for initiators behind NAT; a secret may come from a file of
+ * mode 0600 instead, "secret_file" / "mutual_secret_file"; chap_algs as open-iscsi's
+ * node.session.auth.chap_algs names them, "MD5" and "SHA1" only when listed)
  * Applies targets and options; portals are started when @start_portals. Returns 0 or
  * -errno with a message in @err.
  */
 int iscsi_config_apply(struct nvmf_tgt *tgt, const char *json, bool start_portals, char *err,
 		       size_t errlen);
+/*
+ * SIGHUP: move the targets, CHAP settings (secret files read again) and options to
+ * @json (the reloaded, already validated section; NULL: none). Targets no longer listed
+ * are removed; sessions whose access is no longer granted end (iscsi_sessions_revoke).
+ * Portals and a target's LUNs stay as they are (the configuration check refuses changes
+ * to them). Returns 0 or -errno with a message in @err; *@revoked gets the number of
+ * sessions ended.
+ */
+int iscsi_config_reload(struct nvmf_tgt *tgt, const char *json, unsigned int *revoked, char *err,
+			size_t errlen);
+
+/* Counters for the statistics socket. */
+struct iscsi_stats {
+	unsigned int connections; /* open, logged in or not */
+	unsigned int connecting;  /* of those, still in the login phase */
+	uint64_t login_timeouts;  /* closed at the login deadline */
+	uint64_t revoked;         /* sessions ended by a configuration change */
+};
+void iscsi_get_stats(struct iscsi_stats *st);
+
+/* ---- Sessions, for management (iscsi_mgmt.c; any thread) ------------------------------ */
+struct iscsi_session_info {
+	char initiator[224]; /* InitiatorName */
+	char target[224];    /* TargetName */
+	uint8_t isid[6];
+	uint16_t tsih;
+	char peer[64];                       /* the initiator's "ADDR:PORT" */
+	char local_addr[64], local_port[16]; /* the portal it came in on */
+	unsigned int connections;            /* MaxConnections=1: always 1 */
+	bool hdigest, ddigest;               /* CRC32C digests in use */
+	uint64_t read_cmds, write_cmds, other_cmds, read_bytes, write_bytes;
+};
+/* @cb (under the iSCSI lock: it must not call back in) for each session in full feature
+ * phase (discovery sessions left out). Returns how many. */
+int iscsi_list_sessions(void (*cb)(const struct iscsi_session_info *si, void *arg), void *arg);
+/* End session @tsih (closed on its reactor; returns before it is gone): 0 or -ENOENT. */
+int iscsi_session_disconnect(uint16_t tsih);
 
 #endif

@@ -2,9 +2,13 @@
 /* The configuration file's "iscsi" section (see iscsi.h for the schema). */
 #include <errno.h>
 #include <json-c/json.h>
+#include <openssl/crypto.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "common/key_file.h"
 #include "common/log.h"
 #include "iscsi_internal.h"
 
@@ -63,11 +67,51 @@ static int digest_mode(json_object *v, bool *allow, bool *require)
 	return 0;
 }
 
+/* "chap_algs": [ "SHA3-256", "SHA256", ... ] or "SHA3-256,SHA256,..." (open-iscsi's
+ * spelling); the mask of CHAP_A values, 0 when a name is unknown or none is given. */
+static uint32_t chap_algs_mask(json_object *v)
+{
+	uint32_t mask = 0;
+
+	if (json_object_is_type(v, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(v); i++) {
+			json_object *e = json_object_array_get_idx(v, i);
+			int a = json_object_is_type(e, json_type_string)
+					? iscsi_chap_alg_parse(json_object_get_string(e))
+					: -EINVAL;
+
+			if (a < 0)
+				return 0;
+			mask |= 1u << a;
+		}
+		return mask;
+	}
+	if (json_object_is_type(v, json_type_string)) {
+		char buf[128], *save = NULL;
+
+		snprintf(buf, sizeof(buf), "%s", json_object_get_string(v));
+		for (char *tok = strtok_r(buf, ", ", &save); tok;
+		     tok = strtok_r(NULL, ", ", &save)) {
+			int a = iscsi_chap_alg_parse(tok);
+
+			if (a < 0)
+				return 0;
+			mask |= 1u << a;
+		}
+	}
+	return mask;
+}
+
 static int apply_options(json_object *o, char *err, size_t errlen)
 {
-	struct iscsi_opts opts = g_iscsi.opts;
+	struct iscsi_opts opts;
 	json_object *v;
 	int64_t n;
+
+	/* what the section does not say is the default (a reload may drop a key) */
+	iscsi_opts_default(&opts);
+	if (!o)
+		goto set;
 
 	if (jint(o, "first_burst_length", &n))
 		opts.first_burst_length = (uint32_t)n;
@@ -93,19 +137,127 @@ static int apply_options(json_object *o, char *err, size_t errlen)
 		snprintf(err, errlen, "iscsi.options.data_digest: none, allowed or required");
 		return -EINVAL;
 	}
+	if (json_object_object_get_ex(o, "chap_algs", &v) &&
+	    !(opts.chap_algs = chap_algs_mask(v))) {
+		snprintf(err, errlen, "iscsi.options.chap_algs: SHA3-256, SHA256, SHA1 or MD5");
+		return -EINVAL;
+	}
 	if (opts.first_burst_length < ISCSI_MIN_DATA_SEG_LEN ||
 	    opts.max_burst_length < ISCSI_MIN_DATA_SEG_LEN || !opts.queue_depth) {
 		snprintf(err, errlen, "iscsi.options: lengths below 512 or a zero queue depth");
 		return -EINVAL;
 	}
+set:
 	iscsi_set_opts(&opts);
 	return 0;
 }
 
+/*
+ * A secret given inline (@key) or read from a file of mode 0600 (@key + "_file").
+ * Returns 1 with it in @buf, 0 when neither is given, -errno with @err set (naming the
+ * file, never the content).
+ */
+static int chap_secret(json_object *chap, const char *key, char *buf, size_t len, const char *where,
+		       char *err, size_t errlen)
+{
+	char fkey[64], kerr[256];
+	const char *v = jstr(chap, key), *path;
+	int rc;
+
+	if (v) {
+		if (strlen(v) >= len) {
+			snprintf(err, errlen, "%s.%s: too long", where, key);
+			return -EINVAL;
+		}
+		snprintf(buf, len, "%s", v);
+		return 1;
+	}
+	snprintf(fkey, sizeof(fkey), "%s_file", key);
+	path = jstr(chap, fkey);
+	if (!path)
+		return 0;
+	rc = nvme_key_file_read(path, buf, len, kerr, sizeof(kerr));
+	if (rc < 0) {
+		snprintf(err, errlen, "%s.%s: %s", where, fkey, kerr);
+		return rc;
+	}
+	return 1;
+}
+
+/* The "chap" object of a target (@iqn) or "discovery_chap" (@iqn NULL); NULL: CHAP off. */
+static int apply_chap(const char *iqn, json_object *chap, const char *where, char *err,
+		      size_t errlen)
+{
+	char secret[ISCSI_SECRET_MAX], msecret[ISCSI_SECRET_MAX];
+	const char *user = chap ? jstr(chap, "user") : NULL;
+	const char *muser = chap ? jstr(chap, "mutual_user") : NULL;
+	int rc = 0, hs = 0, hm = 0;
+
+	if (chap) {
+		hs = chap_secret(chap, "secret", secret, sizeof(secret), where, err, errlen);
+		hm = hs < 0 ? 0
+			    : chap_secret(chap, "mutual_secret", msecret, sizeof(msecret), where,
+					  err, errlen);
+		if (hs < 0 || hm < 0) {
+			rc = hs < 0 ? hs : hm;
+			goto out;
+		}
+	}
+	if (iqn)
+		rc = iscsi_target_set_chap(iqn, user, hs ? secret : NULL, muser,
+					   hm ? msecret : NULL);
+	else
+		rc = iscsi_set_discovery_chap(user, hs ? secret : NULL, muser, hm ? msecret : NULL);
+	if (rc) /* never echo the secrets */
+		snprintf(err, errlen,
+			 "%s: needs \"user\" and \"secret\" (or \"secret_file\"), and "
+			 "both mutual_* or neither",
+			 where);
+out:
+	OPENSSL_cleanse(secret, sizeof(secret));
+	OPENSSL_cleanse(msecret, sizeof(msecret));
+	return rc;
+}
+
+static int apply_initiators(const char *iqn, json_object *t, char *err, size_t errlen)
+{
+	json_object *inits;
+	const char **names = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (json_object_object_get_ex(t, "initiators", &inits) &&
+	    json_object_is_type(inits, json_type_array)) {
+		n = json_object_array_length(inits);
+		names = calloc(n ? n : 1, sizeof(*names));
+		if (!names)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			json_object *s = json_object_array_get_idx(inits, i);
+
+			if (!json_object_is_type(s, json_type_string)) {
+				snprintf(err, errlen, "iscsi target %s: initiators[%zu] invalid",
+					 iqn, i);
+				free(names);
+				return -EINVAL;
+			}
+			names[i] = json_object_get_string(s);
+		}
+	}
+	rc = iscsi_target_set_initiators(iqn, names, n);
+	if (rc)
+		snprintf(err, errlen, "iscsi target %s: initiators: %s", iqn,
+			 rc == -EINVAL ? "not a valid iSCSI name" : strerror(-rc));
+	free(names);
+	return rc;
+}
+
+/* A target: created with its LUNs the first time; its initiators and CHAP every time. */
 static int apply_target(json_object *t, char *err, size_t errlen)
 {
 	const char *iqn = jstr(t, "iqn");
-	json_object *luns, *inits, *chap;
+	json_object *luns, *chap;
+	char where[300];
 	int rc;
 
 	if (!iqn) {
@@ -118,7 +270,7 @@ static int apply_target(json_object *t, char *err, size_t errlen)
 			 rc == -EINVAL ? "not a valid iSCSI name" : strerror(-rc));
 		return rc;
 	}
-	if (json_object_object_get_ex(t, "luns", &luns) &&
+	if (rc != -EEXIST && json_object_object_get_ex(t, "luns", &luns) &&
 	    json_object_is_type(luns, json_type_array)) {
 		for (size_t i = 0; i < json_object_array_length(luns); i++) {
 			json_object *l = json_object_array_get_idx(luns, i);
@@ -128,46 +280,29 @@ static int apply_target(json_object *t, char *err, size_t errlen)
 			jint(l, "lun", &lun);
 			jint(l, "nsid", &nsid);
 			if (!sub || lun < 0 || lun > 16383 || nsid <= 0 || nsid > UINT32_MAX) {
-				snprintf(err, errlen, "iscsi target %s: luns[%zu] needs \"lun\" "
-					 "(0-16383), \"subsystem\" and \"nsid\"", iqn, i);
+				snprintf(err, errlen,
+					 "iscsi target %s: luns[%zu] needs \"lun\" "
+					 "(0-16383), \"subsystem\" and \"nsid\"",
+					 iqn, i);
 				return -EINVAL;
 			}
 			rc = iscsi_target_add_lun(iqn, (uint32_t)lun, sub, (uint32_t)nsid);
 			if (rc) {
 				snprintf(err, errlen, "iscsi target %s: LUN %lld: %s", iqn,
 					 (long long)lun,
-					 rc == -EXDEV ? "all LUNs of a target must be in one subsystem"
+					 rc == -EXDEV ? "all LUNs of a target must be in one "
+							"subsystem"
 						      : strerror(-rc));
 				return rc;
 			}
 		}
 	}
-	if (json_object_object_get_ex(t, "initiators", &inits) &&
-	    json_object_is_type(inits, json_type_array)) {
-		for (size_t i = 0; i < json_object_array_length(inits); i++) {
-			json_object *s = json_object_array_get_idx(inits, i);
-
-			rc = json_object_is_type(s, json_type_string)
-				     ? iscsi_target_allow_initiator(iqn, json_object_get_string(s))
-				     : -EINVAL;
-			if (rc) {
-				snprintf(err, errlen, "iscsi target %s: initiators[%zu] invalid",
-					 iqn, i);
-				return rc;
-			}
-		}
-	}
-	if (json_object_object_get_ex(t, "chap", &chap)) {
-		rc = iscsi_target_set_chap(iqn, jstr(chap, "user"), jstr(chap, "secret"),
-					   jstr(chap, "mutual_user"), jstr(chap, "mutual_secret"));
-		if (rc) {
-			/* never echo the secrets */
-			snprintf(err, errlen, "iscsi target %s: chap needs \"user\" and \"secret\" "
-				 "(and both mutual_* or neither)", iqn);
-			return rc;
-		}
-	}
-	return 0;
+	rc = apply_initiators(iqn, t, err, errlen);
+	if (rc)
+		return rc;
+	snprintf(where, sizeof(where), "iscsi target %s: chap", iqn);
+	return apply_chap(iqn, json_object_object_get_ex(t, "chap", &chap) ? chap : NULL, where,
+			  err, errlen);
 }
 
 int iscsi_config_apply(struct nvmf_tgt *tgt, const char *json, bool start_portals, char *err,
@@ -183,13 +318,16 @@ int iscsi_config_apply(struct nvmf_tgt *tgt, const char *json, bool start_portal
 		return -EINVAL;
 	}
 	iscsi_init(tgt);
-	if (json_object_object_get_ex(root, "options", &v))
-		rc = apply_options(v, err, errlen);
+	rc = apply_options(json_object_object_get_ex(root, "options", &v) ? v : NULL, err, errlen);
 	if (!rc && json_object_object_get_ex(root, "targets", &v) &&
 	    json_object_is_type(v, json_type_array)) {
 		for (size_t i = 0; !rc && i < json_object_array_length(v); i++)
 			rc = apply_target(json_object_array_get_idx(v, i), err, errlen);
 	}
+	if (!rc)
+		rc = apply_chap(NULL,
+				json_object_object_get_ex(root, "discovery_chap", &v) ? v : NULL,
+				"iscsi.discovery_chap", err, errlen);
 	if (!rc && start_portals && json_object_object_get_ex(root, "portals", &v) &&
 	    json_object_is_type(v, json_type_array)) {
 		for (size_t i = 0; !rc && i < json_object_array_length(v); i++) {
@@ -200,7 +338,8 @@ int iscsi_config_apply(struct nvmf_tgt *tgt, const char *json, bool start_portal
 
 			jint(p, "port", &n);
 			if (!addr || n < 0 || n > 65535) {
-				snprintf(err, errlen, "iscsi.portals[%zu]: \"addr\" and \"port\"", i);
+				snprintf(err, errlen, "iscsi.portals[%zu]: \"addr\" and \"port\"",
+					 i);
 				rc = -EINVAL;
 				break;
 			}
@@ -223,5 +362,71 @@ int iscsi_config_apply(struct nvmf_tgt *tgt, const char *json, bool start_portal
 		}
 	}
 	json_object_put(root);
+	return rc;
+}
+
+/* Is @iqn one of the targets of the array @targets? */
+static bool listed(json_object *targets, const char *iqn)
+{
+	for (size_t i = 0; targets && i < json_object_array_length(targets); i++) {
+		const char *n = jstr(json_object_array_get_idx(targets, i), "iqn");
+
+		if (n && !strcasecmp(n, iqn))
+			return true;
+	}
+	return false;
+}
+
+int iscsi_config_reload(struct nvmf_tgt *tgt, const char *json, unsigned int *revoked, char *err,
+			size_t errlen)
+{
+	json_object *root = json_tokener_parse(json ? json : "{}"), *v, *targets = NULL;
+	struct iscsi_target *t;
+	char(*gone)[ISCSI_NAME_BUF] = NULL;
+	unsigned int ngone = 0, n = 0;
+	int rc = 0;
+
+	*revoked = 0;
+	if (!root || !json_object_is_type(root, json_type_object)) {
+		snprintf(err, errlen, "iscsi: not a JSON object");
+		if (root)
+			json_object_put(root);
+		return -EINVAL;
+	}
+	iscsi_init(tgt);
+	if (json_object_object_get_ex(root, "targets", &v) &&
+	    json_object_is_type(v, json_type_array))
+		targets = v;
+	/* targets no longer listed: unreachable for new logins, their sessions end below */
+	pthread_mutex_lock(&g_iscsi.lock);
+	TAILQ_FOREACH(t, &g_iscsi.targets, link)
+	n++;
+	gone = calloc(n ? n : 1, sizeof(*gone));
+	TAILQ_FOREACH(t, &g_iscsi.targets, link)
+	if (gone && !t->removed && !listed(targets, t->name))
+		snprintf(gone[ngone++], sizeof(gone[0]), "%s", t->name);
+	pthread_mutex_unlock(&g_iscsi.lock);
+	if (!gone) {
+		json_object_put(root);
+		snprintf(err, errlen, "iscsi: out of memory");
+		return -ENOMEM;
+	}
+	for (unsigned int i = 0; i < ngone; i++) {
+		iscsi_target_remove(gone[i]);
+		log_notice("iSCSI target %s removed", gone[i]);
+	}
+	free(gone);
+	rc = apply_options(json_object_object_get_ex(root, "options", &v) ? v : NULL, err, errlen);
+	/* new targets in full; the ones running get their initiators and CHAP (LUNs and
+	 * portals cannot change live: the configuration check refused that already) */
+	for (size_t i = 0; !rc && targets && i < json_object_array_length(targets); i++)
+		rc = apply_target(json_object_array_get_idx(targets, i), err, errlen);
+	if (!rc)
+		rc = apply_chap(NULL,
+				json_object_object_get_ex(root, "discovery_chap", &v) ? v : NULL,
+				"iscsi.discovery_chap", err, errlen);
+	json_object_put(root);
+	/* whatever was applied takes effect on the live sessions too */
+	*revoked = iscsi_sessions_revoke();
 	return rc;
 }

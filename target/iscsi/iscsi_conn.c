@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "common/crc32c.h"
@@ -222,10 +223,20 @@ static ssize_t rx_get(struct iscsi_conn *c, uint8_t *dst, uint32_t n, const uint
 	if (!avail) {
 		ssize_t r;
 
-		if (dst && n >= 4096) { /* large data: straight into place */
-			r = recv(c->fd, dst, n, MSG_DONTWAIT);
+		if (dst && n >= 4096) {
+			/* Large data straight into place, and what follows it (the next PDUs'
+			 * headers, small data) into the staging buffer, in one call. */
+			struct iovec v[2] = { { dst, n }, { c->rx_stage, ISCSI_RX_STAGE } };
+			struct msghdr msg = { .msg_iov = v, .msg_iovlen = 2 };
+
+			r = recvmsg(c->fd, &msg, MSG_DONTWAIT);
 			if (r > 0) {
 				*where = dst;
+				if ((size_t)r > n) {
+					c->rx_stage_off = 0;
+					c->rx_stage_len = (uint32_t)((size_t)r - n);
+					r = (ssize_t)n;
+				}
 				return r;
 			}
 		} else {
@@ -463,6 +474,13 @@ static void rx_fail(struct iscsi_conn *c, int rc)
 	iscsi_conn_close(c, rc == -EBADMSG ? "digest error" : "protocol error");
 }
 
+void iscsi_conn_close_flushed(struct iscsi_conn *c, const char *why)
+{
+	if (c->state != CONN_CLOSING && !c->tx_blocked)
+		conn_flush(c);
+	iscsi_conn_close(c, why);
+}
+
 static void rx_process(struct iscsi_conn *c)
 {
 	for (int i = 0; i < ISCSI_RX_BUDGET * 4; i++) {
@@ -522,6 +540,30 @@ void iscsi_rx_resume(struct iscsi_conn *c)
 
 /* ---- lifetime ------------------------------------------------------------------------------- */
 
+/* Accept to full feature phase took too long: a login that stalled (half a PDU, a CHAP
+ * exchange that stopped half way, nothing at all) gives its slot back. */
+static void login_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct iscsi_conn *c = w->data;
+
+	if (c->state != CONN_LOGIN)
+		return;
+	__atomic_add_fetch(&g_iscsi.login_timeouts, 1, __ATOMIC_RELAXED);
+	log_peer("%s: iSCSI login not finished within %u ms", c->peer,
+		 g_iscsi.tgt ? g_iscsi.tgt->opts.login_timeout_ms : 0);
+	iscsi_conn_close(c, "login timed out");
+}
+
+void iscsi_conn_established(struct iscsi_conn *c)
+{
+	if (c->loop)
+		ev_timer_stop(c->loop, &c->login_timer);
+	if (c->connecting) {
+		c->connecting = false;
+		__atomic_sub_fetch(&g_iscsi.nconnecting, 1, __ATOMIC_RELAXED);
+	}
+}
+
 struct iscsi_conn *iscsi_conn_create(int fd, const char *peer)
 {
 	struct iscsi_conn *c = calloc(1, sizeof(*c));
@@ -541,6 +583,7 @@ struct iscsi_conn *iscsi_conn_create(int fd, const char *peer)
 void iscsi_conn_start(void *arg)
 {
 	struct iscsi_conn *c = arg;
+	uint32_t timeout;
 
 	c->r = reactor_self();
 	c->loop = c->r->loop;
@@ -564,6 +607,15 @@ void iscsi_conn_start(void *arg)
 	c->rio.data = c;
 	ev_io_init(&c->wio, write_cb, c->fd, EV_WRITE);
 	c->wio.data = c;
+	ev_init(&c->login_timer, login_timer_cb);
+	c->login_timer.data = c;
+	timeout = g_iscsi.tgt
+			  ? __atomic_load_n(&g_iscsi.tgt->opts.login_timeout_ms, __ATOMIC_RELAXED)
+			  : 0;
+	if (timeout) {
+		ev_timer_set(&c->login_timer, timeout / 1000.0, 0.);
+		ev_timer_start(c->loop, &c->login_timer);
+	}
 	rx_begin(c);
 	ev_io_start(c->loop, &c->rio);
 	log_debug("%s: iSCSI connection on reactor %u", c->peer, c->r->id);
@@ -576,6 +628,7 @@ static void conn_free(void *arg)
 	reactor_defer_cancel(c->r, &c->flush_work);
 	reactor_defer_cancel(c->r, &c->rx_work);
 	reactor_buf_wait_cancel(c->r, &c->rx_buf_work);
+	iscsi_conn_established(c); /* out of the connecting count, timer stopped */
 	iscsi_session_stop(c);
 	iscsi_session_free_tasks(c);
 	iscsi_login_fini(c);
@@ -613,6 +666,7 @@ void iscsi_conn_close(struct iscsi_conn *c, const char *why)
 	log_info("%s: iSCSI connection closed: %s", c->peer, why);
 	c->state = CONN_CLOSING;
 	rx_set_state(c, RX_STOPPED);
+	ev_timer_stop(c->loop, &c->login_timer);
 	if (c->fd >= 0) {
 		ev_io_stop(c->loop, &c->rio);
 		ev_io_stop(c->loop, &c->wio);

@@ -27,7 +27,7 @@
 #define ISCSI_MAX_TASKS 512	  /* upper bound of the configurable queue depth */
 #define ISCSI_IMMEDIATE_SLOTS 8	  /* tasks kept for immediate commands */
 #define ISCSI_CTL_PDUS 16	  /* control PDUs (NOP-In, Reject, TMF, text...) per conn */
-#define ISCSI_RX_STAGE 16384	  /* receive staging buffer */
+#define ISCSI_RX_STAGE        65536      /* receive staging buffer */
 #define ISCSI_TX_IOV 64		  /* iovecs per sendmsg */
 #define ISCSI_RX_BUDGET 64	  /* PDUs handled per read event */
 #define ISCSI_NAME_BUF (ISCSI_NAME_MAX + 1)
@@ -49,6 +49,15 @@ struct iscsi_chap_cred {
 	char secret[ISCSI_SECRET_MAX];
 };
 
+/* Who must authenticate to a target (or to discovery sessions), and how. */
+struct iscsi_auth {
+	bool chap;                 /* initiators must authenticate */
+	struct iscsi_chap_cred in; /* what the initiator must prove */
+	bool mutual;
+	struct iscsi_chap_cred out; /* what we prove when asked */
+	uint32_t gen;               /* bumped when @in changes: sessions proved the old one */
+};
+
 struct iscsi_initiator_acl {
 	char name[ISCSI_NAME_BUF];
 	TAILQ_ENTRY(iscsi_initiator_acl) link;
@@ -60,10 +69,7 @@ struct iscsi_target {
 	char subnqn[NVME_NQN_FIELD];	/* subsystem of every LUN ("" until a LUN is added) */
 	struct iscsi_lun_map luns[ISCSI_MAX_LUNS];
 	unsigned int nluns;
-	bool chap;			/* initiators must authenticate */
-	struct iscsi_chap_cred chap_in;	/* what the initiator must prove */
-	bool chap_mutual;
-	struct iscsi_chap_cred chap_out; /* what we prove when asked */
+	struct iscsi_auth auth; /* under g_iscsi.lock */
 	TAILQ_HEAD(, iscsi_initiator_acl) acl;
 	unsigned int refs;		/* sessions using it (under g_iscsi.lock) */
 	bool removed;
@@ -90,6 +96,10 @@ struct iscsi_global {
 	TAILQ_HEAD(, iscsi_portal) portals;
 	TAILQ_HEAD(, iscsi_conn) conns;	/* every connection, logged in or not */
 	unsigned int nconns;		/* atomic */
+	unsigned int nconnecting;       /* atomic: of those, still in the login phase */
+	uint64_t login_timeouts;        /* atomic: closed at the login deadline */
+	uint64_t revoked;               /* atomic: sessions ended by a configuration change */
+	struct iscsi_auth disc_auth;    /* discovery sessions (under the lock) */
 	uint16_t next_tsih;
 	bool initialized;
 };
@@ -236,6 +246,12 @@ struct iscsi_conn {
 	uint16_t tsih;
 	uint16_t cid;
 	struct iscsi_target *target;
+	bool connecting;                /* counted in g_iscsi.nconnecting */
+	ev_timer login_timer;           /* accept to full feature phase (opts.login_timeout_ms) */
+	uint32_t auth_gen;              /* iscsi_auth.gen the session authenticated against */
+	bool chap_used;                 /* it proved a CHAP secret */
+	bool chap_mutual_done;          /* and we proved ours */
+	const char *revoke_why;         /* set (under the lock) when a reload ends it */
 	struct iscsi_params params;	/* negotiated */
 	bool hdigest, ddigest;		/* CRC32C digests in effect (full feature phase) */
 	uint8_t hostid[16];
@@ -329,6 +345,11 @@ void iscsi_rx_resume(struct iscsi_conn *c);
 /* StatSN/ExpCmdSN/MaxCmdSN at offsets 24/28/32 of a target PDU; advances StatSN if @adv. */
 void iscsi_put_sn(struct iscsi_conn *c, uint8_t *bhs, bool adv);
 void iscsi_send_reject(struct iscsi_conn *c, uint8_t reason, const uint8_t *bhs);
+/* Send what is queued with one non-blocking flush (never waiting for the initiator to
+ * read), then close. */
+void iscsi_conn_close_flushed(struct iscsi_conn *c, const char *why);
+/* The login phase ended (full feature phase): out of the connecting count. */
+void iscsi_conn_established(struct iscsi_conn *c);
 /* The executor handed back a command of @c: a closing connection may now be freed. */
 void iscsi_conn_nvme_returned(struct iscsi_conn *c);
 
@@ -341,14 +362,39 @@ void iscsi_login_fini(struct iscsi_conn *c);
 uint32_t iscsi_target_mrdsl(void);
 
 /* ---- iscsi_chap.c ---------------------------------------------------------------------- */
+/* CHAP_A values (IANA PPP authentication algorithms, as Linux and open-iscsi use them) */
 #define ISCSI_CHAP_MD5 5
+#define ISCSI_CHAP_SHA1          6
 #define ISCSI_CHAP_SHA256 7
+#define ISCSI_CHAP_SHA3_256      8
+#define ISCSI_CHAP_DIGEST_MAX    32
+#define ISCSI_CHAP_CHALLENGE_MIN 16 /* bytes we accept in an initiator's CHAP_C */
+#define ISCSI_CHAP_CHALLENGE_MAX 1024
+/* The digests allowed unless iscsi.options.chap_algs says otherwise: MD5 and SHA-1 only
+ * when configured. A bit (1 << CHAP_A value) per digest. */
+#define ISCSI_CHAP_ALGS_DEFAULT ((1u << ISCSI_CHAP_SHA3_256) | (1u << ISCSI_CHAP_SHA256))
 /* Digest length of @alg, or 0 if unsupported. */
 unsigned int iscsi_chap_digest_len(uint8_t alg);
+/* "SHA3-256", "SHA256", "SHA1", "MD5" (open-iscsi's chap_algs names); "?" if unknown. */
+const char *iscsi_chap_alg_name(uint8_t alg);
+/* The CHAP_A value of a name (also "SHA-256", "SHA-1"; any case), or -EINVAL. */
+int iscsi_chap_alg_parse(const char *name);
 /* response = H(id || secret || challenge); returns 0 or -EINVAL. */
 int iscsi_chap_response(uint8_t alg, uint8_t id, const char *secret, const uint8_t *challenge,
 			size_t clen, uint8_t *out);
 int iscsi_chap_random(uint8_t *buf, size_t len);
+/* The strongest digest of the CHAP_A list @chap_a that @allowed (bit mask) has, or 0;
+ * *@offered (if not NULL) gets the mask of the known digests the list named. */
+uint8_t iscsi_chap_choose(const char *chap_a, uint32_t allowed, uint32_t *offered);
+/* Does CHAP_R text @chap_r answer our challenge with @secret? 0, -EACCES, -EINVAL. */
+int iscsi_chap_check(uint8_t alg, uint8_t id, const char *secret, const uint8_t *challenge,
+		     size_t clen, const char *chap_r);
+/* Mutual CHAP: the CHAP_R (hex text into @hex) answering the initiator's CHAP_I/CHAP_C
+ * with @secret. -EPROTO for a missing or malformed CHAP_I/CHAP_C (or a challenge under
+ * ISCSI_CHAP_CHALLENGE_MIN bytes), -EACCES when CHAP_C is our own challenge @ours
+ * reflected back. */
+int iscsi_chap_answer(uint8_t alg, const char *chap_i, const char *chap_c, const char *secret,
+		      const uint8_t *ours, size_t ours_len, char *hex, size_t hexlen);
 
 /* ---- iscsi_session.c ---------------------------------------------------------------------- */
 /* Bind a logged-in normal session to its target: LU table, local controller. */
@@ -356,6 +402,13 @@ int iscsi_session_start(struct iscsi_conn *c, char *err, size_t errlen);
 void iscsi_session_stop(struct iscsi_conn *c);
 int iscsi_session_alloc_tasks(struct iscsi_conn *c);
 void iscsi_session_free_tasks(struct iscsi_conn *c);
+/*
+ * End the sessions whose access the configuration no longer grants: their target is
+ * gone, their initiator is no longer in its list, or the CHAP secret they proved has
+ * changed (also for discovery sessions). Each gets an Async Message (the target drops
+ * all connections of the session) and is closed on its reactor. Returns how many.
+ */
+unsigned int iscsi_sessions_revoke(void);
 
 /* ---- iscsi_task.c --------------------------------------------------------------------------- */
 /* A SCSI Command PDU (header parsed, before its data segment). Sets c->rx_dst/rx_task

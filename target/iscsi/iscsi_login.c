@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * iSCSI login (RFC 7143 section 6): stage transitions (security -> operational -> full
- * feature), CHAP authentication, operational key negotiation (iscsi_param_negotiate),
- * session creation (TSIH, reinstatement), and Text requests (SendTargets) afterwards.
+ * feature), CHAP authentication (the target's or the discovery credentials, copied under
+ * the lock; mutual CHAP when the initiator asks), operational key negotiation
+ * (iscsi_param_negotiate), session creation (TSIH, reinstatement), and Text requests
+ * (SendTargets) afterwards.
  * Secrets never reach the log.
  */
 #include <arpa/inet.h>
@@ -164,26 +166,72 @@ static bool list_contains(const char *list, const char *item)
 	return false;
 }
 
+/* The credentials logins of @c answer to: its target's, or the discovery ones. */
+static struct iscsi_auth *conn_auth_locked(const struct iscsi_conn *c)
+{
+	if (c->discovery)
+		return &g_iscsi.disc_auth;
+	return c->target ? &c->target->auth : NULL;
+}
+
+/* A copy taken under the lock (a reload may change them); wipe it after use. */
+static bool conn_auth_copy(const struct iscsi_conn *c, struct iscsi_auth *out)
+{
+	const struct iscsi_auth *a;
+
+	pthread_mutex_lock(&g_iscsi.lock);
+	a = conn_auth_locked(c);
+	if (a)
+		*out = *a;
+	else
+		memset(out, 0, sizeof(*out));
+	pthread_mutex_unlock(&g_iscsi.lock);
+	return out->chap;
+}
+
+static bool conn_needs_chap(const struct iscsi_conn *c)
+{
+	const struct iscsi_auth *a;
+	bool need;
+
+	pthread_mutex_lock(&g_iscsi.lock);
+	a = conn_auth_locked(c);
+	need = a && a->chap;
+	pthread_mutex_unlock(&g_iscsi.lock);
+	return need;
+}
+
+static void chap_algs_text(uint32_t mask, char *buf, size_t len)
+{
+	static const uint8_t order[] = { ISCSI_CHAP_SHA3_256, ISCSI_CHAP_SHA256, ISCSI_CHAP_SHA1,
+					 ISCSI_CHAP_MD5 };
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(order) && o < len; i++)
+		if (mask & (1u << order[i]))
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "",
+					      iscsi_chap_alg_name(order[i]));
+	if (!buf[0])
+		snprintf(buf, len, "none");
+}
+
 static int chap_start(struct iscsi_conn *c, struct login_ctx *x)
 {
 	char num[8], hex[2 * sizeof(c->chap_challenge) + 3];
-	const char *p = x->chap_a;
+	uint32_t allowed = __atomic_load_n(&g_iscsi.opts.chap_algs, __ATOMIC_RELAXED), offered;
 	unsigned int dl;
 
-	c->chap_alg = 0;
-	while (p && *p) { /* initiator's order of preference */
-		char *end;
-		unsigned long a = strtoul(p, &end, 10);
-
-		if (end != p && iscsi_chap_digest_len((uint8_t)a) && a < 256) {
-			c->chap_alg = (uint8_t)a;
-			break;
-		}
-		p = strchr(p, ',');
-		if (p)
-			p++;
-	}
+	/* the strongest digest both sides allow, whatever the initiator's order */
+	c->chap_alg = iscsi_chap_choose(x->chap_a, allowed, &offered);
 	if (!c->chap_alg) {
+		char a[64], o[64];
+
+		chap_algs_text(allowed, a, sizeof(a));
+		chap_algs_text(offered, o, sizeof(o));
+		log_peer("%s: CHAP refused: the initiator offers %s, the target allows %s "
+			 "(iscsi.options.chap_algs)",
+			 c->peer, o, a);
 		out_add(c, x, "CHAP_A", "Reject");
 		x->status = ISCSI_LOGIN_AUTH_FAILED;
 		return 0;
@@ -207,60 +255,56 @@ static int chap_start(struct iscsi_conn *c, struct login_ctx *x)
 
 static int chap_verify(struct iscsi_conn *c, struct login_ctx *x)
 {
-	const struct iscsi_target *t = c->target;
-	uint8_t want[64], got[64];
-	unsigned int dl = iscsi_chap_digest_len(c->chap_alg);
-	int n;
+	struct iscsi_auth a;
+	char hex[2 * ISCSI_CHAP_DIGEST_MAX + 3];
+	int rc;
 
-	if (!x->chap_n || !x->chap_r) {
+	if (!conn_auth_copy(c, &a) || !x->chap_n || !x->chap_r) {
 		x->status = ISCSI_LOGIN_AUTH_FAILED;
-		return 0;
+		goto out;
 	}
-	n = iscsi_text_decode_binary(x->chap_r, got, sizeof(got));
-	if (n != (int)dl || strcmp(x->chap_n, t->chap_in.user) ||
-	    iscsi_chap_response(c->chap_alg, c->chap_id, t->chap_in.secret, c->chap_challenge,
-				c->chap_challenge_len, want) ||
-	    CRYPTO_memcmp(want, got, dl)) {
-		log_peer("%s: CHAP authentication of '%.64s' failed", c->peer, x->chap_n);
+	if (strcmp(x->chap_n, a.in.user) ||
+	    iscsi_chap_check(c->chap_alg, c->chap_id, a.in.secret, c->chap_challenge,
+			     c->chap_challenge_len, x->chap_r)) {
+		log_peer("%s: CHAP authentication of '%.64s' failed (%s)", c->peer, x->chap_n,
+			 iscsi_chap_alg_name(c->chap_alg));
 		x->status = ISCSI_LOGIN_AUTH_FAILED;
-		return 0;
+		goto out;
 	}
 	if (x->chap_i || x->chap_c) { /* mutual CHAP: the initiator challenges us */
-		uint8_t chal[1024];
-		char hex[2 * 64 + 3];
-		uint32_t id;
-		int cl;
-
-		if (!x->chap_i || !x->chap_c || !t->chap_mutual ||
-		    iscsi_text_parse_u32(x->chap_i, &id) || id > 255) {
+		if (!a.mutual) {
+			log_peer("%s: '%.64s' asks the target to authenticate (mutual CHAP), "
+				 "but no mutual_user is configured",
+				 c->peer, x->chap_n);
 			x->status = ISCSI_LOGIN_AUTH_FAILED;
-			return 0;
+			goto out;
 		}
-		cl = iscsi_text_decode_binary(x->chap_c, chal, sizeof(chal));
-		/* refuse our own challenge reflected back */
-		if (cl <= 0 || ((uint32_t)cl == c->chap_challenge_len &&
-				!memcmp(chal, c->chap_challenge, (size_t)cl))) {
+		rc = iscsi_chap_answer(c->chap_alg, x->chap_i, x->chap_c, a.out.secret,
+				       c->chap_challenge, c->chap_challenge_len, hex, sizeof(hex));
+		if (rc) {
+			log_peer("%s: mutual CHAP refused: %s", c->peer,
+				 rc == -EACCES ? "the initiator's challenge is our own"
+					       : "CHAP_I/CHAP_C missing or malformed");
 			x->status = ISCSI_LOGIN_AUTH_FAILED;
-			return 0;
+			goto out;
 		}
-		if (iscsi_chap_response(c->chap_alg, (uint8_t)id, t->chap_out.secret, chal,
-					(size_t)cl, want)) {
-			x->status = ISCSI_LOGIN_TARGET_ERROR;
-			return 0;
-		}
-		iscsi_text_encode_hex(want, dl, hex);
-		out_add(c, x, "CHAP_N", t->chap_out.user);
+		out_add(c, x, "CHAP_N", a.out.user);
 		out_add(c, x, "CHAP_R", hex);
+		c->chap_mutual_done = true;
 	}
-	OPENSSL_cleanse(want, sizeof(want));
+	c->auth_gen = a.gen;
+	c->chap_used = true;
 	c->auth_done = true;
 	c->login_step = LOGIN_OPERATIONAL;
+out:
+	OPENSSL_cleanse(&a, sizeof(a));
+	OPENSSL_cleanse(hex, sizeof(hex));
 	return 0;
 }
 
 static int security_stage(struct iscsi_conn *c, struct login_ctx *x)
 {
-	bool need_chap = !c->discovery && c->target && c->target->chap;
+	bool need_chap = conn_needs_chap(c);
 
 	if (c->auth_done)
 		return 0;
@@ -275,6 +319,9 @@ static int security_stage(struct iscsi_conn *c, struct login_ctx *x)
 		}
 		if (need_chap) {
 			if (!list_contains(x->auth_method, "CHAP")) {
+				log_peer("%s: login refused: CHAP is required, the initiator "
+					 "offers AuthMethod=%.64s",
+					 c->peer, x->auth_method);
 				out_add(c, x, "AuthMethod", "Reject");
 				x->status = ISCSI_LOGIN_AUTH_FAILED;
 				return 0;
@@ -382,6 +429,9 @@ static int first_request(struct iscsi_conn *c, struct login_ctx *x, struct iscsi
 	snprintf(c->initiator, sizeof(c->initiator), "%s", iname);
 	if (!strcmp(stype, "Discovery")) {
 		c->discovery = true;
+		pthread_mutex_lock(&g_iscsi.lock);
+		c->auth_gen = g_iscsi.disc_auth.gen;
+		pthread_mutex_unlock(&g_iscsi.lock);
 		return 0;
 	}
 	if (strcmp(stype, "Normal")) {
@@ -401,8 +451,10 @@ static int first_request(struct iscsi_conn *c, struct login_ctx *x, struct iscsi
 		x->status = ISCSI_LOGIN_AUTHORIZATION_FAILED;
 		return 0;
 	}
-	if (c->target)
+	if (c->target) {
 		c->target->refs++;
+		c->auth_gen = c->target->auth.gen;
+	}
 	pthread_mutex_unlock(&g_iscsi.lock);
 	if (!c->target) {
 		log_peer("%s: login to unknown target %.64s", c->peer, tname);
@@ -474,13 +526,17 @@ static void enter_full_feature(struct iscsi_conn *c)
 {
 	iscsi_params_finish(&c->params);
 	c->state = CONN_FULL;
+	iscsi_conn_established(c);
 	c->hdigest = c->params.header_digest;
 	c->ddigest = c->params.data_digest;
-	log_info("%s: %s session of %.64s%s%.64s, TSIH %u (digests %s/%s, MRDSL %u)", c->peer,
+	log_info("%s: %s session of %.64s%s%.64s, TSIH %u (digests %s/%s, MRDSL %u%s%s%s)", c->peer,
 		 c->discovery ? "discovery" : "normal", c->initiator, c->target ? " to " : "",
 		 c->target ? c->target->name : "", c->tsih,
 		 c->params.header_digest ? "CRC32C" : "none",
-		 c->params.data_digest ? "CRC32C" : "none", c->params.max_recv_dsl);
+		 c->params.data_digest ? "CRC32C" : "none", c->params.max_recv_dsl,
+		 c->chap_used ? ", CHAP " : "",
+		 c->chap_used ? iscsi_chap_alg_name(c->chap_alg) : "",
+		 c->chap_mutual_done ? " mutual" : "");
 }
 
 int iscsi_login_rx(struct iscsi_conn *c, const uint8_t *bhs, uint8_t *data, uint32_t dlen)
@@ -542,7 +598,7 @@ int iscsi_login_rx(struct iscsi_conn *c, const uint8_t *bhs, uint8_t *data, uint
 		security_stage(c, &x);
 	if (x.status == ISCSI_LOGIN_OK && csg == ISCSI_STAGE_OPERATIONAL && !c->auth_done) {
 		/* skipped the security stage although authentication is required */
-		if (!c->discovery && c->target && c->target->chap)
+		if (conn_needs_chap(c))
 			x.status = ISCSI_LOGIN_AUTH_FAILED;
 		else
 			c->auth_done = true;
@@ -561,7 +617,8 @@ respond:
 		x.status = ISCSI_LOGIN_INITIATOR_ERROR;
 	}
 	if (x.status == ISCSI_LOGIN_OK && x.transit && x.nsg == ISCSI_STAGE_FULL_FEATURE) {
-		char err[128];
+		unsigned int all = __atomic_load_n(&g_iscsi.nconns, __ATOMIC_RELAXED);
+		unsigned int connecting = __atomic_load_n(&g_iscsi.nconnecting, __ATOMIC_RELAXED);
 
 		/* declare our receive limit if the initiator did not ask */
 		if (!(c->params.seen & (1u << ISCSI_KEY_MAX_RECV_DSL))) {
@@ -570,6 +627,16 @@ respond:
 			snprintf(v, sizeof(v), "%u", iscsi_target_mrdsl());
 			out_add(c, &x, "MaxRecvDataSegmentLength", v);
 		}
+		/* the established-session limit, beside the connecting one */
+		if (g_iscsi.tgt && all - connecting >= g_iscsi.tgt->opts.max_connections) {
+			log_peer("%s: login refused: %u sessions already", c->peer,
+				 g_iscsi.tgt->opts.max_connections);
+			x.status = ISCSI_LOGIN_OUT_OF_RESOURCES;
+		}
+	}
+	if (x.status == ISCSI_LOGIN_OK && x.transit && x.nsg == ISCSI_STAGE_FULL_FEATURE) {
+		char err[128];
+
 		session_register(c);
 		if (!c->discovery && iscsi_session_start(c, err, sizeof(err))) {
 			log_warn("%s: cannot start the session: %s", c->peer, err);

@@ -2,7 +2,8 @@
 /*
  * Normal sessions: the session's in-process NVMe controller (its host identity is the
  * iSCSI I_T nexus), the logical units described by Identify Controller/Namespace through
- * the admin path of that controller, and the task pool sized by the CmdSN window.
+ * the admin path of that controller, and the task pool sized by the CmdSN window. And the
+ * end of sessions a reloaded configuration no longer allows (iscsi_sessions_revoke).
  */
 #include <errno.h>
 #include <openssl/evp.h>
@@ -120,6 +121,7 @@ static void lu_from_identify(struct iscsi_lu *lu, const struct nvme_id_ctrl *ic,
 	s->write_cache = ic->vwc & NVME_CTRL_VWC_PRESENT;
 	s->read_only = in->nsattr & 0x1;
 	s->reservations = oncs & NVME_CTRL_ONCS_RESERVATIONS;
+	s->ptpl = s->reservations && (in->rescap & 0x01); /* RESCAP: Persist Through Power Loss */
 	s->compare_write = get_le16(&ic->fuses) & NVME_CTRL_FUSES_COMPARE_WRITE;
 	if (in->nsfeat & NVME_NS_NSFEAT_NSABP)
 		s->max_caw_blocks = get_le16(&in->nacwu) + 1u;
@@ -298,4 +300,98 @@ void iscsi_session_stop(struct iscsi_conn *c)
 	free(c->lun_list);
 	c->lun_list = NULL;
 	c->subsys = NULL;
+}
+
+/* ---- Revocation ---------------------------------------------------------------------------- */
+
+/* Why @c no longer has access under the current configuration, or NULL. */
+static const char *revoke_reason_locked(const struct iscsi_conn *c)
+{
+	const struct iscsi_target *t = c->target;
+
+	if (c->state == CONN_CLOSING || c->state == CONN_LOGGED_OUT)
+		return NULL;
+	if (c->discovery) {
+		const struct iscsi_auth *a = &g_iscsi.disc_auth;
+
+		if (c->auth_done && a->chap && c->auth_gen != a->gen)
+			return c->chap_used ? "the discovery CHAP secret changed"
+					    : "discovery sessions now need CHAP";
+		return NULL;
+	}
+	if (!t)
+		return NULL;
+	if (t->removed)
+		return "its target was removed";
+	if (!iscsi_target_initiator_allowed_locked(t, c->initiator))
+		return "the initiator is no longer allowed";
+	if (c->auth_done && t->auth.chap && c->auth_gen != t->auth.gen)
+		return c->chap_used ? "its CHAP secret changed" : "the target now needs CHAP";
+	return NULL;
+}
+
+/* RFC 7143 11.9: AsyncEvent 3, the target drops all connections of the session;
+ * Parameter2 is the Time2Wait before the initiator may reconnect. */
+static void send_drop_all(struct iscsi_conn *c)
+{
+	struct iscsi_tx *tx = iscsi_ctl_get(c);
+
+	if (!tx)
+		return;
+	iscsi_bhs_init(tx->hdr, ISCSI_OP_ASYNC_MSG, ISCSI_FLAG_FINAL);
+	put_be32(tx->hdr + 16, ISCSI_TAG_RESERVED);
+	put_be32(tx->hdr + 20, ISCSI_TAG_RESERVED);
+	iscsi_put_sn(c, tx->hdr, true);
+	tx->hdr[36] = ISCSI_ASYNC_DROP_ALL_CONNECTIONS;
+	put_be16(tx->hdr + 40, (uint16_t)c->params.default_time2wait);
+	put_be16(tx->hdr + 42, 0);
+	iscsi_tx_send(c, tx);
+}
+
+/* On the session's reactor (it may have gone by itself: connections are freed on their
+ * own reactor, so the lookup cannot race with that). */
+static void revoke_msg(void *arg)
+{
+	struct iscsi_conn *c;
+	const char *why = NULL;
+
+	pthread_mutex_lock(&g_iscsi.lock);
+	TAILQ_FOREACH(c, &g_iscsi.conns, link)
+	if (c == arg)
+		break;
+	if (c && c->r == reactor_self())
+		why = c->revoke_why;
+	pthread_mutex_unlock(&g_iscsi.lock);
+	if (!why || c->state == CONN_CLOSING)
+		return;
+	log_notice("%s: iSCSI %s session of %.64s%s%.64s ended: %s", c->peer,
+		   c->discovery ? "discovery" : "normal", c->initiator, c->target ? " to " : "",
+		   c->target ? c->target->name : "", why);
+	if (c->state == CONN_FULL)
+		send_drop_all(c);
+	iscsi_conn_close_flushed(c, "access revoked");
+}
+
+unsigned int iscsi_sessions_revoke(void)
+{
+	struct iscsi_conn *c;
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&g_iscsi.lock);
+	TAILQ_FOREACH(c, &g_iscsi.conns, link)
+	{
+		const char *why;
+
+		if (c->revoke_why || !c->r)
+			continue;
+		why = revoke_reason_locked(c);
+		if (!why)
+			continue;
+		c->revoke_why = why;
+		if (reactor_send_msg(c->r, revoke_msg, c) == 0)
+			n++;
+	}
+	pthread_mutex_unlock(&g_iscsi.lock);
+	__atomic_add_fetch(&g_iscsi.revoked, n, __ATOMIC_RELAXED);
+	return n;
 }

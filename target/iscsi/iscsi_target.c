@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * iSCSI front end set-up: targets and their LUN maps, CHAP and initiator lists, options,
- * portals (listening sockets on the main thread's loop, connections handed to reactors
- * like the NVMe/TCP transport does), the transport ops table and shutdown.
+ * iSCSI front end set-up: targets and their LUN maps, CHAP (per target and for discovery
+ * sessions) and initiator lists, options, portals (listening sockets on the main thread's
+ * loop, connections handed to reactors like the NVMe/TCP transport does, logins in
+ * progress counted against max_connecting), the transport ops table and shutdown.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* accept4 */
@@ -39,6 +40,7 @@ void iscsi_opts_default(struct iscsi_opts *o)
 	o->header_digest = true;
 	o->data_digest = true;
 	o->queue_depth = 128;
+	o->chap_algs = ISCSI_CHAP_ALGS_DEFAULT;
 }
 
 /* Limits that keep every burst inside one reactor buffer. */
@@ -63,6 +65,8 @@ static void opts_fit(struct iscsi_opts *o)
 		o->queue_depth = 1;
 	if (o->queue_depth > ISCSI_MAX_TASKS)
 		o->queue_depth = ISCSI_MAX_TASKS;
+	if (!o->chap_algs)
+		o->chap_algs = ISCSI_CHAP_ALGS_DEFAULT;
 }
 
 void iscsi_set_opts(const struct iscsi_opts *opts)
@@ -164,8 +168,7 @@ static void target_free(struct iscsi_target *t)
 		TAILQ_REMOVE(&t->acl, a, link);
 		free(a);
 	}
-	OPENSSL_cleanse(&t->chap_in, sizeof(t->chap_in));
-	OPENSSL_cleanse(&t->chap_out, sizeof(t->chap_out));
+	OPENSSL_cleanse(&t->auth, sizeof(t->auth));
 	free(t);
 }
 
@@ -231,12 +234,9 @@ int iscsi_target_add_lun(const char *iqn, uint32_t lun, const char *subnqn, uint
 	return rc;
 }
 
-int iscsi_target_set_chap(const char *iqn, const char *user, const char *secret,
-			  const char *mutual_user, const char *mutual_secret)
+static int auth_check(const char *user, const char *secret, const char *mutual_user,
+		      const char *mutual_secret)
 {
-	struct iscsi_target *t;
-	int rc = 0;
-
 	if (user && (!secret || !*user || !*secret || strlen(user) >= ISCSI_SECRET_MAX ||
 		     strlen(secret) >= ISCSI_SECRET_MAX))
 		return -EINVAL;
@@ -244,30 +244,65 @@ int iscsi_target_set_chap(const char *iqn, const char *user, const char *secret,
 			    strlen(mutual_user) >= ISCSI_SECRET_MAX ||
 			    strlen(mutual_secret) >= ISCSI_SECRET_MAX))
 		return -EINVAL;
+	return 0;
+}
+
+/* Under g_iscsi.lock. The generation moves when what initiators must prove changes. */
+static void auth_set_locked(struct iscsi_auth *a, const char *user, const char *secret,
+			    const char *mutual_user, const char *mutual_secret)
+{
+	bool changed = user &&
+		       (!a->chap || strcmp(a->in.user, user) || strcmp(a->in.secret, secret));
+	uint32_t gen = a->gen + (changed ? 1 : 0);
+
+	OPENSSL_cleanse(a, sizeof(*a));
+	a->gen = gen;
+	a->chap = user != NULL;
+	a->mutual = mutual_user != NULL;
+	if (user) {
+		snprintf(a->in.user, sizeof(a->in.user), "%s", user);
+		snprintf(a->in.secret, sizeof(a->in.secret), "%s", secret);
+	}
+	if (mutual_user) {
+		snprintf(a->out.user, sizeof(a->out.user), "%s", mutual_user);
+		snprintf(a->out.secret, sizeof(a->out.secret), "%s", mutual_secret);
+	}
+}
+
+int iscsi_target_set_chap(const char *iqn, const char *user, const char *secret,
+			  const char *mutual_user, const char *mutual_secret)
+{
+	struct iscsi_target *t;
+	int rc = auth_check(user, secret, mutual_user, mutual_secret);
+
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&g_iscsi.lock);
 	t = iscsi_target_find_locked(iqn);
-	if (!t) {
+	if (!t)
 		rc = -ENOENT;
-	} else {
-		OPENSSL_cleanse(&t->chap_in, sizeof(t->chap_in));
-		OPENSSL_cleanse(&t->chap_out, sizeof(t->chap_out));
-		t->chap = user != NULL;
-		t->chap_mutual = mutual_user != NULL;
-		if (user) {
-			snprintf(t->chap_in.user, sizeof(t->chap_in.user), "%s", user);
-			snprintf(t->chap_in.secret, sizeof(t->chap_in.secret), "%s", secret);
-		}
-		if (mutual_user) {
-			snprintf(t->chap_out.user, sizeof(t->chap_out.user), "%s", mutual_user);
-			snprintf(t->chap_out.secret, sizeof(t->chap_out.secret), "%s",
-				 mutual_secret);
-		}
-	}
+	else
+		auth_set_locked(&t->auth, user, secret, mutual_user, mutual_secret);
 	pthread_mutex_unlock(&g_iscsi.lock);
 	if (!rc)
 		log_info("iSCSI target %s: CHAP %s%s", iqn, user ? "required" : "off",
 			 mutual_user ? " (mutual)" : "");
 	return rc;
+}
+
+int iscsi_set_discovery_chap(const char *user, const char *secret, const char *mutual_user,
+			     const char *mutual_secret)
+{
+	int rc = auth_check(user, secret, mutual_user, mutual_secret);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&g_iscsi.lock);
+	auth_set_locked(&g_iscsi.disc_auth, user, secret, mutual_user, mutual_secret);
+	pthread_mutex_unlock(&g_iscsi.lock);
+	log_info("iSCSI discovery sessions: CHAP %s%s", user ? "required" : "off",
+		 mutual_user ? " (mutual)" : "");
+	return 0;
 }
 
 int iscsi_target_allow_initiator(const char *iqn, const char *initiator)
@@ -291,6 +326,46 @@ int iscsi_target_allow_initiator(const char *iqn, const char *initiator)
 		return -ENOENT;
 	}
 	return 0;
+}
+
+int iscsi_target_set_initiators(const char *iqn, const char *const *names, size_t n)
+{
+	TAILQ_HEAD(, iscsi_initiator_acl) list = TAILQ_HEAD_INITIALIZER(list);
+	struct iscsi_initiator_acl *a;
+	struct iscsi_target *t;
+	int rc = 0;
+
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (!names[i] || !iscsi_name_valid(names[i])) {
+			rc = -EINVAL;
+			break;
+		}
+		a = calloc(1, sizeof(*a));
+		if (!a) {
+			rc = -ENOMEM;
+			break;
+		}
+		snprintf(a->name, sizeof(a->name), "%s", names[i]);
+		TAILQ_INSERT_TAIL(&list, a, link);
+	}
+	pthread_mutex_lock(&g_iscsi.lock);
+	t = rc ? NULL : iscsi_target_find_locked(iqn);
+	if (!rc && !t)
+		rc = -ENOENT;
+	if (t) { /* swap: the old list goes below */
+		TAILQ_CONCAT(&list, &t->acl, link);
+		for (size_t i = 0; i < n; i++) {
+			a = TAILQ_FIRST(&list);
+			TAILQ_REMOVE(&list, a, link);
+			TAILQ_INSERT_TAIL(&t->acl, a, link);
+		}
+	}
+	pthread_mutex_unlock(&g_iscsi.lock);
+	while ((a = TAILQ_FIRST(&list))) {
+		TAILQ_REMOVE(&list, a, link);
+		free(a);
+	}
+	return rc;
 }
 
 /* ---- I_T nexus names ---------------------------------------------------------------------- */
@@ -392,11 +467,23 @@ static void hand_off(const struct iscsi_portal *p, int fd, const struct sockaddr
 
 	addr_str(ss, host, sizeof(host), port, sizeof(port));
 	snprintf(peer, sizeof(peer), ss->ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
-	if (g_iscsi.tgt && __atomic_load_n(&g_iscsi.nconns, __ATOMIC_RELAXED) >=
-				   g_iscsi.tgt->opts.max_connections) {
-		log_peer("%s: iSCSI connection refused: too many connections", peer);
-		close(fd);
-		return;
+	/* Logins in progress have a limit of their own (and a deadline): sockets that never
+	 * finish logging in cannot take an established session's slot. */
+	if (g_iscsi.tgt) {
+		unsigned int all = __atomic_load_n(&g_iscsi.nconns, __ATOMIC_RELAXED);
+		unsigned int connecting = __atomic_load_n(&g_iscsi.nconnecting, __ATOMIC_RELAXED);
+
+		if (connecting >= g_iscsi.tgt->opts.max_connecting) {
+			log_peer("%s: iSCSI connection refused: %u logins in progress", peer,
+				 connecting);
+			close(fd);
+			return;
+		}
+		if (all - connecting >= g_iscsi.tgt->opts.max_connections) {
+			log_peer("%s: iSCSI connection refused: too many connections", peer);
+			close(fd);
+			return;
+		}
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	r = reactor_next();
@@ -410,15 +497,19 @@ static void hand_off(const struct iscsi_portal *p, int fd, const struct sockaddr
 		addr_str(&local, c->local_addr, sizeof(c->local_addr), c->local_port,
 			 sizeof(c->local_port));
 	snprintf(c->advertise, sizeof(c->advertise), "%s", p->advertise);
+	c->r = r; /* before others can find it in the list */
 	pthread_mutex_lock(&g_iscsi.lock);
 	TAILQ_INSERT_TAIL(&g_iscsi.conns, c, link);
 	pthread_mutex_unlock(&g_iscsi.lock);
 	__atomic_add_fetch(&g_iscsi.nconns, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&g_iscsi.nconnecting, 1, __ATOMIC_RELAXED);
+	c->connecting = true;
 	if (reactor_send_msg(r, iscsi_conn_start, c) != 0) {
 		pthread_mutex_lock(&g_iscsi.lock);
 		TAILQ_REMOVE(&g_iscsi.conns, c, link);
 		pthread_mutex_unlock(&g_iscsi.lock);
 		__atomic_sub_fetch(&g_iscsi.nconns, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&g_iscsi.nconnecting, 1, __ATOMIC_RELAXED);
 		close(fd);
 		free(c->rx_stage);
 		free(c);
@@ -633,6 +724,14 @@ int iscsi_transport_register(void)
 	return nvmf_transport_register(&nvmf_iscsi_transport_ops);
 }
 
+void iscsi_get_stats(struct iscsi_stats *st)
+{
+	st->connections = __atomic_load_n(&g_iscsi.nconns, __ATOMIC_RELAXED);
+	st->connecting = __atomic_load_n(&g_iscsi.nconnecting, __ATOMIC_RELAXED);
+	st->login_timeouts = __atomic_load_n(&g_iscsi.login_timeouts, __ATOMIC_RELAXED);
+	st->revoked = __atomic_load_n(&g_iscsi.revoked, __ATOMIC_RELAXED);
+}
+
 /* ---- shutdown ------------------------------------------------------------------------------ */
 
 static void close_all_msg(void *arg)
@@ -685,6 +784,7 @@ void iscsi_fini(void)
 		TAILQ_REMOVE(&g_iscsi.targets, t, link);
 		target_free(t);
 	}
+	OPENSSL_cleanse(&g_iscsi.disc_auth, sizeof(g_iscsi.disc_auth));
 	g_iscsi.initialized = false;
 	pthread_mutex_unlock(&g_iscsi.lock);
 }

@@ -5,7 +5,8 @@ libnvmeof_iscsi_la_SOURCES = \
 	target/iscsi/iscsi.h target/iscsi/iscsi_internal.h \
 	target/iscsi/iscsi_target.c target/iscsi/iscsi_conf.c \
 	target/iscsi/iscsi_conn.c target/iscsi/iscsi_login.c target/iscsi/iscsi_chap.c \
-	target/iscsi/iscsi_session.c target/iscsi/iscsi_task.c target/iscsi/iscsi_tmf.c
+	target/iscsi/iscsi_session.c target/iscsi/iscsi_task.c target/iscsi/iscsi_tmf.c \
+	target/iscsi/iscsi_mgmt.c
 libnvmeof_iscsi_la_CFLAGS = $(TARGET_CFLAGS) $(EV_CFLAGS) $(OPENSSL_CFLAGS) $(JSONC_CFLAGS)
 libnvmeof_iscsi_la_LIBADD = $(OPENSSL_LIBS) $(JSONC_LIBS)
 

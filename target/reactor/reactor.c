@@ -2,8 +2,9 @@
 /*
  * Reactor threads: one libev loop per thread, a mutex-protected message list woken by an
  * ev_async (cross-thread traffic is rare: connection hand-off, teardown, events), deferred
- * work run before each poll (the I/O batching point), and a lock-free per-reactor pool of
- * data buffers that only the owning thread touches.
+ * work run before each poll (the I/O batching point), a lock-free per-reactor pool of
+ * data buffers that only the owning thread touches, and the poll mode: how long the loop
+ * keeps polling without sleeping after an event (reactors_configure_poll()).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
@@ -42,6 +43,12 @@ struct reactor_priv {
 	ev_async wake;
 	ev_prepare prepare;
 	ev_idle kick;
+	ev_check check; /* after each poll: did it find events? (the poll mode's input) */
+	ev_idle spin;   /* active while polling without sleeping */
+	bool spinning;
+	ev_tstamp last_event; /* ev_now() of the last iteration that found events */
+	ev_tstamp gap;        /* moving average of the time between such iterations */
+	ev_tstamp window;     /* how long to keep spinning after the last event */
 	bool pin;
 	int cpu;
 
@@ -71,6 +78,8 @@ static _Thread_local struct reactor *tls_self;
 static size_t g_buf_size = REACTOR_DEFAULT_BUF_SIZE;
 static unsigned int g_buf_limit;
 static enum reactor_pin g_pin = REACTOR_PIN_AUTO;
+static enum reactor_poll g_poll = REACTOR_POLL_ADAPTIVE;
+static ev_tstamp g_poll_max = REACTOR_POLL_DEFAULT_US * 1e-6;
 
 /* Counters only this thread writes: a relaxed load and store (no locked instruction). */
 static inline void stat_inc(uint64_t *c)
@@ -91,6 +100,27 @@ void reactors_configure(size_t buf_size, unsigned int buf_limit, enum reactor_pi
 	}
 	g_buf_limit = buf_limit;
 	g_pin = pin;
+}
+
+void reactors_configure_poll(enum reactor_poll mode, unsigned int max_us)
+{
+	g_poll = mode;
+	if (max_us > REACTOR_POLL_MAX_US)
+		max_us = REACTOR_POLL_MAX_US;
+	g_poll_max = (max_us ? max_us : REACTOR_POLL_DEFAULT_US) * 1e-6;
+}
+
+const char *reactor_poll_name(enum reactor_poll mode)
+{
+	switch (mode) {
+	case REACTOR_POLL_OFF:
+		return "off";
+	case REACTOR_POLL_ADAPTIVE:
+		return "adaptive";
+	case REACTOR_POLL_BUSY:
+		return "busy";
+	}
+	return "?";
 }
 
 size_t reactor_buf_size(void)
@@ -172,6 +202,64 @@ static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 static void kick_cb(struct ev_loop *loop, ev_idle *w, int revents)
 {
 	run_deferred(w->data);
+}
+
+/* ---- poll mode ------------------------------------------------------------------------- */
+
+static void spin_cb(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	/* Nothing to do: being active makes the next poll non-blocking. */
+}
+
+static void spin_stop(struct reactor_priv *p)
+{
+	if (!p->spinning)
+		return;
+	ev_idle_stop(p->r->loop, &p->spin);
+	p->spinning = false;
+	stat_inc(&p->r->stats.poll_sleeps);
+}
+
+/*
+ * Runs first after every poll. Events found: fold the time since the previous events into
+ * the moving average and, if events come closer together than the cap, keep polling for
+ * twice that gap (the next event most likely comes within it); otherwise sleep. Nothing
+ * found: keep spinning until the window since the last event has passed.
+ */
+static void check_cb(struct ev_loop *loop, ev_check *w, int revents)
+{
+	struct reactor_priv *p = w->data;
+	/* What is pending besides our own idle watchers is real work (I/O, timers, async). */
+	unsigned int own =
+		(unsigned int)ev_is_pending(&p->spin) + (unsigned int)ev_is_pending(&p->kick);
+	ev_tstamp now = ev_now(loop), gap;
+
+	if (ev_pending_count(loop) > own) {
+		stat_inc(&p->r->stats.poll_events);
+		gap = now - p->last_event;
+		if (gap > 4 * g_poll_max)
+			gap = 4 * g_poll_max; /* a long silence counts as "slow", no more */
+		if (gap < 0)
+			gap = 0;
+		p->gap += (gap - p->gap) / 8;
+		p->last_event = now;
+		if (p->gap <= g_poll_max) {
+			p->window = 2 * p->gap + 5e-6;
+			if (p->window > g_poll_max)
+				p->window = g_poll_max;
+			if (!p->spinning) {
+				ev_idle_start(loop, &p->spin);
+				p->spinning = true;
+			}
+		} else {
+			spin_stop(p);
+		}
+	} else if (p->spinning) {
+		if (now - p->last_event > p->window)
+			spin_stop(p);
+		else
+			stat_inc(&p->r->stats.poll_empty);
+	}
 }
 
 /* ---- messages ----------------------------------------------------------------------------- */
@@ -476,6 +564,18 @@ static int reactor_init(struct reactor *r, unsigned int id, unsigned int ncpu, b
 	ev_prepare_start(r->loop, &p->prepare);
 	ev_idle_init(&p->kick, kick_cb);
 	p->kick.data = p;
+	ev_idle_init(&p->spin, spin_cb);
+	p->spin.data = p;
+	p->gap = 4 * g_poll_max;
+	if (g_poll == REACTOR_POLL_BUSY) {
+		ev_idle_start(r->loop, &p->spin);
+		p->spinning = true;
+	} else if (g_poll == REACTOR_POLL_ADAPTIVE) {
+		ev_check_init(&p->check, check_cb);
+		ev_set_priority(&p->check, EV_MAXPRI);
+		p->check.data = p;
+		ev_check_start(r->loop, &p->check);
+	}
 	return 0;
 }
 
@@ -519,7 +619,8 @@ int reactors_start(unsigned int n)
 		g_nreactors = i + 1;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	log_info("started %u reactor%s%s", n, n == 1 ? "" : "s", pin ? " (pinned)" : "");
+	log_info("started %u reactor%s%s, poll %s", n, n == 1 ? "" : "s", pin ? " (pinned)" : "",
+		 reactor_poll_name(g_poll));
 	return 0;
 
 fail:

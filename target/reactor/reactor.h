@@ -28,6 +28,10 @@ struct reactor_stats {
 	uint64_t xlate_spans;   /* timed spans of SCSI-side work of those */
 	uint64_t xlate_ticks;	/* their time, stats_ticks() units */
 	uint64_t xlate_rng;     /* the sampler's state */
+	/* polling (reactors_configure_poll) */
+	uint64_t poll_events; /* loop iterations that found events */
+	uint64_t poll_empty;  /* iterations spent spinning that found none */
+	uint64_t poll_sleeps; /* times the reactor went back to sleeping in epoll */
 };
 
 struct reactor {
@@ -47,6 +51,22 @@ struct reactor {
  */
 enum reactor_pin { REACTOR_PIN_AUTO, REACTOR_PIN_ON, REACTOR_PIN_OFF };
 void reactors_configure(size_t buf_size, unsigned int buf_limit, enum reactor_pin pin);
+
+/*
+ * How a reactor waits for events (set before reactors_start()):
+ *  OFF:      sleep in epoll_wait until something happens (no CPU while idle);
+ *  ADAPTIVE: after an event, keep polling without sleeping (epoll_wait with timeout 0)
+ *            for a window tuned to the observed gap between events, at most @max_us;
+ *            when events come further apart than that, sleep at once. An idle reactor
+ *            sleeps, so it costs no CPU;
+ *  BUSY:     never sleep (one CPU per reactor at 100%, lowest latency).
+ * @max_us = 0 keeps the default (REACTOR_POLL_DEFAULT_US).
+ */
+enum reactor_poll { REACTOR_POLL_OFF, REACTOR_POLL_ADAPTIVE, REACTOR_POLL_BUSY };
+#define REACTOR_POLL_DEFAULT_US 100
+#define REACTOR_POLL_MAX_US     10000
+void reactors_configure_poll(enum reactor_poll mode, unsigned int max_us);
+const char *reactor_poll_name(enum reactor_poll mode);
 
 /* Start @n reactor threads (0 = one per online CPU). The calling thread is not one. */
 int reactors_start(unsigned int n);

@@ -113,7 +113,8 @@ bool spc_mode_select_data(const struct scsi_lu *lu, struct scsi_plan *plan, cons
 void spc_pr_in(struct xctx *x);
 void spc_pr_out(struct xctx *x);
 void spc_reserve_release(struct xctx *x);
-bool spc_pr_out_data(struct scsi_plan *p, const uint8_t *d, uint32_t len, uint8_t *scratch);
+bool spc_pr_out_data(const struct scsi_lu *lu, struct scsi_plan *p, const uint8_t *d, uint32_t len,
+		     uint8_t *scratch);
 bool spc_pr_next(const struct scsi_lu *lu, struct scsi_plan *p, uint32_t scratch_len,
 		 struct nvme_cmd *cmd, struct scsi_nvme_io *io);
 void spc_pr_in_finish(const struct scsi_port *port, struct scsi_plan *p, uint8_t *buf,

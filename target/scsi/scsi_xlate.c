@@ -190,7 +190,7 @@ bool scsi_xlate_data_out(const struct scsi_lu *lu, struct scsi_plan *p, uint8_t 
 	case SCSI_XOP_UNMAP:
 		return sbc_unmap_data(lu, p, data, len, scratch, scratch_len);
 	case SCSI_XOP_PR_OUT:
-		return spc_pr_out_data(p, data, len, scratch);
+		return spc_pr_out_data(lu, p, data, len, scratch);
 	case SCSI_XOP_MODE_SELECT:
 		spc_mode_select_data(lu, p, data, len);
 		p->op = SCSI_XOP_DONE;

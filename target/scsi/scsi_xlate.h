@@ -63,6 +63,7 @@ struct scsi_lu {
 	bool write_cache;	   /* volatile write cache (WCE) */
 	bool read_only;		   /* namespace write protected */
 	bool reservations;	   /* persistent reservations supported (ONCS) */
+	bool ptpl;                 /* ... and they can persist through power loss (RESCAP) */
 	bool compare_write;	   /* fused Compare and Write supported (FUSES) */
 	uint32_t max_caw_blocks;   /* COMPARE AND WRITE atomic unit (NACWU + 1); 0: no limit */
 	bool verify_cmd;	   /* NVMe Verify supported (ONCS) */
@@ -139,6 +140,7 @@ struct scsi_plan {
 	/* Persistent reservations */
 	uint8_t sa;
 	uint8_t pr_type;
+	bool aptpl;                /* PR OUT parameter list: activate persist through power loss */
 	uint32_t ndsm;		   /* UNMAP: number of DSM ranges built */
 
 	/* Progress through the NVMe commands (scsi_xlate_next) */

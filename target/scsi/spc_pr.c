@@ -3,6 +3,9 @@
  * PERSISTENT RESERVE IN/OUT and RESERVE(6)/RELEASE(6) to NVMe reservations (NVM Express
  * SCSI Translation Reference): PR OUT service actions become Reservation Register/Acquire/
  * Release, PR IN reads a Reservation Report (extended data structure) and reshapes it.
+ * APTPL maps to the Change Persist Through Power Loss State field of Reservation Register
+ * when the namespace can persist reservations (RESCAP PTPL); REPORT CAPABILITIES then
+ * reads a Reservation Report for PTPL_A (its PTPLS bit).
  */
 #include <string.h>
 
@@ -10,6 +13,17 @@
 #include "scsi_internal.h"
 
 /* ---- Persistent reservations ---------------------------------------------------------------- */
+
+/* The REPORT CAPABILITIES parameter data (8 bytes). */
+static void pr_capabilities(uint8_t *b, bool ptpl_c, bool ptpl_a)
+{
+	memset(b, 0, 8);
+	put_be16(&b[0], 8);
+	b[2] = 0x10 | (ptpl_c ? 0x01 : 0);       /* CRH (SPC-4 5.9.3), PTPL_C */
+	b[3] = 0x80 | (ptpl_a ? 0x01 : 0);       /* TMV: the type mask below is valid; PTPL_A */
+	b[4] = 0x80 | 0x40 | 0x20 | 0x08 | 0x02; /* WR_EX_AR EX_AC_RO WR_EX_RO EX_AC WR_EX */
+	b[5] = 0x01;                             /* EX_AC_AR */
+}
 
 void spc_pr_in(struct xctx *x)
 {
@@ -30,19 +44,16 @@ void spc_pr_in(struct xctx *x)
 		p->op = SCSI_XOP_PR_IN;
 		p->dir = SCSI_DIR_IN;
 		return;
-	case SCSI_PR_IN_REPORT_CAPABILITIES: {
-		uint8_t *b = x->buf;
-
-		memset(b, 0, 8);
-		put_be16(&b[0], 8);
-		b[2] = 0x10;		/* CRH: RESERVE/RELEASE handled as SPC-4 5.9.3 says */
-		b[3] = 0x80;		/* TMV: the type mask below is valid */
-		b[4] = 0x80 | 0x40 | 0x20 | 0x08 | 0x02; /* WR_EX_AR EX_AC_RO WR_EX_RO EX_AC WR_EX */
-		b[5] = 0x01;		/* EX_AC_AR */
+	case SCSI_PR_IN_REPORT_CAPABILITIES:
+		if (x->lu->ptpl) { /* PTPL_A is the namespace's state: ask it */
+			p->op = SCSI_XOP_PR_IN;
+			p->dir = SCSI_DIR_IN;
+			return;
+		}
+		pr_capabilities(x->buf, false, false);
 		p->op = SCSI_XOP_DONE;
 		xlate_done_data(x, 8);
 		return;
-	}
 	default:
 		scsi_plan_invalid_field(p, true, 1, 4);
 		return;
@@ -141,8 +152,11 @@ static uint8_t pr_type_from_nvme(uint8_t t)
 #define RESV_RELEASE 0
 #define RESV_CLEAR 1
 #define RESV_REPORT_EDS 0x1	/* CDW11: extended data structure */
+#define RESV_CPTPL_CLEAR   2u      /* CDW10 bits 31:30 of Register */
+#define RESV_CPTPL_SET     3u
 
-bool spc_pr_out_data(struct scsi_plan *p, const uint8_t *d, uint32_t len, uint8_t *scratch)
+bool spc_pr_out_data(const struct scsi_lu *lu, struct scsi_plan *p, const uint8_t *d, uint32_t len,
+		     uint8_t *scratch)
 {
 	uint64_t rkey = get_be64(&d[0]), sakey = get_be64(&d[8]);
 	uint8_t flags = d[20];
@@ -160,10 +174,11 @@ bool spc_pr_out_data(struct scsi_plan *p, const uint8_t *d, uint32_t len, uint8_
 		scsi_plan_invalid_field(p, false, 20, 2);
 		return false;
 	}
-	if (flags & 0x01) { /* APTPL: PTPL_C is 0 */
+	if ((flags & 0x01) && !lu->ptpl) { /* APTPL where PTPL_C is 0 */
 		scsi_plan_invalid_field(p, false, 20, 0);
 		return false;
 	}
+	p->aptpl = flags & 0x01;
 	/* NVMe payload: CRKEY then NRKEY/PRKEY, little-endian. */
 	put_le64(&scratch[0], rkey);
 	put_le64(&scratch[8], sakey);
@@ -183,6 +198,11 @@ void spc_pr_in_finish(const struct scsi_port *port, struct scsi_plan *p, uint8_t
 	uint32_t len = 8;
 	uint32_t max_regs = (rpt_len - RESV_REPORT_HDR) / RESV_REPORT_REG;
 
+	if (p->sa == SCSI_PR_IN_REPORT_CAPABILITIES) {
+		pr_capabilities(buf, true, rpt[9] & 0x01); /* PTPLS */
+		p->in_len = 8 < p->alloc_len ? 8 : p->alloc_len;
+		return;
+	}
 	if (nreg > max_regs)
 		nreg = (uint16_t)max_regs;
 	memset(buf, 0, 8);
@@ -276,6 +296,9 @@ bool spc_pr_next(const struct scsi_lu *lu, struct scsi_plan *p, uint32_t scratch
 				cdw10 = RESV_REGISTER;
 			else
 				cdw10 = RESV_REPLACE;
+			/* APTPL: the last REGISTER decides whether the state persists */
+			if (lu->ptpl)
+				cdw10 |= (p->aptpl ? RESV_CPTPL_SET : RESV_CPTPL_CLEAR) << 30;
 			break;
 		case SCSI_PR_OUT_RESERVE:
 			opc = NVME_OPC_RESERVATION_ACQUIRE;

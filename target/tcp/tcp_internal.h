@@ -32,6 +32,8 @@
 #define TCP_SENDMSG_IOV 256		/* iovecs gathered per sendmsg */
 #define TCP_RECV_BUDGET 16		/* recv calls per read callback */
 #define TCP_SEND_BUDGET 8		/* sendmsg calls per flush */
+#define TCP_TRIM_INTERVAL_S 2.0             /* idle connections give memory back this often */
+#define TCP_TRIM_KEEP       4               /* request slots an idle connection keeps set up */
 
 /* PDU receive state machine (one per connection). */
 enum tcp_rx_state {
@@ -125,6 +127,7 @@ struct tcp_reactor {
 	TAILQ_HEAD(, tcp_qpair) conns;
 	unsigned int nconns;
 	struct nvmf_tcp_conn_stats stats; /* written by this reactor only, read anywhere */
+	ev_timer trim;                    /* tcp_qpair_trim() of the idle connections */
 };
 
 struct tcp_qpair {
@@ -194,9 +197,17 @@ struct tcp_qpair {
 
 	struct nvmf_tcp_conn_stats stats;
 	TAILQ_ENTRY(tcp_qpair) link;	/* tcp_reactor.conns */
-	/* Slots [0, nreqs_ready) are set up: an admin queue's worth until Connect names an
-	 * I/O queue, so idle and admin connections touch only that much memory. */
+	/* Slots [0, nreqs_ready) are set up, one more each time a command finds none free,
+	 * up to nreqs_limit (an admin queue's worth until Connect names an I/O queue): a
+	 * queue touches only as many slots as it has had commands in flight at once, and an
+	 * idle one gives all but TCP_TRIM_KEEP back (tcp_qpair_trim). */
 	uint32_t nreqs_ready;
+	uint32_t nreqs_limit;
+	/* rbuf, cid_bits and reqs in one anonymous mapping: pages never touched cost nothing,
+	 * and idle ones are returned with madvise */
+	uint8_t *mem;
+	size_t mem_len;
+	bool rx_since_trim; /* bytes arrived since the last trim tick */
 };
 
 /* Count on the connection and on its reactor (plain stores: one writer per counter). */
@@ -235,6 +246,8 @@ void tcp_qpair_close(struct tcp_qpair *tq, const char *why);
 void tcp_qpair_linger(struct tcp_qpair *tq);
 void tcp_qpair_disconnect(struct nvmf_qpair *qp);
 void tcp_qpair_check_done(struct tcp_qpair *tq);
+void tcp_qpair_trim(struct tcp_qpair *tq);
+void tcp_trim_cb(struct ev_loop *loop, ev_timer *w, int revents); /* tcp_reactor.trim */
 
 /* tcp_req.c: the request state machine. Every transition goes through
  * tcp_req_set_state(), which counts entries per state and, without NDEBUG, asserts that

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,6 +16,19 @@
 #include "tcp_internal.h"
 
 #define TCP_LINGER_S 2.0 /* how long a C2HTermReq may take to leave before we close */
+#define TCP_CID_BITS_BYTES (65536 / 8)
+
+static size_t page_size(void)
+{
+	static size_t ps;
+
+	if (!ps) {
+		long v = sysconf(_SC_PAGESIZE);
+
+		ps = v > 0 ? (size_t)v : 4096;
+	}
+	return ps;
+}
 
 /* ---- connection lifetime ---------------------------------------------------------------- */
 
@@ -65,9 +79,8 @@ static void tcp_qpair_free(void *arg)
 	}
 	tcp_conn_gone_stats(&tq->stats, tq->stats.term_reqs_tx != 0, tq->connected_seen);
 	nvmf_qpair_fini(&tq->qp);
-	free(tq->reqs);
-	free(tq->rbuf);
-	free(tq->cid_bits);
+	if (tq->mem)
+		munmap(tq->mem, tq->mem_len);
 	free(tq);
 }
 
@@ -99,9 +112,19 @@ void tcp_qpair_start(void *arg)
 	if (n > 65535)
 		n = 65535;
 	tq->nreqs = n;
-	tq->reqs = calloc(n, sizeof(*tq->reqs));
-	tq->rbuf = malloc(TCP_RBUF_SIZE);
-	tq->cid_bits = calloc(65536 / 64, sizeof(uint64_t));
+	/* One mapping: [receive buffer | CID bit set | request slots]. Untouched pages cost
+	 * no memory, so a queue pays for the slots it has used, not for its depth. */
+	tq->mem_len = TCP_RBUF_SIZE + TCP_CID_BITS_BYTES + (size_t)n * sizeof(*tq->reqs);
+	tq->mem_len = (tq->mem_len + page_size() - 1) & ~(page_size() - 1);
+	tq->mem =
+		mmap(NULL, tq->mem_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (tq->mem == MAP_FAILED) {
+		tq->mem = NULL;
+	} else {
+		tq->rbuf = tq->mem;
+		tq->cid_bits = (uint64_t *)(tq->mem + TCP_RBUF_SIZE);
+		tq->reqs = (struct tcp_req *)(tq->mem + TCP_RBUF_SIZE + TCP_CID_BITS_BYTES);
+	}
 	TAILQ_INIT(&tq->free_reqs);
 	TAILQ_INIT(&tq->buf_waitq);
 	TAILQ_INIT(&tq->txq);
@@ -120,9 +143,11 @@ void tcp_qpair_start(void *arg)
 	if (tq->tr) {
 		TAILQ_INSERT_TAIL(&tq->tr->conns, tq, link);
 		tq->tr->nconns++;
+		if (!ev_is_active(&tq->tr->trim))
+			ev_timer_again(tq->loop, &tq->tr->trim);
 	}
 
-	if (!tq->reqs || !tq->rbuf || !tq->cid_bits || !tq->tr) {
+	if (!tq->mem || !tq->tr) {
 		log_err("%s: out of memory setting up the connection", tq->qp.peer);
 		tq->closing = true;
 		close(tq->fd);
@@ -184,7 +209,7 @@ void tcp_qpair_close(struct tcp_qpair *tq, const char *why)
 		tq->fd = -1;
 	}
 
-	for (uint32_t i = 0; i < tq->nreqs; i++) {
+	for (uint32_t i = 0; i < tq->nreqs_ready; i++) {
 		struct tcp_req *tr = &tq->reqs[i];
 
 		if (tr->state != TCP_REQ_FREE && tr->state != TCP_REQ_EXECUTING)
@@ -200,6 +225,67 @@ void tcp_qpair_linger(struct tcp_qpair *tq)
 {
 	ev_timer_set(&tq->linger, TCP_LINGER_S, 0.);
 	ev_timer_start(tq->loop, &tq->linger);
+}
+
+/* ---- giving idle memory back ------------------------------------------------------------ */
+
+/* madvise(MADV_DONTNEED) the whole pages inside [@from, @to): they read as zero again. */
+static void drop_pages(uint8_t *from, uint8_t *to)
+{
+	uintptr_t a = ((uintptr_t)from + page_size() - 1) & ~(uintptr_t)(page_size() - 1);
+	uintptr_t b = (uintptr_t)to & ~(uintptr_t)(page_size() - 1);
+
+	if (b > a)
+		madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+/*
+ * A connection that received nothing for a trim interval keeps the request slots below
+ * its highest one in use (an AER, a request the backend still owns) and at least
+ * TCP_TRIM_KEEP; the pages of the others go back to the system, to be faulted in as
+ * zeroes (which is what slot_init() expects) when the queue is busy again. The receive
+ * buffer goes back too when it holds no partial PDU.
+ */
+void tcp_qpair_trim(struct tcp_qpair *tq)
+{
+	uint32_t keep = TCP_TRIM_KEEP;
+
+	if (tq->closing || !tq->mem || tq->rx_state >= TCP_RX_QUIESCING)
+		return;
+	for (uint32_t i = 0; i < tq->nreqs_ready; i++)
+		if ((tq->reqs[i].state != TCP_REQ_FREE || tq->reqs[i].h2c_drain) && i + 1 > keep)
+			keep = i + 1;
+	if (keep < tq->nreqs_ready) {
+		TAILQ_INIT(&tq->free_reqs);
+		for (uint32_t i = keep; i-- > 0;)
+			if (tq->reqs[i].state == TCP_REQ_FREE && !tq->reqs[i].h2c_drain)
+				TAILQ_INSERT_TAIL(&tq->free_reqs, &tq->reqs[i], link);
+		drop_pages((uint8_t *)&tq->reqs[keep], (uint8_t *)&tq->reqs[tq->nreqs_ready]);
+		tq->nreqs_ready = keep;
+	}
+	if (tq->rx_state == TCP_RX_AWAIT_CH && tq->rpos == tq->rend && !tq->rx_paused) {
+		tq->rpos = tq->rend = 0;
+		drop_pages(tq->rbuf, tq->rbuf + TCP_RBUF_SIZE);
+	}
+}
+
+/* The reactor's trim tick: connections quiet since the last one give memory back. */
+void tcp_trim_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct tcp_reactor *trr = w->data;
+	struct tcp_qpair *tq;
+
+	if (TAILQ_EMPTY(&trr->conns)) {
+		ev_timer_stop(loop, w);
+		return;
+	}
+	TAILQ_FOREACH(tq, &trr->conns, link)
+	{
+		if (tq->rx_since_trim)
+			tq->rx_since_trim = false;
+		else
+			tcp_qpair_trim(tq);
+	}
 }
 
 /* ---- ops: disconnect ------------------------------------------------------------------ */

@@ -325,7 +325,7 @@ static enum rx_rc rx_h2c_data(struct tcp_qpair *tq)
 	uint32_t datal = get_le32(&h->datal);
 	struct tcp_req *tr;
 
-	if (ttag < tq->nreqs && tq->reqs[ttag].h2c_drain) {
+	if (ttag < tq->nreqs_ready && tq->reqs[ttag].h2c_drain) {
 		/* Data for an R2T of an aborted command: checked as usual, then dropped. */
 		tr = &tq->reqs[ttag];
 		if (get_le16(&h->cccid) != tr->cid ||
@@ -337,7 +337,7 @@ static enum rx_rc rx_h2c_data(struct tcp_qpair *tq)
 		rx_expect_payload(tq, tr, true, datao, datal);
 		return RX_NEXT;
 	}
-	if (ttag >= tq->nreqs || tq->reqs[ttag].state != TCP_REQ_TRANSFERRING_H2C ||
+	if (ttag >= tq->nreqs_ready || tq->reqs[ttag].state != TCP_REQ_TRANSFERRING_H2C ||
 	    tq->reqs[ttag].plan == TCP_PLAN_IN_CAPSULE) {
 		tcp_fatal(tq, NVME_TCP_FES_INVALID_PDU_HDR, offsetof(struct nvme_tcp_data_hdr, ttag));
 		return RX_STOP;
@@ -654,6 +654,7 @@ void tcp_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct tcp_qpair *tq = w->data;
 
+	tq->rx_since_trim = true;
 	if (tq->rx_state == TCP_RX_QUIESCING)
 		rx_drain(tq);
 	else

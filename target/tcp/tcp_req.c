@@ -140,13 +140,30 @@ void tcp_req_start(struct tcp_req *tr)
 
 /* ---- request slots ------------------------------------------------------------------- */
 
+/* Slot @i for first use (its memory is zero: never touched, or returned by a trim). */
+static struct tcp_req *slot_init(struct tcp_qpair *tq, uint32_t i)
+{
+	struct tcp_req *tr = &tq->reqs[i];
+
+	tr->tq = tq;
+	tr->ttag = (uint16_t)i;
+	tr->req.qpair = &tq->qp;
+	tr->state = TCP_REQ_FREE;
+	return tr;
+}
+
 struct tcp_req *tcp_req_get(struct tcp_qpair *tq)
 {
 	struct tcp_req *tr = TAILQ_FIRST(&tq->free_reqs);
 
-	if (!tr)
-		return NULL;
-	TAILQ_REMOVE(&tq->free_reqs, tr, link);
+	if (tr) {
+		TAILQ_REMOVE(&tq->free_reqs, tr, link);
+	} else {
+		/* All set-up slots are busy: the queue grows by one, up to its depth. */
+		if (tq->nreqs_ready >= tq->nreqs_limit)
+			return NULL;
+		tr = slot_init(tq, tq->nreqs_ready++);
+	}
 	tq->outstanding++;
 	tr->plan = TCP_PLAN_NONE;
 	tr->ddgst_err = false;
@@ -368,20 +385,11 @@ bool tcp_req_abort(struct nvmf_qpair *qp, uint16_t cid)
 	}
 }
 
-/* Put slots [nreqs_ready, @upto) on the free list (calloc'd: untouched until now). */
+/* Allow slots up to @upto; they are set up when commands need them (tcp_req_get). */
 void tcp_req_slots_add(struct tcp_qpair *tq, uint32_t upto)
 {
 	if (upto > tq->nreqs)
 		upto = tq->nreqs;
-	for (uint32_t i = tq->nreqs_ready; i < upto; i++) {
-		struct tcp_req *tr = &tq->reqs[i];
-
-		tr->tq = tq;
-		tr->ttag = (uint16_t)i;
-		tr->req.qpair = &tq->qp;
-		tr->state = TCP_REQ_FREE;
-		TAILQ_INSERT_TAIL(&tq->free_reqs, tr, link);
-	}
-	if (upto > tq->nreqs_ready)
-		tq->nreqs_ready = upto;
+	if (upto > tq->nreqs_limit)
+		tq->nreqs_limit = upto;
 }

@@ -50,6 +50,7 @@ static void tcp_reactor_free(void *arg)
 {
 	struct tcp_reactor *trr = arg;
 
+	ev_timer_stop(trr->r->loop, &trr->trim);
 	__atomic_store_n(&g_tr[trr->r->id], NULL, __ATOMIC_RELEASE);
 	free(trr);
 }
@@ -69,6 +70,9 @@ struct tcp_reactor *tcp_reactor_get(struct reactor *r)
 		return NULL;
 	trr->r = r;
 	TAILQ_INIT(&trr->conns);
+	ev_init(&trr->trim, tcp_trim_cb);
+	trr->trim.repeat = TCP_TRIM_INTERVAL_S;
+	trr->trim.data = trr;
 	if (reactor_on_exit(r, tcp_reactor_free, trr) != 0) {
 		free(trr);
 		return NULL;

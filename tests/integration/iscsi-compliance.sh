@@ -2,7 +2,8 @@
 # iscsi-compliance.sh - libiscsi's compliance suite (iscsi-test-cu, Debian libiscsi-bin)
 # against nvmeof-target's iSCSI front end on 127.0.0.1, one test family per process, with
 # --dataloss. Three targets: the quick flags (RAM namespace as LUN 0 of the default IQN),
-# CHAP (MD5) from a configuration file, and CRC32C header digests required. A family
+# CHAP (MD5, which libiscsi offers, allowed through iscsi.options.chap_algs) from a
+# configuration file, and CRC32C header digests required. A family
 # fails on any failed test or on a [SKIPPED] line that is not in the allow-list below.
 set -u
 
@@ -140,7 +141,8 @@ cat > "$DIR/chap.json" << EOF
     "portals": [ { "addr": "127.0.0.1", "port": 0 } ],
     "targets": [ { "iqn": "iqn.2026-11.io.nvmeof:it-chap",
       "luns": [ { "lun": 0, "subsystem": "nqn.2026-11.io.nvmeof:it-chap", "nsid": 1 } ],
-      "chap": { "user": "it-user", "secret": "it-secret-0123" } } ]
+      "chap": { "user": "it-user", "secret": "it-secret-0123" } } ],
+    "options": { "chap_algs": [ "SHA3-256", "SHA256", "MD5" ] }
   }
 }
 EOF

@@ -3,7 +3,7 @@
  * libnvmeof's SCSI path against a real iSCSI target, through the public API only:
  *
  *   iscsi_init_rw URI [--sessions N] [--qd N] [--mib N] [--hdgst] [--ddgst]
- *                     [--bench SECONDS] [--bench-only]
+ *                     [--bench SECONDS] [--bench-only] [--ctrl-loss-tmo SECONDS]
  *
  * Check mode (default): N sessions (I/O queue pairs) at queue depth QD write a region
  * with a per-block pattern in chunks of varying size, read it back in differently sized
@@ -436,7 +436,8 @@ static void log_fn(enum nvmeof_log_level level, const char *msg, void *arg)
 static void usage(void)
 {
 	fprintf(stderr, "usage: iscsi_init_rw URI [--sessions N] [--qd N] [--mib N] [--hdgst] "
-			"[--ddgst] [--bench SECONDS] [--bench-only] [-v]\n");
+			"[--ddgst] [--bench SECONDS] [--bench-only] [--ctrl-loss-tmo SECONDS] "
+			"[-v]\n");
 }
 
 int main(int argc, char **argv)
@@ -449,6 +450,7 @@ int main(int argc, char **argv)
 		{ "ddgst", no_argument, NULL, 'D' },
 		{ "bench", required_argument, NULL, 'b' },
 		{ "bench-only", no_argument, NULL, 'B' },
+		{ "ctrl-loss-tmo", required_argument, NULL, 'L' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -486,6 +488,9 @@ int main(int argc, char **argv)
 			break;
 		case 'B':
 			bench_only = true;
+			break;
+		case 'L': /* 0: no reconnect, I/O fails when the session is lost */
+			opts.ctrl_loss_tmo = atoi(optarg);
 			break;
 		case 'v':
 			g_verbose++;

@@ -18,6 +18,13 @@ EXTRA_DIST += tests/integration/tcp_raw_client.c
 TESTS += tests/integration/fault-tcp.sh
 dist_check_SCRIPTS += tests/integration/fault-tcp.sh
 
+# 10,000 idle connections (idle-conns.sh): resident memory, and a fresh host served.
+check_PROGRAMS += tests/integration/idle_conns
+tests_integration_idle_conns_SOURCES = tests/integration/idle_conns.c
+tests_integration_idle_conns_LDADD = libnvmeof_common.la $(ISAL_LIBS)
+TESTS += tests/integration/idle-conns.sh
+dist_check_SCRIPTS += tests/integration/idle-conns.sh
+
 # SPDK-like hosts (spdk-host.sh): empty Host NQN, AER command ID reused at shutdown.
 check_PROGRAMS += tests/integration/spdk_host_client
 tests_integration_spdk_host_client_SOURCES = tests/integration/spdk_host_client.c
@@ -30,6 +37,15 @@ tests_integration_iscsi_fault_client_SOURCES = tests/integration/iscsi_fault_cli
 tests_integration_iscsi_fault_client_LDADD = libnvmeof_common.la $(ISAL_LIBS)
 TESTS += tests/integration/fault-iscsi.sh
 dist_check_SCRIPTS += tests/integration/fault-iscsi.sh
+
+# iSCSI security (iscsi-security.sh): CHAP and mutual CHAP with its own digest arithmetic,
+# stalled and silent logins, revocation on SIGHUP, secrets kept out of logs and replies.
+check_PROGRAMS += tests/integration/iscsi_chap_client
+tests_integration_iscsi_chap_client_SOURCES = tests/integration/iscsi_chap_client.c
+tests_integration_iscsi_chap_client_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_integration_iscsi_chap_client_LDADD = libnvmeof_common.la $(ISAL_LIBS) $(OPENSSL_LIBS)
+TESTS += tests/integration/iscsi-security.sh
+dist_check_SCRIPTS += tests/integration/iscsi-security.sh
 
 # libnvmeof's SCSI path (iscsi://) against Debian's tgt and nvmeof-target's iSCSI.
 check_PROGRAMS += tests/integration/iscsi_init_rw
@@ -52,7 +68,9 @@ integration_tests = \
 	tests/integration/spdk-host.sh \
 	tests/integration/first-contact.sh \
 	tests/integration/metrics.sh \
-	tests/integration/qos.sh
+	tests/integration/qos.sh \
+	tests/integration/ptpl.sh \
+	tests/integration/ctl-sessions.sh
 TESTS += $(integration_tests)
 dist_check_SCRIPTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh

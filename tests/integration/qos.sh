@@ -6,12 +6,21 @@
 # reach 3x LIMIT or more. Then a SIGHUP reload doubles the limit, which must hold too.
 # The unlimited client runs at lower CPU priority so that, on a small machine, it does not
 # starve the limited client of CPU (that would measure the scheduler, not the target).
+# Then per-host QoS: nvmeof-ctl qos set limits one host (by host NQN) on the unlimited
+# namespace to HOST_LIMIT IOPS while a second host on the same namespace is unlimited;
+# the limited host must stay within +-10% of HOST_LIMIT and the other reach 3x; the limit
+# shows in qos get and in a saved configuration, and qos clear lifts it.
 
 . "$(dirname "$0")/lib.sh"
 
 BENCH=$top_builddir/initiator/nvmeof-bench
 NQN=nqn.2026-11.io.nvmeof:qos
 LIMIT=2000
+HOST_LIMIT=1500
+HOST_A=nqn.2014-08.org.nvmeof.test:qos-host-a
+HOST_B=nqn.2014-08.org.nvmeof.test:qos-host-b
+CTL=$top_builddir/target/nvmeof-ctl
+SOCK=$IT_DIR/ctl.sock
 
 it_init
 [ -x "$BENCH" ] || { echo "$IT_NAME: $BENCH is missing" >&2; exit 99; }
@@ -32,7 +41,8 @@ EOF2
 }
 write_config $LIMIT
 IT_LOG=$IT_DIR/target.log
-"$IT_TARGET_BIN" -c "$IT_DIR/qos.json" --discovery-port 0 --reactors 1 > "$IT_LOG" 2>&1 &
+"$IT_TARGET_BIN" -c "$IT_DIR/qos.json" --discovery-port 0 --reactors 1 \
+	--control-socket "$SOCK" > "$IT_LOG" 2>&1 &
 IT_PID=$!
 for _ in $(seq 100); do
 	grep -q "listening on tcp://127.0.0.1:$port" "$IT_LOG" && break
@@ -45,6 +55,9 @@ if ! grep -q "listening on tcp://127.0.0.1:$port" "$IT_LOG"; then
 	it_finish
 fi
 it_ok "target-start (port $port)"
+
+# in_range N LO HI: N is a number within [LO, HI]
+in_range() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 
 iops() { python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["jobs"][0]["read"]["iops"]))' "$1" 2> /dev/null; }
 
@@ -64,10 +77,8 @@ run_pair() { # NAME LIMIT
 	it_log "$name: limited namespace $lim IOPS (limit $limit), unlimited namespace $unl IOPS"
 	lo=$((limit * 85 / 100))
 	hi=$((limit * 115 / 100))
-	it_check "$name-limited ($lim IOPS, limit $limit, +-15%)" \
-		[ -n "$lim" ] && [ "$lim" -ge $lo ] && [ "$lim" -le $hi ]
-	it_check "$name-unlimited ($unl IOPS >= $((3 * limit)))" \
-		[ -n "$unl" ] && [ "$unl" -ge $((3 * limit)) ]
+	it_check "$name-limited ($lim IOPS, limit $limit, +-15%)" in_range "$lim" $lo $hi
+	it_check "$name-unlimited ($unl IOPS >= $((3 * limit)))" in_range "$unl" $((3 * limit)) 999999999
 }
 
 run_pair config $LIMIT
@@ -79,6 +90,42 @@ for _ in $(seq 50); do
 done
 it_check reload-applied [ "$(grep -c 'QoS limits set' "$IT_LOG")" -ge 2 ]
 run_pair reload $((2 * LIMIT))
+
+# ---- per host: one host limited on namespace 2, another host on it unlimited
+ctl() { "$CTL" -s "$SOCK" "$@" > "$IT_DIR/ctl.out" 2> "$IT_DIR/ctl.err"; }
+it_check host-qos-set ctl qos set "$NQN" 2 --host "$HOST_A" --rw-ios $HOST_LIMIT
+it_check host-qos-get ctl qos get "$NQN" 2
+it_check host-qos-get-shows grep -q "host $HOST_A: rw_ios_per_sec $HOST_LIMIT" "$IT_DIR/ctl.out"
+ctl qos set "$NQN" 2 --rw-ios abc
+it_check host-qos-bad-value [ $? = 2 ]
+ctl qos set "$NQN" 9 --host "$HOST_A" --rw-ios 10
+it_check host-qos-no-such-ns [ $? = 1 ]
+it_check host-qos-no-such-ns-msg grep -q 'no namespace 9' "$IT_DIR/ctl.err"
+"$BENCH" --native "nvme+tcp://127.0.0.1:$port/$NQN/2" --hostnqn "$HOST_A" --rw randread --bs 4k \
+	--qd 32 --time 3 --warmup 0.5 --repeat 1 --output-format json --no-progress \
+	> "$IT_DIR/host-a.json" 2> "$IT_DIR/host-a.err" &
+p1=$!
+nice -n 10 "$BENCH" --native "nvme+tcp://127.0.0.1:$port/$NQN/2" --hostnqn "$HOST_B" \
+	--rw randread --bs 4k --qd 32 --time 3 --warmup 0.5 --repeat 1 --output-format json \
+	--no-progress > "$IT_DIR/host-b.json" 2> "$IT_DIR/host-b.err" &
+p2=$!
+wait $p1 $p2
+a=$(iops "$IT_DIR/host-a.json")
+b=$(iops "$IT_DIR/host-b.json")
+it_log "per host: host A $a IOPS (limit $HOST_LIMIT), host B $b IOPS (unlimited), same namespace"
+it_check "host-limited ($a IOPS, limit $HOST_LIMIT, +-10%)" \
+	in_range "$a" $((HOST_LIMIT * 90 / 100)) $((HOST_LIMIT * 110 / 100))
+it_check "host-unlimited ($b IOPS >= $((3 * HOST_LIMIT)))" in_range "$b" $((3 * HOST_LIMIT)) 999999999
+it_check host-qos-save ctl save "$IT_DIR/saved.json"
+it_check host-qos-saved python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+ns = [n for n in d["subsystems"][0]["namespaces"] if n["nsid"] == 2][0]
+sys.exit(0 if ns["qos"]["hosts"] == [{"host": sys.argv[2], "rw_ios_per_sec": int(sys.argv[3])}] else 1)' \
+	"$IT_DIR/saved.json" "$HOST_A" $HOST_LIMIT
+it_check host-qos-clear ctl qos clear "$NQN" 2 --host "$HOST_A"
+ctl qos get "$NQN" 2 -o json
+it_check host-qos-cleared ctl -o json qos get "$NQN" 2
+it_check host-qos-none python3 -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["hosts"] == [] else 1)' "$IT_DIR/ctl.out"
 
 it_stop_target
 it_finish

@@ -11,17 +11,23 @@
 #          allows only CHAP_A SHA-256 and asks for CRC32C header and data digests:
 #          SendTargets (shown, not checked), a wrong secret is refused -> login -> digests in effect -> mkfs, mount, write,
 #          umount, fsck, remount, every checksum matches -> logout
+#          IQN3 on PORT2 with mutual CHAP (USER3/SECRET3, the target proves MUSER/MSECRET):
+#          chap_algs=MD5 is refused (not allowed by default); chap_algs=SHA3-256 with a
+#          wrong target secret expected: the initiator refuses the target; with the
+#          right one it logs in; 4 MiB written to the disk read back
 #   no I/O errors, connection errors or warnings in the guest kernel log.
 #
-# Usage: guest-open-iscsi.sh ADDR PORT1 IQN1 PORT2 IQN2 USER SECRET
+# Usage: guest-open-iscsi.sh ADDR PORT1 IQN1 PORT2 IQN2 USER SECRET IQN3 USER3 SECRET3
+#                            MUSER MSECRET
 # Writes sendtargets1 (what SendTargets answered on PORT1) to the share besides the
 # results (see guest-prod-lib.sh).
 . "${LAB_SHARE_DIR:-/mnt/host}/guest-prod-lib.sh"
-if [ $# -ne 7 ]; then
-	echo "usage: $0 ADDR PORT1 IQN1 PORT2 IQN2 USER SECRET" >&2
+if [ $# -ne 12 ]; then
+	echo "usage: $0 ADDR PORT1 IQN1 PORT2 IQN2 USER SECRET IQN3 USER3 SECRET3 MUSER MSECRET" >&2
 	exit 2
 fi
 ADDR=$1 PORT1=$2 IQN1=$3 PORT2=$4 IQN2=$5 CHAP_USER=$6 CHAP_SECRET=$7
+IQN3=$8 CHAP3_USER=$9 CHAP3_SECRET=${10} MUTUAL_USER=${11} MUTUAL_SECRET=${12}
 INITIATOR=iqn.2026-11.io.nvmeof:lab-guest
 iscsid_pid=
 sd=
@@ -30,6 +36,7 @@ PLAN=(iscsid discovery login disk mkfs mount write umount fsck logout relogin re
       final-umount final-logout
       chap-wrong-secret chap-login chap-digests chap-disk chap-mkfs chap-mount
       chap-write chap-umount chap-fsck chap-remount chap-verify chap-final-umount chap-logout
+      md5-refused mutual-wrong-target mutual-login mutual-disk mutual-io mutual-logout
       kernel-log)
 
 guest_cleanup() {
@@ -212,9 +219,57 @@ run chap-remount mount "/dev/$sd" "$MNT"
 run chap-verify verify_files "$MNT" "$OUT/checksums2"
 run chap-final-umount umount "$MNT"
 logout chap-logout "$IQN2" "$PORT2"
+KERR='I/O error|conn error|connection[0-9:]+ .*error|timed out|reset|digest|Call Trace|WARNING|BUG'
+errs2=$(kernel_errors "$KERR" "$dmesg_from")
 
-# ---- 3. the initiator logged no I/O or connection errors ----
-errs=$(kernel_errors 'I/O error|conn error|connection[0-9:]+ .*error|timed out|reset|digest|Call Trace|WARNING|BUG' "$dmesg_from")
+# ---- 3. mutual CHAP, SHA3-256; MD5 refused ----
+add_node "$IQN3" "$PORT2" || fatal md5-refused "cannot create the node record"
+node_set "$IQN3" "$PORT2" node.session.auth.authmethod CHAP &&
+	node_set "$IQN3" "$PORT2" node.session.auth.chap_algs MD5 &&
+	node_set "$IQN3" "$PORT2" node.session.auth.username "$CHAP3_USER" &&
+	node_set "$IQN3" "$PORT2" node.session.auth.password "$CHAP3_SECRET" &&
+	node_set "$IQN3" "$PORT2" node.session.auth.username_in "$MUTUAL_USER" &&
+	node_set "$IQN3" "$PORT2" node.session.auth.password_in "${MUTUAL_SECRET}wrong" &&
+	node_set "$IQN3" "$PORT2" 'node.conn[0].iscsi.HeaderDigest' CRC32C &&
+	node_set "$IQN3" "$PORT2" 'node.conn[0].iscsi.DataDigest' CRC32C &&
+	node_set "$IQN3" "$PORT2" node.session.initial_login_retry_max 1 ||
+	fatal md5-refused "iscsiadm -o update of the node record failed"
+login "$IQN3" "$PORT2"
+rc=$?
+iscsiadm -m node -T "$IQN3" -p "$ADDR:$PORT2" --logout > /dev/null 2>&1
+if [ $rc -eq 0 ]; then
+	fatal md5-refused "a login offering only MD5 succeeded"
+else
+	ok md5-refused
+fi
+node_set "$IQN3" "$PORT2" node.session.auth.chap_algs SHA3-256 ||
+	fatal mutual-wrong-target "iscsiadm -o update of chap_algs failed"
+login "$IQN3" "$PORT2"
+rc=$?
+iscsiadm -m node -T "$IQN3" -p "$ADDR:$PORT2" --logout > /dev/null 2>&1
+if [ $rc -eq 0 ]; then
+	fatal mutual-wrong-target "the initiator accepted a target that proved another secret"
+else
+	ok mutual-wrong-target
+fi
+node_set "$IQN3" "$PORT2" node.session.auth.password_in "$MUTUAL_SECRET" ||
+	fatal mutual-login "iscsiadm -o update of password_in failed"
+dmesg_from=$(dmesg | wc -l) # the refused logins above may leave connection errors
+login "$IQN3" "$PORT2" || fatal mutual-login "mutual CHAP (SHA3-256) login to $IQN3 failed"
+ok mutual-login
+disk mutual-disk "$IQN3"
+head -c 4M /dev/urandom > /tmp/mutual.bin
+if dd if=/tmp/mutual.bin of="/dev/$sd" bs=1M oflag=direct status=none &&
+	dd if="/dev/$sd" of=/tmp/mutual.back bs=1M count=4 iflag=direct status=none &&
+	cmp -s /tmp/mutual.bin /tmp/mutual.back; then
+	ok mutual-io
+else
+	not_ok mutual-io "4 MiB written to /dev/$sd did not read back the same"
+fi
+logout mutual-logout "$IQN3" "$PORT2"
+
+# ---- 4. the initiator logged no I/O or connection errors ----
+errs=$errs2$(kernel_errors "$KERR" "$dmesg_from")
 errs1=$(dmesg | head -n "$dmesg_from" | tail -n +"$((dmesg_start + 1))" |
 	grep -iE 'I/O error|timed out|reset|digest|Call Trace|WARNING|BUG')
 if [ -z "$errs$errs1" ]; then

@@ -7,11 +7,12 @@ interop_tests = \
 	tests/interop/kernel-host-tcp.sh \
 	tests/interop/kernel-host-digest.sh \
 	tests/interop/initiator-nvmet.sh \
-	tests/interop/ana-multipath.sh
+	tests/interop/ana-multipath.sh \
+	tests/interop/ctl-kernel-host.sh
 TESTS += $(interop_tests)
 dist_check_SCRIPTS += $(interop_tests)
 EXTRA_DIST += tests/interop/lib.sh tests/interop/guest-kernel-host.sh \
-	tests/interop/guest-ana-multipath.sh \
+	tests/interop/guest-ana-multipath.sh tests/interop/guest-ctl-kernel-host.sh \
 	tests/interop/guest-nvmet-target.sh tests/interop/guest-lab-selftest.sh
 # the lab harness: build-guest.sh and run-in-guest.sh are run from the source tree
 EXTRA_DIST += tests/interop/lab/README.md tests/interop/lab/build-guest.sh \

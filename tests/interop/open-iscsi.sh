@@ -8,6 +8,10 @@
 #      CRC32C header and data digests: the initiator offers only SHA-256 CHAP; a wrong
 #      secret is refused, the right one logs in, digests are in effect on both sides,
 #      the same filesystem round trip;
+#   3. on that portal, a target with mutual CHAP and the default chap_algs: an initiator
+#      offering only MD5 is refused; with chap_algs=SHA3-256 the initiator refuses a
+#      target that does not know the secret it expects, and logs in when it does; data
+#      written to the disk reads back;
 # plus the target's own view (sessions and digests it logged) and clean shutdowns.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/prod-lib.sh"
@@ -25,6 +29,11 @@ IQN2=iqn.2026-11.io.nvmeof:chap
 NQN2=nqn.2026-11.io.nvmeof:chap
 CHAP_USER=labguest
 CHAP_SECRET=nvmeof-lab-$RANDOM$RANDOM-secret
+IQN3=iqn.2026-11.io.nvmeof:mutual
+CHAP3_USER=labmutual
+CHAP3_SECRET=nvmeof-lab-$RANDOM$RANDOM-initiator
+MUTUAL_USER=labtarget
+MUTUAL_SECRET=nvmeof-lab-$RANDOM$RANDOM-target
 
 PORT1=$(ix_free_port) || exit 99
 truncate -s "$IX_NSBYTES" "$IX_DIR/lun1.img"
@@ -37,18 +46,24 @@ PX_EXTRA_PIDS="$PX_EXTRA_PIDS $PID1"
 PORT2=$(ix_free_port) || exit 99
 truncate -s "$IX_NSBYTES" "$IX_DIR/lun2.img"
 LOG2=$IX_DIR/target-conf.log
+truncate -s 64M "$IX_DIR/lun3.img"
 cat > "$IX_DIR/iscsi-chap.json" <<EOF
 {
   "subsystems": [
     { "nqn": "$NQN2", "attr": { "allow_any_host": "1" },
-      "namespaces": [ { "nsid": 1, "enable": 1, "device": { "path": "$IX_DIR/lun2.img" } } ] }
+      "namespaces": [ { "nsid": 1, "enable": 1, "device": { "path": "$IX_DIR/lun2.img" } },
+                      { "nsid": 2, "enable": 1, "device": { "path": "$IX_DIR/lun3.img" } } ] }
   ],
   "iscsi": {
     "portals": [ { "addr": "127.0.0.1", "port": $PORT2 } ],
     "targets": [
       { "iqn": "$IQN2", "alias": "chap",
         "luns": [ { "lun": 0, "subsystem": "$NQN2", "nsid": 1 } ],
-        "chap": { "user": "$CHAP_USER", "secret": "$CHAP_SECRET" } }
+        "chap": { "user": "$CHAP_USER", "secret": "$CHAP_SECRET" } },
+      { "iqn": "$IQN3", "alias": "mutual",
+        "luns": [ { "lun": 0, "subsystem": "$NQN2", "nsid": 2 } ],
+        "chap": { "user": "$CHAP3_USER", "secret": "$CHAP3_SECRET",
+                  "mutual_user": "$MUTUAL_USER", "mutual_secret": "$MUTUAL_SECRET" } }
     ],
     "options": { "header_digest": "required", "data_digest": "required" }
   }
@@ -60,7 +75,8 @@ PX_EXTRA_PIDS="$PX_EXTRA_PIDS $PID2"
 
 t0=$SECONDS
 px_guest_start "$top_srcdir/tests/interop/guest-open-iscsi.sh" 10.0.2.2 "$PORT1" "$IQN1" \
-	"$PORT2" "$IQN2" "$CHAP_USER" "$CHAP_SECRET"
+	"$PORT2" "$IQN2" "$CHAP_USER" "$CHAP_SECRET" \
+	"$IQN3" "$CHAP3_USER" "$CHAP3_SECRET" "$MUTUAL_USER" "$MUTUAL_SECRET"
 px_guest_wait
 ix_log "guest run: $((SECONDS - t0)) s"
 px_guest_skipped
@@ -90,6 +106,15 @@ ix_expect_log target-conf-chap-refused 1 "CHAP authentication of '$CHAP_USER' fa
 	"the login with the wrong secret"
 ix_expect_log target-conf-digests 1 "normal session of iqn.2026-11.io.nvmeof:lab-guest to $IQN2.*digests CRC32C/CRC32C" \
 	"the CHAP login with CRC32C header and data digests"
+ix_expect_log target-conf-md5-refused 1 "CHAP refused: the initiator offers MD5, the target allows SHA3-256,SHA256" \
+	"the login offering only MD5"
+ix_expect_log target-conf-mutual 1 "normal session of iqn.2026-11.io.nvmeof:lab-guest to $IQN3.*CHAP SHA3-256 mutual" \
+	"the mutual CHAP login with SHA3-256"
+if grep -qF -e "$CHAP_SECRET" -e "$CHAP3_SECRET" -e "$MUTUAL_SECRET" "$LOG1" "$LOG2"; then
+	ix_not_ok target-no-secrets "a CHAP secret is in the target log"
+else
+	ix_ok target-no-secrets
+fi
 if grep -qiE 'digest error' "$LOG1" "$LOG2"; then
 	ix_not_ok target-no-digest-errors "$(grep -hiE 'digest error' "$LOG1" "$LOG2" | head -n 2)"
 else

@@ -12,6 +12,7 @@
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <string.h>
 
 #include "common/dhchap_crypto.h"
@@ -489,6 +490,49 @@ static void be_sub(uint8_t *n, size_t len, unsigned int v)
 	}
 }
 
+/* Random values: accepted exactly when y^q = 1 mod p (q = (p-1)/2), computed here the
+ * long way with BN_mod_exp, independently of the library's check. */
+static void test_dh_public_check_random(void)
+{
+	uint8_t g = NVME_AUTH_DHGROUP_FFDHE2048;
+	size_t len = nvme_dh_value_len(g);
+	uint8_t p[1024], v[1024];
+	struct nvme_dh *dh = NULL;
+	BIGNUM *bp, *bq, *by, *br;
+	BN_CTX *bc = BN_CTX_new();
+	int accepted = 0;
+
+	CU_ASSERT_EQUAL_FATAL(group_p(nvme_auth_dhgroup_name(g), p, len), 0);
+	CU_ASSERT_EQUAL_FATAL(nvme_dh_generate(g, &dh), 0);
+	bp = BN_bin2bn(p, (int)len, NULL);
+	bq = BN_dup(bp);
+	by = BN_new();
+	br = BN_new();
+	CU_ASSERT_FATAL(bc && bp && bq && by && br);
+	BN_sub_word(bq, 1);
+	BN_rshift1(bq, bq);
+	for (int i = 0; i < 24; i++) {
+		struct nvme_secret *s = NULL;
+		int want;
+
+		CU_ASSERT_FATAL(RAND_bytes(v, (int)len) == 1);
+		v[0] &= 0x7f; /* below p, whose top bits are all ones */
+		BN_bin2bn(v, (int)len, by);
+		BN_mod_exp(br, by, bq, bp, bc);
+		want = BN_is_one(br) ? 0 : -EINVAL;
+		CU_ASSERT_EQUAL(nvme_dh_shared_secret(dh, v, len, &s), want);
+		accepted += want == 0;
+		nvme_secret_free(s);
+	}
+	CU_ASSERT(accepted > 0 && accepted < 24); /* about half are residues */
+	BN_free(br);
+	BN_free(by);
+	BN_free(bq);
+	BN_free(bp);
+	BN_CTX_free(bc);
+	nvme_dh_free(dh);
+}
+
 static void test_dh_bad_public(void)
 {
 	for (uint8_t g = NVME_AUTH_DHGROUP_FFDHE2048; g <= NVME_AUTH_DHGROUP_FFDHE8192; g++) {
@@ -584,6 +628,7 @@ int main(void)
 	CU_add_test(s, "ffdhe: agreement in every group", test_dh_agree);
 	CU_add_test(s, "ffdhe: known answer, padded secret", test_dh_kat);
 	CU_add_test(s, "ffdhe: bad public values", test_dh_bad_public);
+	CU_add_test(s, "ffdhe: the subgroup check on random values", test_dh_public_check_random);
 	CU_add_test(s, "ffdhe: host and controller responses agree", test_dh_transaction);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();

@@ -52,6 +52,8 @@ static void test_errors_name_option_and_value(void)
 		{ "--output-format", "xml", "--output-format: bad value 'xml': normal or json" },
 		{ "--pin", "1", "--pin: bad value '1'" },
 		{ "--size", "1x", "--size: bad value '1x'" },
+		{ "--poll-us", "200000",
+		  "--poll-us: bad value '200000': 0 to 100000 microseconds" },
 	};
 	struct bench_opts o;
 	char err[256];
@@ -110,6 +112,13 @@ static void test_fio_options(void)
 	CU_ASSERT_STRING_EQUAL(o.ceiling, "/x/tcp-ceiling");
 	CU_ASSERT_EQUAL(parse(&o, err, sizeof(err), "--ceiling=/y", N, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(o.ceiling, "/y");
+	/* preconditioning and initiator polling: off unless asked for */
+	CU_ASSERT_FALSE(o.precondition);
+	CU_ASSERT_EQUAL(o.poll_us, 0);
+	CU_ASSERT_EQUAL(parse(&o, err, sizeof(err), N, "--precondition", "--poll-us", "100", NULL),
+			0);
+	CU_ASSERT_TRUE(o.precondition);
+	CU_ASSERT_EQUAL(o.poll_us, 100);
 }
 
 static void test_checks_before_running(void)

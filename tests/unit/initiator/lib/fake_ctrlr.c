@@ -259,6 +259,13 @@ static void handle(struct conn *c, const uint8_t *pdu, const struct nvme_cmd *sq
 					     0);
 				return;
 			}
+			if (c->qid == 0 && fc->refuse_host) {
+				pthread_mutex_unlock(&fc->lock);
+				ev(fc, "connect refused: host");
+				fk_send_resp(&c->fk, cid,
+					     sc(1, NVME_SC_CONNECT_INVALID_HOST) | NVME_STATUS_DNR, 0, 0);
+				return;
+			}
 			pthread_mutex_unlock(&fc->lock);
 			if (strcmp(cd->subnqn, fc->subnqn) != 0) {
 				st = sc(1, NVME_SC_CONNECT_INVALID_PARAMETERS) | NVME_STATUS_DNR;

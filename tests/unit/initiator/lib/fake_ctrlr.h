@@ -31,6 +31,7 @@ struct fake_ctrlr {
 	/* faults for the host's reconnect (may be changed while running, under lock) */
 	int drop_at_write;   /* the Nth write (1-based) drops every connection unanswered */
 	int refuse_connects; /* admin Connects still to refuse (sct 1 sc 0x82, DNR clear) */
+	bool refuse_host;    /* refuse admin Connects: host not allowed (sct 1 sc 0x84, DNR) */
 	bool silent;         /* answer nothing, keep the sockets open (a hung target) */
 
 	/* state */

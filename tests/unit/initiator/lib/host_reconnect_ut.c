@@ -322,6 +322,41 @@ static void test_refused_then_retried(void)
 	fc_stop(&fc);
 }
 
+/* The target now refuses this host (removed from allowed_hosts): the first reconnect
+ * attempt ends the controller and the held read fails; no retries until ctrl_loss_tmo. */
+static void test_refused_host_gives_up(void)
+{
+	static uint8_t b[4096];
+	struct fake_ctrlr fc = { 0 };
+	struct nvmeof_ctrlr_stats st;
+	struct nvmeof_opts o;
+	struct nvmeof_ctrlr *c;
+	struct nvmeof_qpair *qp;
+	struct nvmeof_ns *ns;
+	uint64_t t0;
+
+	CU_ASSERT_EQUAL_FATAL(fc_start(&fc), 0);
+	opts_for_test(&o);
+	o.ctrl_loss_tmo = 600;
+	CU_ASSERT_EQUAL_FATAL(nvmeof_ctrlr_connect(uri_for(&fc), &o, &c), 0);
+	qp = nvmeof_ctrlr_get_qpair(c, 0);
+	ns = nvmeof_ctrlr_get_ns(c, 1);
+	pthread_mutex_lock(&fc.lock);
+	fc.refuse_host = true;
+	pthread_mutex_unlock(&fc.lock);
+	fc_drop_all(&fc);
+	t0 = now_ms();
+	CU_ASSERT_NOT_EQUAL(nvmeof_read_sync(qp, ns, 40, 8, b, 0), 0);
+	CU_ASSERT(now_ms() - t0 < 5000); /* one reconnect_delay, not ctrl_loss_tmo */
+	CU_ASSERT_EQUAL(fc_count(&fc, "connect refused: host"), 1);
+	CU_ASSERT_EQUAL(nvmeof_ctrlr_get_state(c), NVMEOF_CTRLR_DELETED);
+	nvmeof_ctrlr_get_stats(c, &st);
+	CU_ASSERT_EQUAL(st.reconnect_attempts, 1);
+	CU_ASSERT_EQUAL(st.reconnects, 0);
+	nvmeof_ctrlr_disconnect(c);
+	fc_stop(&fc);
+}
+
 /* A target that stops answering but keeps the socket open: Keep Alive times out, the
  * controller resets, and the read in flight is sent again and completes. */
 static void test_hung_target(void)
@@ -452,6 +487,7 @@ int main(void)
 	CU_add_test(s, "fast_io_fail_tmo", test_fast_io_fail);
 	CU_add_test(s, "ctrl_loss_tmo", test_ctrl_loss);
 	CU_add_test(s, "refused reconnects are retried", test_refused_then_retried);
+	CU_add_test(s, "a refused host is not retried", test_refused_host_gives_up);
 	CU_add_test(s, "hung target found by Keep Alive", test_hung_target);
 	CU_add_test(s, "iSCSI session reinstatement", test_iscsi_reinstatement);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

@@ -35,6 +35,9 @@ static struct {
 	struct fake_referral refs[16];
 	unsigned int nrefs;
 	unsigned int qos_sets; /* nvmf_ns_set_qos() calls */
+	unsigned int host_qos_sets; /* nvmf_ns_set_host_qos() calls, and the last one's host */
+	char qos_host[NVME_NQN_FIELD];
+	struct nvmf_qos_limits host_qos;
 	uint32_t qos_nsid;     /* and the last one's arguments */
 	struct nvmf_qos_limits qos;
 } fake;
@@ -153,6 +156,16 @@ unsigned int nvmf_subsys_revoke(struct nvmf_subsys *s)
 	return 0;
 }
 
+static unsigned int g_rekeyed; /* nvmf_subsys_disconnect_host() calls */
+
+int nvmf_subsys_disconnect_host(struct nvmf_subsys *s, const char *hostnqn)
+{
+	(void)s;
+	(void)hostnqn;
+	g_rekeyed++;
+	return 1;
+}
+
 void nvmf_subsys_set_allow_any_host(struct nvmf_subsys *s, bool allow)
 {
 	s->allow_any_host = allow;
@@ -233,6 +246,17 @@ int nvmf_ns_set_qos(struct nvmf_subsys *s, uint32_t nsid, const struct nvmf_qos_
 	fake.qos_sets++;
 	fake.qos_nsid = nsid;
 	fake.qos = *lim;
+	return 0;
+}
+
+int nvmf_ns_set_host_qos(struct nvmf_subsys *s, uint32_t nsid, const char *hostnqn,
+			 const struct nvmf_qos_limits *lim)
+{
+	if (nsid == 0 || nsid > NVMF_MAX_NAMESPACES || !s->ns[nsid])
+		return -ENOENT;
+	fake.host_qos_sets++;
+	snprintf(fake.qos_host, sizeof(fake.qos_host), "%s", hostnqn);
+	fake.host_qos = *lim;
 	return 0;
 }
 
@@ -739,18 +763,19 @@ struct refuse_case {
 };
 
 static const struct refuse_case refuse_cases[] = {
-	{"port address", "'trsvcid': '4420'}, 'param'", "'trsvcid': '4430'}, 'param'",
-	 "t.json: ports[0].addr: portid 1 is running with a different value"},
-	{"advertise", "'advertise': '10.0.2.2'", "'advertise': '10.0.2.3'",
-	 "t.json: ports[0].advertise: portid 1 is running"},
-	{"inline size", "'16384'", "'8192'", "ports[0].param.inline_data_size: portid 1"},
-	{"serial", "'SER1'", "'SER2'",
-	 "t.json: subsystems[0].attr.serial: cannot change while " A " is exported"},
-	{"model", "'Model A'", "'Model B'", "subsystems[0].attr.model: cannot change"},
-	{"cntlid", "'cntlid_max': '20'", "'cntlid_max': '30'",
-	 "subsystems[0].attr.cntlid_min/cntlid_max: cannot change"},
-	{"iscsi", "{'hosts'", "{'iscsi': {'portals': []}, 'hosts'",
-	 "t.json: iscsi: changes to the iscsi section need a restart"},
+	{ "port address", "'trsvcid': '4420'}, 'param'", "'trsvcid': '4430'}, 'param'",
+	  "t.json: ports[0].addr: portid 1 is running with a different value" },
+	{ "advertise", "'advertise': '10.0.2.2'", "'advertise': '10.0.2.3'",
+	  "t.json: ports[0].advertise: portid 1 is running" },
+	{ "inline size", "'16384'", "'8192'", "ports[0].param.inline_data_size: portid 1" },
+	{ "serial", "'SER1'", "'SER2'",
+	  "t.json: subsystems[0].attr.serial: cannot change while " A " is exported" },
+	{ "model", "'Model A'", "'Model B'", "subsystems[0].attr.model: cannot change" },
+	{ "cntlid", "'cntlid_max': '20'", "'cntlid_max': '30'",
+	  "subsystems[0].attr.cntlid_min/cntlid_max: cannot change" },
+	{ "iscsi portals", "{'hosts'",
+	  "{'iscsi': {'portals': [{'addr': '127.0.0.1', 'port': 3260}]}, 'hosts'",
+	  "t.json: iscsi.portals: the portals cannot change without a restart" },
 };
 
 static char *replace(const char *s, const char *from, const char *to)
@@ -795,6 +820,51 @@ static void test_reload_refuses(void)
 		config_free(old);
 		fake_tgt_free(tgt);
 	}
+}
+
+/* A host whose authentication keys change (added, altered, removed) loses its live
+ * controllers on the subsystems that stay; hosts whose keys stay keep theirs. */
+static void test_reload_rekeyed_hosts(void)
+{
+#define KEY "DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNDU2Nzg=:"
+	static const struct {
+		const char *from, *to;
+		unsigned int rekeyed;
+	} t[] = {
+		{ "{'nqn': '" H1 "'}", "{'nqn': '" H1 "'}", 0 },
+		{ "{'nqn': '" H1 "', 'dhchap': {'key': '" KEY "'}}",
+		  "{'nqn': '" H1 "', 'dhchap': {'key': '" KEY "'}}", 0 },
+		{ "{'nqn': '" H1 "'}", "{'nqn': '" H1 "', 'dhchap': {'key': '" KEY "'}}", 1 },
+		{ "{'nqn': '" H1 "', 'dhchap': {'key': '" KEY "'}}", "{'nqn': '" H1 "'}", 1 },
+		{ "{'nqn': '" H1 "', 'dhchap': {'key': '" KEY "', 'hash': 'hmac(sha256)'}}",
+		  "{'nqn': '" H1 "', 'dhchap': {'key': '" KEY "', 'hash': 'hmac(sha512)'}}", 1 },
+		{ "{'nqn': '" H1 "', 'dhchap': {'key': '" KEY "'}}",
+		  "{'nqn': '" H1 "', 'dhchap': {'key': '" KEY "', 'ctrl_key': '" KEY "'}}", 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct nvmf_tgt *tgt = fake_tgt_new();
+		char *a = replace(base_cfg, "{'nqn': '" H1 "'}", t[i].from);
+		char *b = replace(base_cfg, "{'nqn': '" H1 "'}", t[i].to);
+		struct tgt_config *old = load(a), *cfg = load(b);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(old);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(cfg);
+		CU_ASSERT_EQUAL_FATAL(config_apply(tgt, old, g_err, sizeof(g_err)), 0);
+		g_rekeyed = 0;
+		CU_ASSERT_EQUAL(config_reload(tgt, old, cfg, g_err, sizeof(g_err)), 0);
+		CU_ASSERT_EQUAL(config_host_keys_changed(old, cfg, H1), t[i].rekeyed != 0);
+		CU_ASSERT_FALSE(config_host_keys_changed(old, cfg, H2));
+		if (g_rekeyed != t[i].rekeyed)
+			fprintf(stderr, "rekey case %zu: %u controllers ended\n", i, g_rekeyed);
+		CU_ASSERT_EQUAL(g_rekeyed, t[i].rekeyed);
+		free(a);
+		free(b);
+		config_free(cfg);
+		config_free(old);
+		fake_tgt_free(tgt);
+	}
+#undef KEY
 }
 
 /* A referral whose PORTID changes keeps its address: replaced, not duplicated. */
@@ -1050,7 +1120,51 @@ static void test_qos(void)
 				    0);
 		CU_ASSERT_PTR_NOT_NULL(strstr(g_err, "namespaces[0].qos.rw_ios_per_sec"));
 		free(json);
+		/* per host: the host must be an NQN, named once */
+		json = q(QOS_CFG(", 'qos': {'hosts': [{'rw_ios_per_sec': 5}]}"));
+		cfg = NULL;
+		CU_ASSERT_NOT_EQUAL(config_load_string(json, "t.json", &cfg, g_err, sizeof(g_err)),
+				    0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(g_err, "namespaces[0].qos.hosts[0].host"));
+		free(json);
+		json = q(QOS_CFG(", 'qos': {'hosts': [{'host': 'nqn.h:a', 'rw_ios_per_sec': 5}, "
+				 "{'host': 'nqn.h:a'}]}"));
+		CU_ASSERT_NOT_EQUAL(config_load_string(json, "t.json", &cfg, g_err, sizeof(g_err)),
+				    0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(g_err, "namespaces[0].qos.hosts[1]: host "));
+		free(json);
 	}
+	fake_tgt_free(tgt);
+#undef QOS_CFG
+}
+
+/* Per-host QoS: set with the namespace, changed by a reload, lifted when a host goes. */
+static void test_host_qos(void)
+{
+#define QOS_CFG(q)                                                                \
+	"{'hosts': [], 'ports': [], 'subsystems': [{'nqn': '" A "', 'attr': "     \
+	"{'allow_any_host': '1'}, 'namespaces': [{'nsid': 1, 'device': {'path': " \
+	"'ram:4M'}" q "}]}]}"
+	struct nvmf_tgt *tgt = fake_tgt_new();
+	struct tgt_config *old = load(QOS_CFG(", 'qos': {'hosts': [{'host': 'nqn.h:a', "
+					      "'rw_ios_per_sec': 700}]}"));
+	struct tgt_config *cfg;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(old);
+	memset(&fake.host_qos, 0, sizeof(fake.host_qos));
+	fake.host_qos_sets = 0;
+	CU_ASSERT_EQUAL_FATAL(config_apply(tgt, old, g_err, sizeof(g_err)), 0);
+	CU_ASSERT_EQUAL(fake.host_qos_sets, 1);
+	CU_ASSERT_STRING_EQUAL(fake.qos_host, "nqn.h:a");
+	CU_ASSERT_EQUAL(fake.host_qos.rw_ios_per_sec, 700);
+	/* another host instead: the new one set, the old one lifted */
+	cfg = load(QOS_CFG(", 'qos': {'hosts': [{'host': 'nqn.h:b', 'w_mbytes_per_sec': 9}]}"));
+	CU_ASSERT_EQUAL_FATAL(config_reload(tgt, old, cfg, g_err, sizeof(g_err)), 0);
+	CU_ASSERT_EQUAL(fake.host_qos_sets, 3);
+	CU_ASSERT_STRING_EQUAL(fake.qos_host, "nqn.h:a");
+	CU_ASSERT_EQUAL(fake.host_qos.rw_ios_per_sec, 0);
+	config_free(old);
+	config_free(cfg);
 	fake_tgt_free(tgt);
 #undef QOS_CFG
 }
@@ -1070,9 +1184,11 @@ int main(void)
 		{ "reload rolls back on failure", test_reload_rollback },
 		{ "reload moves and displaces ports", test_reload_ports },
 		{ "reload from the file", test_reload_file },
+		{ "reload ends controllers of rekeyed hosts", test_reload_rekeyed_hosts },
 		{ "reload replaces a changed referral", test_reload_referral_changed },
 		{ "ANA groups of ports", test_ana_groups },
 		{ "namespace QoS in the config", test_qos },
+		{ "per-host QoS in the config", test_host_qos },
 	};
 	CU_pSuite suite;
 	unsigned int failures;

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "config/config_file.h"
@@ -159,7 +161,7 @@ static const struct bad bad_cases[] = {
 	{ "{ 'targets': [ { 'iqn': " TGT ", 'chap': { 'user': 'u', 'secret': 'twelve-chars', "
 	  "'mutual_user': 'm' } } ] }",
 	  "i.json: iscsi.targets[0].chap.mutual_secret: missing (mutual_user and mutual_secret "
-	  "go together)" },
+	  "or mutual_secret_file go together)" },
 	{ "{ 'targets': [ { 'iqn': " TGT ", 'chap': { 'user': 'u', 'secret': 'twelve-chars', "
 	  "'mutual_user': 'm', 'mutual_secret': 'tiny' } } ] }",
 	  "i.json: iscsi.targets[0].chap.mutual_secret: 4 characters, at least 12 are needed "
@@ -177,6 +179,32 @@ static const struct bad bad_cases[] = {
 	{ "{ 'options': { 'immediate_data': 'yes' } }", "i.json: iscsi.options.immediate_data: "
 							"expected 0 or 1, got \"yes\"" },
 	{ "{ 'targets': {} }", "i.json: iscsi.targets: expected an array" },
+	{ "{ 'options': { 'chap_algs': [ 'SHA256', 'SHA512' ] } }", "i.json: "
+								    "iscsi.options.chap_algs: [1]: "
+								    "\"SHA512\": not a CHAP "
+								    "digest" },
+	{ "{ 'options': { 'chap_algs': 'SHA3-256,CRC' } }", "i.json: iscsi.options.chap_algs: "
+							    "\"CRC\": not a CHAP digest" },
+	{ "{ 'options': { 'chap_algs': [] } }", "i.json: iscsi.options.chap_algs: empty: no "
+						"initiator could authenticate" },
+	{ "{ 'targets': [ { 'iqn': " TGT ", 'chap': { 'user': 'u', 'secret': 'twelve-chars', "
+	  "'mutual_user': 'm', 'mutual_secret': 'twelve-chars' } } ] }",
+	  "i.json: iscsi.targets[0].chap.mutual_secret: the same as secret" },
+	{ "{ 'targets': [ { 'iqn': " TGT ", 'chap': { 'user': 'u', 'secret': 'twelve-chars', "
+	  "'secret_file': '/nonexistent' } } ] }",
+	  "i.json: iscsi.targets[0].chap.secret_file: give secret or secret_file, not both" },
+	{ "{ 'targets': [ { 'iqn': " TGT ", 'chap': { 'user': 'u', 'secret_file': 'rel' } } ] }",
+	  "i.json: iscsi.targets[0].chap.secret_file: \"rel\": expected an absolute path" },
+	{ "{ 'targets': [ { 'iqn': " TGT ", 'chap': { 'user': 'u', "
+	  "'secret_file': '/nonexistent/secret' } } ] }",
+	  "i.json: iscsi.targets[0].chap.secret_file: key file /nonexistent/secret: No such file" },
+	{ "{ 'discovery_chap': { 'user': 'd', 'secret': 'short' } }", "i.json: "
+								      "iscsi.discovery_chap.secret:"
+								      " 5 characters, at least 12 "
+								      "are needed" },
+	{ "{ 'discovery_chap': { 'secret': 'twelve-chars' } }", "i.json: "
+								"iscsi.discovery_chap.user: "
+								"missing" },
 };
 
 static void test_errors(void)
@@ -191,6 +219,111 @@ static void test_errors(void)
 		if (rc >= 0 || !strstr(g_err, bad_cases[i].msg))
 			fprintf(stderr, "case %zu: rc %d, '%s'\n", i, rc, g_err);
 	}
+}
+
+/* Secrets from files: mode 0600 only, the content checked like an inline secret. */
+static void test_secret_files(void)
+{
+	char dir[] = "/tmp/config_iscsi_ut.XXXXXX", path[128], text[512];
+	struct tgt_config *cfg;
+	FILE *f;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/secret", dir);
+	f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs("file-secret-0123\n", f);
+	fclose(f);
+	snprintf(text, sizeof(text),
+		 "{ 'targets': [ { 'iqn': " TGT ", " LUN0 ", 'chap': { 'user': 'u', "
+		 "'secret_file': '%s' } } ], 'discovery_chap': { 'user': 'd', 'secret_file': '%s' "
+		 "} }",
+		 path, path);
+	CU_ASSERT_EQUAL(chmod(path, 0644), 0);
+	CU_ASSERT(load(text, &cfg) < 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(g_err, "chap.secret_file"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(g_err, "0600"));
+	CU_ASSERT_PTR_NULL(strstr(g_err, "file-secret")); /* never the content */
+	CU_ASSERT_EQUAL(chmod(path, 0600), 0);
+	CU_ASSERT_EQUAL_FATAL(load(text, &cfg), 0);
+	/* a path is no secret: kept when saving without secrets, file left 0644 */
+	CU_ASSERT_FALSE(config_has_secrets(cfg));
+	config_free(cfg);
+	f = fopen(path, "w");
+	fputs("short\n", f);
+	fclose(f);
+	CU_ASSERT(load(text, &cfg) < 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(g_err, "5 characters, at least 12"));
+	unlink(path);
+	rmdir(dir);
+}
+
+/* What a reload may change in the section, and what it may not. */
+static void test_check_live(void)
+{
+	static const struct {
+		const char *old, *new_json;
+		int rc;
+		const char *msg;
+	} t[] = {
+		{ NULL, NULL, 0, NULL },
+		{ "{}", "{\"portals\": []}", 0, NULL },
+		{ "{\"portals\": [{\"addr\": \"127.0.0.1\", \"port\": 3260}]}",
+		  "{\"portals\": [{\"addr\": \"127.0.0.1\", \"port\": 3261}]}", -EBUSY,
+		  "iscsi.portals: the portals cannot change" },
+		/* initiators and CHAP change live */
+		{ "{\"targets\": [{\"iqn\": \"iqn.2026-11.io.t:a\", \"initiators\": "
+		  "[\"iqn.2026-11.io.t:x\"]}]}",
+		  "{\"targets\": [{\"iqn\": \"iqn.2026-11.io.t:a\", \"chap\": {\"user\": \"u\"}}]}",
+		  0, NULL },
+		{ "{\"targets\": [{\"iqn\": \"iqn.2026-11.io.t:a\", \"luns\": [{\"lun\": 0}]}]}",
+		  "{\"targets\": [{\"iqn\": \"IQN.2026-11.io.t:a\", \"luns\": [{\"lun\": 1}]}]}",
+		  -EBUSY,
+		  "iscsi.targets[0].luns: IQN.2026-11.io.t:a is running with a different value" },
+		/* a new target, a removed one */
+		{ "{\"targets\": [{\"iqn\": \"iqn.2026-11.io.t:a\", \"luns\": [{\"lun\": 0}]}]}",
+		  "{\"targets\": [{\"iqn\": \"iqn.2026-11.io.t:b\", \"luns\": [{\"lun\": 1}]}]}", 0,
+		  NULL },
+	};
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int rc;
+
+		err[0] = '\0';
+		rc = cfg_iscsi_check_live(t[i].old, t[i].new_json, err, sizeof(err));
+		CU_ASSERT_EQUAL(rc, t[i].rc);
+		if (t[i].msg)
+			CU_ASSERT_PTR_NOT_NULL(strstr(err, t[i].msg));
+		if (rc != t[i].rc)
+			fprintf(stderr, "check_live case %zu: rc %d '%s'\n", i, rc, err);
+	}
+}
+
+/* Inline secrets are secrets: saved only when asked, and they make the file 0600. */
+static void test_save_secrets(void)
+{
+	struct tgt_config *cfg;
+	char *txt = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(load("{ 'targets': [ { 'iqn': " TGT ", " LUN0 ", 'chap': { "
+				   "'user': 'u', 'secret': 'inline-secret-1', 'mutual_user': 'm', "
+				   "'mutual_secret': 'inline-secret-2' } } ], "
+				   "'discovery_chap': { 'user': 'd', 'secret': 'inline-secret-3' } "
+				   "}",
+				   &cfg),
+			      0);
+	CU_ASSERT_TRUE(config_has_secrets(cfg));
+	CU_ASSERT_EQUAL_FATAL(config_save_string(cfg, false, &txt), 0);
+	CU_ASSERT_PTR_NULL(strstr(txt, "inline-secret"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(txt, "\"mutual_user\""));
+	free(txt);
+	CU_ASSERT_EQUAL_FATAL(config_save_string(cfg, true, &txt), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(txt, "inline-secret-1"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(txt, "inline-secret-2"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(txt, "inline-secret-3"));
+	free(txt);
+	config_free(cfg);
 }
 
 /* The key path walk that gives warnings their line. */
@@ -223,6 +356,9 @@ int main(void)
 	CU_add_test(s, "unknown keys warn with the line", test_unknown_keys);
 	CU_add_test(s, "errors name key and value", test_errors);
 	CU_add_test(s, "key path lines", test_kp_line);
+	CU_add_test(s, "secrets from files", test_secret_files);
+	CU_add_test(s, "what a reload may change", test_check_live);
+	CU_add_test(s, "inline CHAP secrets when saving", test_save_secrets);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	fails = CU_get_number_of_failures();

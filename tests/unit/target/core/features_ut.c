@@ -105,7 +105,8 @@ static void test_invalid(void)
 	} bad[] = {
 		{ NVME_FEAT_AUTO_PST, 0, false, ST_INVALID_FIELD },
 		{ NVME_FEAT_TIMESTAMP, 0, false, ST_INVALID_FIELD },
-		{ NVME_FEAT_RESV_MASK, 0, false, ST_INVALID_FIELD },
+		{ NVME_FEAT_RESV_MASK, 0, false, ST_INVALID_NS },    /* namespace-specific */
+		{ NVME_FEAT_RESV_PERSIST, 1, false, ST_INVALID_NS }, /* NSID 0 */
 		{ 0x7d, 0, false, ST_INVALID_FIELD },
 		{ NVME_FEAT_POWER_MGMT, 1, false, ST_INVALID_FIELD },
 		{ NVME_FEAT_ERR_RECOVERY, 1u << 16, false, ST_INVALID_FIELD },

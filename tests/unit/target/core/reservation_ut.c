@@ -3,7 +3,9 @@
  * Unit tests for target/reservation.c through the NVMe command executor: three hosts (local
  * controllers with distinct host identifiers) run scripted Reservation Register/Acquire/
  * Release/Report commands and Reads/Writes against the conflict table; plus the SPC-2
- * RESERVE(6) holder. Also fused Compare and Write (fused.c) and Get LBA Allocation Status
+ * RESERVE(6) holder; Persist Through Power Loss through a test store at the store seam
+ * (save before completion, failing saves, restore, PTPL off), the reservation notification
+ * log page and its events. Also fused Compare and Write (fused.c) and Get LBA Allocation Status
  * (lba_status.c), which the SCSI path needs from the executor too.
  */
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "core/fused.h"
 #include "core/lba_status.h"
 #include "core/reservation.h"
+#include "core/resv_store.h"
 
 #define NHOSTS 3
 #define ST(sc) NVME_STATUS(NVME_SCT_GENERIC, sc)
@@ -413,6 +416,443 @@ static void test_lba_status(void)
 	teardown();
 }
 
+/* ---- Persist Through Power Loss, through a test store at the seam ------------------------ */
+
+#define CPTPL_SET       (3u << 30)
+#define CPTPL_CLEAR     (2u << 30)
+#define ST_INTERNAL_ERR ST(NVME_SC_INTERNAL)
+
+struct test_store {
+	struct nvmf_resv_store base;
+	struct nvmf_resv_image stored; /* what load() returns */
+	int load_rc;
+	int save_rc; /* what save() completes with */
+	bool defer;  /* keep the save pending until test_store_finish() */
+	unsigned int saves, closes;
+	struct nvmf_resv_image saved; /* the last image handed to save() */
+	nvmf_resv_store_done done;
+	void *arg;
+};
+
+static struct test_store tstore;
+
+static int ts_load(struct nvmf_resv_store *st, struct nvmf_resv_image *img)
+{
+	struct test_store *t = (struct test_store *)st;
+
+	if (t->load_rc)
+		return t->load_rc;
+	*img = t->stored;
+	return 0;
+}
+
+static void ts_save(struct nvmf_resv_store *st, const struct nvmf_resv_image *img,
+		    nvmf_resv_store_done done, void *arg)
+{
+	struct test_store *t = (struct test_store *)st;
+
+	t->saves++;
+	t->saved = *img;
+	if (t->defer) {
+		t->done = done;
+		t->arg = arg;
+		return;
+	}
+	if (!t->save_rc)
+		t->stored = *img;
+	done(arg, t->save_rc);
+}
+
+static void ts_close(struct nvmf_resv_store *st)
+{
+	((struct test_store *)st)->closes++;
+}
+
+static const struct nvmf_resv_store_ops ts_ops = {
+	.name = "test",
+	.load = ts_load,
+	.save = ts_save,
+	.close = ts_close,
+};
+
+static void test_store_finish(int rc)
+{
+	nvmf_resv_store_done done = tstore.done;
+
+	tstore.done = NULL;
+	if (!rc)
+		tstore.stored = tstore.saved;
+	done(tstore.arg, rc);
+}
+
+/* setup() with the test store on namespace 1 (its load() sees @stored). */
+static void setup_store(const struct nvmf_resv_image *stored, int load_rc)
+{
+	struct nvmf_ns *ns;
+
+	memset(&tstore, 0, sizeof(tstore));
+	tstore.base.ops = &ts_ops;
+	if (stored)
+		tstore.stored = *stored;
+	tstore.load_rc = load_rc;
+	setup();
+	ns = nvmf_ns_get(env.subsys, 1, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ns);
+	nvmf_resv_store_attach(ns, &tstore.base);
+	nvmf_ns_put(ns, NULL);
+}
+
+/* Reservation Report header of host @h: generation, type, registrants, PTPLS. */
+static void report(int h, uint32_t *gen, uint8_t *rtype, uint16_t *nregs, uint8_t *ptpls,
+		   uint8_t *buf, size_t len)
+{
+	struct nvme_cmd cmd;
+
+	fake_cmd(&cmd, NVME_OPC_RESERVATION_REPORT, 1);
+	put_le32(&cmd.cdw10, (uint32_t)(len / 4 - 1));
+	put_le32(&cmd.cdw11, 1);
+	CU_ASSERT_EQUAL(st(fake_exec(&hosts[h], &cmd, buf, (uint32_t)len, NULL)), 0);
+	*gen = get_le32(&buf[0]);
+	*rtype = buf[4];
+	*nregs = get_le16(&buf[5]);
+	*ptpls = buf[9];
+}
+
+static uint8_t id_ns_rescap(void)
+{
+	struct fake_req *fr = fake_req_alloc(&hosts[0]);
+	struct nvme_cmd cmd;
+	uint8_t rescap;
+
+	fake_cmd(&cmd, NVME_ADMIN_IDENTIFY, 1);
+	put_le32(&cmd.cdw10, 0); /* CNS 0: namespace */
+	fake_req_prep(fr, &cmd, NULL, 4096);
+	nvmf_local_admin_exec(&fr->req);
+	CU_ASSERT_EQUAL(fr->completions, 1);
+	rescap = fr->data[31];
+	fake_req_free(fr);
+	return rescap;
+}
+
+static void test_ptpl_save_before_complete(void)
+{
+	uint8_t buf[4096];
+	uint32_t gen;
+	uint8_t rtype, ptpls;
+	uint16_t nregs;
+	struct fake_req *fr;
+	struct nvme_cmd cmd;
+	uint8_t keys[16] = { 0 };
+
+	setup_store(NULL, -ENOENT);
+	CU_ASSERT_EQUAL(id_ns_rescap() & NVMF_RESV_RESCAP_PTPL, NVMF_RESV_RESCAP_PTPL);
+	/* without PTPL nothing is saved */
+	CU_ASSERT_EQUAL(resv(1, NVME_OPC_RESERVATION_REGISTER, 0, 0, 0xb), 0);
+	CU_ASSERT_EQUAL(tstore.saves, 0);
+
+	/* Register with CPTPL 11b: saved first, completed once the store has it */
+	tstore.defer = true;
+	fr = fake_req_alloc(&hosts[0]);
+	fake_cmd(&cmd, NVME_OPC_RESERVATION_REGISTER, 1);
+	put_le32(&cmd.cdw10, CPTPL_SET);
+	put_le64(&keys[8], 0xa);
+	fake_req_prep(fr, &cmd, keys, 16);
+	nvmf_req_exec(&fr->req);
+	CU_ASSERT_EQUAL(tstore.saves, 1);
+	CU_ASSERT_EQUAL(fr->completions, 0);
+	CU_ASSERT_TRUE(tstore.saved.ptpl);
+	CU_ASSERT_EQUAL(tstore.saved.nregs, 2);
+	/* the working copy is unchanged until then */
+	report(2, &gen, &rtype, &nregs, &ptpls, buf, sizeof(buf));
+	CU_ASSERT_EQUAL(nregs, 1);
+	CU_ASSERT_EQUAL(ptpls, 0);
+	/* a second change waits its turn: not saved, not completed */
+	CU_ASSERT_EQUAL(resv(1, NVME_OPC_RESERVATION_ACQUIRE, T(NVME_RESV_WRITE_EXCLUSIVE), 0xb, 0),
+			st(0xffff));
+	CU_ASSERT_EQUAL(tstore.saves, 1);
+	tstore.defer = false;
+	test_store_finish(0);
+	CU_ASSERT_EQUAL(fr->completions, 1);
+	CU_ASSERT_EQUAL(st(fake_status(fr)), 0);
+	fake_req_free(fr);
+	/* ... then the waiting Acquire ran, and was saved too (PTPL is on) */
+	CU_ASSERT_EQUAL(tstore.saves, 2);
+	CU_ASSERT_EQUAL(tstore.stored.rtype, NVME_RESV_WRITE_EXCLUSIVE);
+	report(2, &gen, &rtype, &nregs, &ptpls, buf, sizeof(buf));
+	CU_ASSERT_EQUAL(nregs, 2);
+	CU_ASSERT_EQUAL(ptpls, 1);
+	CU_ASSERT_EQUAL(rtype, NVME_RESV_WRITE_EXCLUSIVE);
+	CU_ASSERT_EQUAL(rw(0, true), CONFLICT);
+
+	/* Set Features Reservation Persistence off: saved with ptpl false */
+	fake_cmd(&cmd, NVME_ADMIN_SET_FEATURES, 1);
+	put_le32(&cmd.cdw10, NVME_FEAT_RESV_PERSIST);
+	put_le32(&cmd.cdw11, 0);
+	fr = fake_req_alloc(&hosts[0]);
+	fake_req_prep(fr, &cmd, NULL, 0);
+	nvmf_local_admin_exec(&fr->req);
+	CU_ASSERT_EQUAL(fr->completions, 1);
+	CU_ASSERT_EQUAL(fake_status(fr), 0);
+	fake_req_free(fr);
+	CU_ASSERT_EQUAL(tstore.saves, 3);
+	CU_ASSERT_FALSE(tstore.stored.ptpl);
+	/* and from then on changes stay in memory */
+	CU_ASSERT_EQUAL(resv(2, NVME_OPC_RESERVATION_REGISTER, 0, 0, 0xc), 0);
+	CU_ASSERT_EQUAL(tstore.saves, 3);
+	teardown();
+	CU_ASSERT_EQUAL(tstore.closes, 1);
+}
+
+static void test_ptpl_failing_store(void)
+{
+	uint8_t buf[4096];
+	uint32_t gen;
+	uint8_t rtype, ptpls;
+	uint16_t nregs;
+
+	setup_store(NULL, -ENOENT);
+	tstore.save_rc = -EIO;
+	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_REGISTER, CPTPL_SET, 0, 0xa), ST_INTERNAL_ERR);
+	report(0, &gen, &rtype, &nregs, &ptpls, buf, sizeof(buf));
+	CU_ASSERT_EQUAL(nregs, 0);
+	CU_ASSERT_EQUAL(ptpls, 0);
+	CU_ASSERT_EQUAL(gen, 0);
+	/* the store works again: the same command goes through */
+	tstore.save_rc = 0;
+	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_REGISTER, CPTPL_SET, 0, 0xa), 0);
+	CU_ASSERT_EQUAL(
+		resv(0, NVME_OPC_RESERVATION_ACQUIRE, T(NVME_RESV_EXCLUSIVE_ACCESS), 0xa, 0), 0);
+	tstore.save_rc = -ENOSPC;
+	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_RELEASE, T(NVME_RESV_EXCLUSIVE_ACCESS), 0xa,
+			     0),
+			ST_INTERNAL_ERR);
+	CU_ASSERT_EQUAL(rw(1, false), CONFLICT); /* still held */
+	CU_ASSERT_EQUAL(tstore.stored.rtype, NVME_RESV_EXCLUSIVE_ACCESS);
+	teardown();
+}
+
+static void test_ptpl_restore(void)
+{
+	struct nvmf_resv_image img = { .gen = 7, .rtype = NVME_RESV_WRITE_EXCLUSIVE, .ptpl = true };
+	uint8_t buf[4096];
+	uint32_t gen;
+	uint8_t rtype, ptpls;
+	uint16_t nregs;
+
+	/* hosts[1] (host identifier 10 02 ..) held it before the restart */
+	img.holder[0] = 0x10;
+	img.holder[1] = 2;
+	img.nregs = 2;
+	memcpy(img.regs[0].hostid, img.holder, 16);
+	img.regs[0].key = 0xb;
+	img.regs[1].hostid[0] = 0x10;
+	img.regs[1].hostid[1] = 3;
+	img.regs[1].key = 0xc;
+	setup_store(&img, 0);
+	report(0, &gen, &rtype, &nregs, &ptpls, buf, sizeof(buf));
+	CU_ASSERT_EQUAL(gen, 7);
+	CU_ASSERT_EQUAL(rtype, NVME_RESV_WRITE_EXCLUSIVE);
+	CU_ASSERT_EQUAL(nregs, 2);
+	CU_ASSERT_EQUAL(ptpls, 1);
+	CU_ASSERT_EQUAL(get_le16(&buf[64]), 0xffff); /* no controller yet */
+	CU_ASSERT_EQUAL(buf[64 + 2], 1);             /* the holder */
+	CU_ASSERT_EQUAL(get_le64(&buf[64 + 8]), 0xb);
+	CU_ASSERT_EQUAL(rw(0, true), CONFLICT);
+	CU_ASSERT_EQUAL(rw(1, true), 0);
+	CU_ASSERT_EQUAL(rw(2, false), 0);
+	/* the restored keys hold */
+	CU_ASSERT_EQUAL(resv(2, NVME_OPC_RESERVATION_REGISTER, 2, 0xd, 0xe), CONFLICT);
+	CU_ASSERT_EQUAL(resv(2, NVME_OPC_RESERVATION_REGISTER, 2, 0xc, 0xe), 0);
+	CU_ASSERT_EQUAL(tstore.stored.gen, 8);
+	/* the cluster store's notification: the stored state replaces the working copy */
+	tstore.stored.rtype = 0;
+	tstore.stored.gen = 20;
+	{
+		struct nvmf_ns *ns = nvmf_ns_get(env.subsys, 1, NULL);
+
+		CU_ASSERT_EQUAL(nvmf_resv_reload(ns), 0);
+		nvmf_ns_put(ns, NULL);
+	}
+	CU_ASSERT_EQUAL(rw(0, true), 0);
+	report(0, &gen, &rtype, &nregs, &ptpls, buf, sizeof(buf));
+	CU_ASSERT_EQUAL(gen, 20);
+	teardown();
+
+	/* an inconsistent image (holder not registered): start empty */
+	img.regs[0].hostid[1] = 9;
+	setup_store(&img, 0);
+	report(0, &gen, &rtype, &nregs, &ptpls, buf, sizeof(buf));
+	CU_ASSERT_EQUAL(nregs, 0);
+	CU_ASSERT_EQUAL(rtype, 0);
+	teardown();
+}
+
+static void test_ptpl_off_cleared(void)
+{
+	struct nvmf_resv_image img = { .gen = 3, .rtype = NVME_RESV_EXCLUSIVE_ACCESS };
+	uint8_t buf[4096];
+	uint32_t gen;
+	uint8_t rtype, ptpls;
+	uint16_t nregs;
+
+	img.holder[0] = 0x10;
+	img.holder[1] = 2;
+	img.nregs = 1;
+	memcpy(img.regs[0].hostid, img.holder, 16);
+	img.regs[0].key = 0xb;
+	/* kept with PTPL off (a store that always saves): cleared at start */
+	setup_store(&img, 0);
+	report(0, &gen, &rtype, &nregs, &ptpls, buf, sizeof(buf));
+	CU_ASSERT_EQUAL(nregs, 0);
+	CU_ASSERT_EQUAL(rtype, 0);
+	CU_ASSERT_EQUAL(rw(0, true), 0);
+	teardown();
+	/* a store that cannot load: empty too */
+	setup_store(&img, -EBADMSG);
+	report(0, &gen, &rtype, &nregs, &ptpls, buf, sizeof(buf));
+	CU_ASSERT_EQUAL(nregs, 0);
+	teardown();
+	/* no store: no PTPL in RESCAP, CPTPL 11b and Set Features PTPL refused */
+	setup();
+	CU_ASSERT_EQUAL(id_ns_rescap() & NVMF_RESV_RESCAP_PTPL, 0);
+	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_REGISTER, CPTPL_SET, 0, 0xa), INVALID);
+	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_REGISTER, 1u << 30, 0, 0xa), INVALID);
+	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_REGISTER, CPTPL_CLEAR, 0, 0xa), 0);
+	teardown();
+}
+
+/* ---- reservation notifications: log page 80h and its events -------------------------------- */
+
+static struct fake_req *post_aer(void)
+{
+	struct fake_req *aer = fake_req_alloc(&env.admin);
+	struct nvme_cmd cmd;
+
+	fake_cmd(&cmd, NVME_ADMIN_ASYNC_EVENT_REQUEST, 0);
+	fake_req_prep(aer, &cmd, NULL, 0);
+	nvmf_req_exec(&aer->req);
+	CU_ASSERT_EQUAL(aer->completions, 0);
+	return aer;
+}
+
+static void resv_log(uint8_t page[64])
+{
+	struct nvme_cmd cmd;
+
+	fake_cmd(&cmd, NVME_ADMIN_GET_LOG_PAGE, NVMF_NSID_ALL);
+	put_le32(&cmd.cdw10, NVME_LOG_RESERVATION | (64 / 4 - 1) << 16);
+	CU_ASSERT_EQUAL(fake_exec(&env.admin, &cmd, page, 64, NULL), 0);
+}
+
+static uint16_t fabric_resv(uint8_t opc, uint32_t cdw10, uint64_t k1, uint64_t k2)
+{
+	struct nvme_cmd cmd;
+	uint8_t keys[16];
+
+	fake_cmd(&cmd, opc, 1);
+	put_le32(&cmd.cdw10, cdw10);
+	put_le64(&keys[0], k1);
+	put_le64(&keys[8], k2);
+	return st(fake_exec(&env.io[0], &cmd, keys, opc == NVME_OPC_RESERVATION_RELEASE ? 8 : 16,
+			    NULL));
+}
+
+static void set_mask(uint32_t mask)
+{
+	struct nvme_cmd cmd;
+
+	fake_cmd(&cmd, NVME_ADMIN_SET_FEATURES, 1);
+	put_le32(&cmd.cdw10, NVME_FEAT_RESV_MASK);
+	put_le32(&cmd.cdw11, mask);
+	CU_ASSERT_EQUAL(fake_exec(&env.admin, &cmd, NULL, 0, NULL), 0);
+}
+
+static void test_notifications(void)
+{
+	const uint32_t aer_dw0 =
+		nvme_aer_dw0(NVME_AER_TYPE_IO_CMD_SET, NVME_AER_IO_RESV_LOG, NVME_LOG_RESERVATION);
+	struct fake_req *aer;
+	uint8_t page[64];
+	uint32_t dw0 = 0;
+	struct nvme_cmd cmd;
+
+	setup();
+	fake_env_connect(&env, 0, 1, 1); /* a fabric host with an admin queue */
+	aer = post_aer();
+	/* an empty log: count 0 */
+	resv_log(page);
+	CU_ASSERT_EQUAL(get_le64(&page[0]), 0);
+	CU_ASSERT_EQUAL(page[8], 0);
+
+	/* the fabric host registers; host 0 preempts it away: Registration Preempted */
+	CU_ASSERT_EQUAL(fabric_resv(NVME_OPC_RESERVATION_REGISTER, 0, 0, 0xf), 0);
+	CU_ASSERT_EQUAL(fabric_resv(NVME_OPC_RESERVATION_ACQUIRE,
+				    T(NVME_RESV_WRITE_EXCLUSIVE_REG_ONLY), 0xf, 0),
+			0);
+	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_REGISTER, 0, 0, 0xa), 0);
+	CU_ASSERT_EQUAL(aer->completions, 0); /* nothing to tell yet */
+	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_ACQUIRE,
+			     1 | T(NVME_RESV_WRITE_EXCLUSIVE_REG_ONLY), 0xa, 0xf),
+			0);
+	fake_msgs_run();
+	CU_ASSERT_EQUAL(aer->completions, 1);
+	CU_ASSERT_EQUAL(fake_dw0(aer), aer_dw0);
+	fake_req_free(aer);
+	resv_log(page);
+	CU_ASSERT_EQUAL(get_le64(&page[0]), 1);
+	CU_ASSERT_EQUAL(page[8], NVMF_RESV_NOTE_REG_PREEMPTED);
+	CU_ASSERT_EQUAL(page[9], 0);
+	CU_ASSERT_EQUAL(get_le32(&page[12]), 1);
+	resv_log(page); /* read: gone */
+	CU_ASSERT_EQUAL(get_le64(&page[0]), 0);
+
+	/* registered again, the holder (host 0) releases a registrants-only reservation:
+	 * Reservation Released */
+	aer = post_aer();
+	CU_ASSERT_EQUAL(fabric_resv(NVME_OPC_RESERVATION_REGISTER, 0, 0, 0xf), 0);
+	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_RELEASE, T(NVME_RESV_WRITE_EXCLUSIVE_REG_ONLY),
+			     0xa, 0),
+			0);
+	fake_msgs_run();
+	CU_ASSERT_EQUAL(aer->completions, 1);
+	fake_req_free(aer);
+	/* Clear by host 0: Reservation Preempted; two pages queued, counted */
+	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_RELEASE, 1, 0xa, 0), 0);
+	resv_log(page);
+	CU_ASSERT_EQUAL(get_le64(&page[0]), 2);
+	CU_ASSERT_EQUAL(page[8], NVMF_RESV_NOTE_RESV_RELEASED);
+	CU_ASSERT_EQUAL(page[9], 1); /* one more waiting */
+	resv_log(page);
+	CU_ASSERT_EQUAL(get_le64(&page[0]), 3);
+	CU_ASSERT_EQUAL(page[8], NVMF_RESV_NOTE_RESV_PREEMPTED);
+	CU_ASSERT_EQUAL(page[9], 0);
+
+	/* the mask (feature 82h): Registration Preempted masked, nothing queued */
+	set_mask(1u << NVMF_RESV_NOTE_REG_PREEMPTED);
+	fake_cmd(&cmd, NVME_ADMIN_GET_FEATURES, 1);
+	put_le32(&cmd.cdw10, NVME_FEAT_RESV_MASK);
+	CU_ASSERT_EQUAL(fake_exec(&env.admin, &cmd, NULL, 0, &dw0), 0);
+	CU_ASSERT_EQUAL(dw0, 1u << NVMF_RESV_NOTE_REG_PREEMPTED);
+	CU_ASSERT_EQUAL(fabric_resv(NVME_OPC_RESERVATION_REGISTER, 0, 0, 0xf), 0);
+	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_REGISTER, 0, 0, 0xa), 0);
+	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_ACQUIRE, 1 | T(NVME_RESV_WRITE_EXCLUSIVE), 0xa,
+			     0xf),
+			0);
+	fake_msgs_run();
+	resv_log(page);
+	CU_ASSERT_EQUAL(get_le64(&page[0]), 0);
+	/* bad mask bits, and Get Features of every namespace at once: refused */
+	fake_cmd(&cmd, NVME_ADMIN_SET_FEATURES, 1);
+	put_le32(&cmd.cdw10, NVME_FEAT_RESV_MASK);
+	put_le32(&cmd.cdw11, 1);
+	CU_ASSERT_EQUAL(st(fake_exec(&env.admin, &cmd, NULL, 0, NULL)), INVALID);
+	fake_cmd(&cmd, NVME_ADMIN_GET_FEATURES, NVMF_NSID_ALL);
+	put_le32(&cmd.cdw10, NVME_FEAT_RESV_MASK);
+	CU_ASSERT_EQUAL(st(fake_exec(&env.admin, &cmd, NULL, 0, NULL)),
+			ST(NVME_SC_INVALID_NS_OR_FORMAT));
+	teardown();
+}
+
 int main(void)
 {
 	static const CU_TestInfo tests[] = {
@@ -425,6 +865,11 @@ int main(void)
 		{ "RESERVE(6)", test_reserve6 },
 		{ "fused compare and write", test_fused },
 		{ "LBA allocation status", test_lba_status },
+		{ "PTPL: saved before completion", test_ptpl_save_before_complete },
+		{ "PTPL: a failing store", test_ptpl_failing_store },
+		{ "PTPL: restore", test_ptpl_restore },
+		{ "PTPL off: cleared at start", test_ptpl_off_cleared },
+		{ "notification log page and events", test_notifications },
 		CU_TEST_INFO_NULL,
 	};
 

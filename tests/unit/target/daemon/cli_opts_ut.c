@@ -43,6 +43,8 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(o.nhosts, 0);
 	CU_ASSERT_EQUAL(o.reactors, 0);
 	CU_ASSERT_EQUAL(o.pin, REACTOR_PIN_AUTO);
+	CU_ASSERT_EQUAL(o.poll, REACTOR_POLL_ADAPTIVE);
+	CU_ASSERT_EQUAL(o.poll_max_us, 0);
 	CU_ASSERT_FALSE(o.in_capsule_set);
 	CU_ASSERT_EQUAL(o.log_level, -1);
 	CU_ASSERT_PTR_NULL(o.config);
@@ -88,6 +90,17 @@ static void test_all_flags(void)
 	CU_ASSERT_STRING_EQUAL(o.pidfile, "/run/x.pid");
 	CU_ASSERT_TRUE(o.syslog);
 
+	{
+		static const char *const off[] = { "--poll", "off", NULL };
+		static const char *const busy[] = { "--poll", "busy", "--poll-max-us", "250",
+						    NULL };
+
+		CU_ASSERT_EQUAL(parse(&o, err, off), 0);
+		CU_ASSERT_EQUAL(o.poll, REACTOR_POLL_OFF);
+		CU_ASSERT_EQUAL(parse(&o, err, busy), 0);
+		CU_ASSERT_EQUAL(o.poll, REACTOR_POLL_BUSY);
+		CU_ASSERT_EQUAL(o.poll_max_us, 250);
+	}
 	{
 		static const char *const fg[] = { "-d", "--foreground", NULL };
 
@@ -170,6 +183,9 @@ static const struct bad_case bad_cases[] = {
 	{ { "--max-io-size", "3000" }, "--max-io-size" },
 	{ { "--max-io-size", "12K" }, "--max-io-size: expected a power of 2" },
 	{ { "--log-level", "loud" }, "--log-level" },
+	{ { "--poll", "sometimes" }, "--poll: expected adaptive, off or busy" },
+	{ { "--poll-max-us", "0" }, "--poll-max-us: expected 1-10000" },
+	{ { "--poll-max-us", "20000" }, "--poll-max-us" },
 	{ { "-c", "x.json", "--ns", "ram:1M" },
 	  "-c x.json and --ns conflict: the file sets what --ns would (drop one)" },
 	{ { "--listen", "tcp://1.2.3.4", "-c", "x.json" }, "-c x.json and --listen conflict" },

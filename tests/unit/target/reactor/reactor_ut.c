@@ -306,6 +306,40 @@ static void test_cpu_ns(void)
 	CU_ASSERT_EQUAL(reactor_cpu_ns(NULL), 0);
 }
 
+/* ---- adaptive polling ---- */
+
+static void poke(void *arg)
+{
+	sem_post(&done);
+}
+
+/*
+ * Messages 20 us apart: the reactor polls between them rather than sleeping (iterations
+ * that found nothing); once they stop it goes back to sleep within the window and then
+ * uses no CPU.
+ */
+static void test_adaptive_poll(void)
+{
+	struct reactor *r = reactor_get(1);
+	struct reactor_stats before = r->stats;
+	struct timespec gap = { 0, 20000 };
+	uint64_t cpu0, cpu1;
+
+	for (int i = 0; i < 500; i++) {
+		CU_ASSERT_EQUAL_FATAL(reactor_send_msg(r, poke, NULL), 0);
+		sem_wait(&done);
+		nanosleep(&gap, NULL);
+	}
+	CU_ASSERT(r->stats.poll_events >= before.poll_events + 500);
+	CU_ASSERT(r->stats.poll_empty > before.poll_empty);
+	usleep(100000); /* longer than the longest window: asleep now */
+	CU_ASSERT(r->stats.poll_sleeps > before.poll_sleeps);
+	cpu0 = reactor_cpu_ns(r);
+	usleep(200000);
+	cpu1 = reactor_cpu_ns(r);
+	CU_ASSERT(cpu1 - cpu0 < 20000000ull); /* well under 10% of the 200 ms */
+}
+
 /* ---- exit hooks and stop ---- */
 
 static atomic_int exit_hook_ids;
@@ -349,6 +383,9 @@ static int suite_init(void)
 {
 	sem_init(&done, 0, 0);
 	reactors_configure(5000, LIMIT, REACTOR_PIN_OFF);
+	/* a 5 ms cap: the messages of test_adaptive_poll come well within it even when a
+	 * busy machine stretches their 20 us gaps */
+	reactors_configure_poll(REACTOR_POLL_ADAPTIVE, 5000);
 	return reactors_start(2);
 }
 
@@ -366,6 +403,7 @@ int main(void)
 	CU_add_test(s, "deferred work", test_defer);
 	CU_add_test(s, "buffer pool", test_pool);
 	CU_add_test(s, "thread CPU time", test_cpu_ns);
+	CU_add_test(s, "adaptive polling", test_adaptive_poll);
 	CU_add_test(s, "exit hooks and stop", test_stop);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();

@@ -711,6 +711,24 @@ static void test_pr_out_cmds(void)
 		CU_ASSERT_FALSE(scsi_xlate_data_out(&g_lu, &p, d, 24, g_scratch, 4096));
 		CU_ASSERT_EQUAL(p.sense.asc, SCSI_ASC_INVALID_FIELD_IN_PARAM_LIST);
 	}
+	/* where reservations can persist, APTPL is the Register's CPTPL (11b; 10b without) */
+	g_lu.ptpl = true;
+	for (int aptpl = 0; aptpl < 2; aptpl++) {
+		uint8_t cdb[16] = { 0x5f, 0, 0, 0, 0, 0, 0, 0, 24 };
+		uint8_t d[24] = { 0 };
+		struct scsi_plan p;
+		struct nvme_cmd cmd;
+		struct scsi_nvme_io io;
+
+		xlate(cdb, &p);
+		put_be64(&d[8], 0x1234);
+		d[20] = (uint8_t)aptpl;
+		CU_ASSERT_TRUE(scsi_xlate_data_out(&g_lu, &p, d, 24, g_scratch, 4096));
+		CU_ASSERT_TRUE(scsi_xlate_next(&g_lu, &p, 65536, g_scratch, 4096, &cmd, &io));
+		CU_ASSERT_EQUAL(cmd.opc, NVME_OPC_RESERVATION_REGISTER);
+		CU_ASSERT_EQUAL(le32(&cmd.cdw10) >> 30, aptpl ? 3u : 2u);
+	}
+	g_lu.ptpl = false;
 	/* unregistered I_T nexus registering key 0: GOOD although NVMe reports a conflict */
 	{
 		uint8_t cdb[16] = { 0x5f, 0, 0, 0, 0, 0, 0, 0, 24 };
@@ -775,12 +793,33 @@ static void test_pr_in_finish(void)
 	CU_ASSERT_EQUAL(get_be32(&g_buf[4]), 0);
 	CU_ASSERT_EQUAL(p.in_len, 8);
 
-	/* REPORT CAPABILITIES is immediate */
+	/* REPORT CAPABILITIES is immediate where reservations cannot persist */
 	xlate((const uint8_t[16]){ 0x5e, 0x02, 0, 0, 0, 0, 0, 0, 8 }, &p);
 	CU_ASSERT_EQUAL(p.op, SCSI_XOP_DONE);
 	CU_ASSERT_EQUAL(p.in_len, 8);
 	CU_ASSERT_EQUAL(get_be16(&g_buf[0]), 8);
 	CU_ASSERT_EQUAL(g_buf[3] & 0x80, 0x80);
+	CU_ASSERT_EQUAL(g_buf[2] & 0x01, 0); /* PTPL_C */
+	CU_ASSERT_EQUAL(g_buf[3] & 0x01, 0); /* PTPL_A */
+
+	/* where they can: PTPL_C, and PTPL_A from the report's PTPLS */
+	g_lu.ptpl = true;
+	xlate((const uint8_t[16]){ 0x5e, 0x02, 0, 0, 0, 0, 0, 0, 8 }, &p);
+	CU_ASSERT_EQUAL(p.op, SCSI_XOP_PR_IN);
+	CU_ASSERT_TRUE(scsi_xlate_next(&g_lu, &p, 65536, g_scratch, 4096, &cmd, &io));
+	CU_ASSERT_EQUAL(cmd.opc, NVME_OPC_RESERVATION_REPORT);
+	memset(r, 0, 64);
+	r[9] = 1;
+	scsi_xlate_finish(&g_port, &g_lu, &p, g_buf, sizeof(g_buf), g_scratch, 4096);
+	CU_ASSERT_EQUAL(p.in_len, 8);
+	CU_ASSERT_EQUAL(g_buf[2] & 0x01, 0x01);
+	CU_ASSERT_EQUAL(g_buf[3] & 0x81, 0x81);
+	r[9] = 0;
+	xlate((const uint8_t[16]){ 0x5e, 0x02, 0, 0, 0, 0, 0, 0, 8 }, &p);
+	scsi_xlate_next(&g_lu, &p, 65536, g_scratch, 4096, &cmd, &io);
+	scsi_xlate_finish(&g_port, &g_lu, &p, g_buf, sizeof(g_buf), g_scratch, 4096);
+	CU_ASSERT_EQUAL(g_buf[3] & 0x01, 0);
+	g_lu.ptpl = false;
 }
 
 /* ---- Immediate data ------------------------------------------------------------------------- */

@@ -8,6 +8,7 @@
 #include <CUnit/Basic.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +309,61 @@ static void test_sq_overflow(void)
 	CU_ASSERT_EQUAL(wait_fini(before), 0);
 }
 
+/* Run tcp_qpair_trim() on the reactor and wait for it. */
+static sem_t trim_done;
+
+static void trim_msg(void *arg)
+{
+	tcp_qpair_trim(arg);
+	sem_post(&trim_done);
+}
+
+static void wait_exec(int n)
+{
+	for (int i = 0; i < 3000 && atomic_load(&n_exec) < n; i++)
+		usleep(1000);
+}
+
+/* Request slots are set up as commands need them, and an idle queue gives them back. */
+static void test_slots_grow_and_trim(void)
+{
+	struct host h;
+	struct nvme_cmd c;
+	struct tcp_qpair *tq;
+	int before = atomic_load(&n_fini), exec;
+
+	sem_init(&trim_done, 0, 0);
+	host_open(&h);
+	host_ic(&h, false, false, 0);
+	host_connect(&h, 1, 32, false);
+	tq = tcp_qpair_of(last_qp);
+	CU_ASSERT(tq->nreqs_ready <= 1); /* only the Connect has run */
+	CU_ASSERT(tq->nreqs_limit >= 32);
+	for (int round = 0; round < 2; round++) {
+		exec = atomic_load(&n_exec);
+		for (int i = 0; i < 9; i++) {
+			make_cmd(&c, OPC_HOLD, (uint16_t)(100 + i), 0, 0, false);
+			send_capsule(&h, &c, NULL, 0);
+		}
+		wait_exec(exec + 9);
+		CU_ASSERT_EQUAL(atomic_load(&n_exec), exec + 9);
+		CU_ASSERT_EQUAL(tq->nreqs_ready, 9); /* nine in flight: nine slots */
+		release_held();
+		for (int i = 0; i < 9; i++)
+			CU_ASSERT_EQUAL(expect_rsp(&h, (uint16_t)(100 + i)), 0);
+		reactor_send_msg(R, trim_msg, tq);
+		sem_wait(&trim_done);
+		CU_ASSERT_EQUAL(tq->nreqs_ready, TCP_TRIM_KEEP);
+	}
+	/* still a working queue after the trims */
+	make_cmd(&c, NVME_OPC_FLUSH, 7, 0, 0, false);
+	send_capsule(&h, &c, NULL, 0);
+	CU_ASSERT_EQUAL(expect_rsp(&h, 7), 0);
+	close(h.fd);
+	CU_ASSERT_EQUAL(wait_fini(before), 0);
+	sem_destroy(&trim_done);
+}
+
 static void test_host_term_req(void)
 {
 	struct host h;
@@ -541,6 +597,7 @@ int main(void)
 	CU_add_test(s, "ICReq/ICResp", test_icreq_icresp);
 	CU_add_test(s, "malformed PDUs -> C2HTermReq", test_malformed);
 	CU_add_test(s, "more commands than SQSIZE", test_sq_overflow);
+	CU_add_test(s, "request slots grow and trim", test_slots_grow_and_trim);
 	CU_add_test(s, "H2CTermReq from the host", test_host_term_req);
 	CU_add_test(s, "C2HTermReq linger", test_term_linger);
 	CU_add_test(s, "per-command errors", test_command_errors);
