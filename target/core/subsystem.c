@@ -20,8 +20,8 @@
 #include "common/log.h"
 #include "reactor/reactor.h"
 #include "ns_ident.h"
-#include "reservation.h"
 #include "resv_store.h"
+#include "reservation.h"
 
 #define WAIT_CTRLRS_MS 10000
 #define WAIT_CONNECTIONS_MS 5000
