@@ -54,3 +54,9 @@ tests_interop_durability_writer_LDADD = libnvmeof.la
 TESTS += tests/interop/durability.sh
 dist_check_SCRIPTS += tests/interop/durability.sh
 EXTRA_DIST += tests/interop/guest-durability.sh
+# Two gateways exporting one Ceph RBD image (one-node cluster from tests/ceph): multipath
+# failover through a gateway's kill -9 and restart, reservations across gateways. Skips
+# without the Ceph packages or librbd, except under CI=true.
+TESTS += tests/interop/rbd-gateways.sh
+dist_check_SCRIPTS += tests/interop/rbd-gateways.sh
+EXTRA_DIST += tests/interop/guest-rbd-gateways.sh
