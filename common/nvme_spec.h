@@ -675,6 +675,7 @@ static_assert(offsetof(struct nvme_id_ns, eui64) == 120, "id_ns eui64");
 static_assert(offsetof(struct nvme_id_ns, lbaf) == 128, "id_ns lbaf");
 
 #define NVME_NS_NSFEAT_THIN (1u << 0)
+#define NVME_NS_NSFEAT_NSABP       (1u << 1) /* NAWUN, NAWUPF, NACWU valid */
 #define NVME_NS_NSFEAT_DEALLOC_ERR (1u << 2)
 #define NVME_NS_NSFEAT_OPTPERF (1u << 4)
 #define NVME_NS_NMIC_SHARED (1u << 0)

@@ -38,6 +38,7 @@
 
 struct reactor;
 struct bdev;
+struct nvmf_resv_store;
 
 enum bdev_op {
 	BDEV_OP_READ,
@@ -118,6 +119,14 @@ struct bdev_ops {
 	/* lba_status() may block (file system metadata): bdev_lba_query() runs it on the
 	 * helper thread, never on a reactor. */
 	bool lba_status_blocks;
+	/*
+	 * A reservation store kept with the data (core/resv_store.h), so that every target
+	 * serving it enforces one reservation (rbd: a RADOS object beside the image, with
+	 * watch/notify). Namespace creation, main thread, may block. *@out is closed through
+	 * its own ops. NULL: the data has no such place.
+	 */
+	int (*resv_store_open)(struct bdev *bdev, const char *label, struct nvmf_resv_store **out,
+			       char *err, size_t errlen);
 };
 
 struct bdev {
@@ -129,6 +138,10 @@ struct bdev {
 	bool persistent;     /* data survives a restart (file/block device) */
 	char path[4096];     /* canonical path for file backends, "" otherwise */
 	uint32_t caw_unit;   /* bytes COMPARE_AND_WRITE is atomic in; 0: not offered */
+	/* COMPARE_AND_WRITE is atomic against every client of the data, other targets
+	 * serving it included (rbd), not only against this process: fused Compare and Write
+	 * and SCSI COMPARE AND WRITE use it instead of read, compare, write. */
+	bool caw_shared;
 	/*
 	 * A name for the data that is the same wherever the data is served from (rbd:
 	 * "rbd:FSID/POOL_ID/IMAGE_ID"), so that every gateway exporting it derives the same

@@ -57,6 +57,7 @@
 #include "bdev_rbd_internal.h"
 #include "common/log.h"
 #include "reactor/reactor.h"
+#include "resv_store_rados_internal.h"
 
 #define MAX_RW_IOV      1024 /* IOV_MAX: librbd refuses more */
 #define DRAIN_TIMEOUT_S 30   /* waiting for in-flight requests when a reactor stops */
@@ -75,6 +76,8 @@ struct rbd_bdev {
 	void *cluster;
 	void *image;
 	uint64_t granule; /* bytes a discard deallocates whole: object set size */
+	struct rbd_spec spec;
+	char image_id[64];
 	/* Size watcher (off the reactors). */
 	pthread_t thr;
 	bool thr_started;
@@ -793,6 +796,7 @@ static int rbd_identity(struct bdev *bdev, struct rbd_bdev *rb)
 	if (rc || !id[0])
 		return bdev_open_msg(rc ? rc : -EINVAL, "%s: cannot read the image id: %s",
 				     bdev->spec, strerror(rc ? -rc : EINVAL));
+	snprintf(rb->image_id, sizeof(rb->image_id), "%s", id);
 	if (pool < 0)
 		return bdev_open_msg((int)pool, "%s: cannot read the pool id", bdev->spec);
 	if (rb->api->fsid(rb->cluster, fsid, sizeof(fsid)))
@@ -823,6 +827,7 @@ static int rbd_open(struct bdev *bdev, const char *arg)
 	if (!rb)
 		return -ENOMEM;
 	rb->api = api_get();
+	rb->spec = spec;
 	pthread_mutex_init(&rb->lock, NULL);
 	pthread_cond_init(&rb->cond, NULL);
 	bdev->ctx = rb;
@@ -871,10 +876,12 @@ static int rbd_open(struct bdev *bdev, const char *arg)
 	bdev->persistent = true;
 	bdev->path[0] = '\0';
 	bdev->caw_unit = RBD_CAW_SECTOR;
+	bdev->caw_shared = true;
 	if (bdev->block_size > RBD_CAW_SECTOR)
 		log_notice("%s: compare-and-write is atomic per %u bytes only, less than one "
-			   "%u-byte block: serve it with 512-byte blocks where SCSI COMPARE AND "
-			   "WRITE or fused Compare and Write is used",
+			   "%u-byte block: fused Compare and Write and SCSI COMPARE AND WRITE are "
+			   "refused; serve it with 512-byte blocks where they are used (VMware "
+			   "ATS)",
 			   bdev->spec, RBD_CAW_SECTOR, bdev->block_size);
 	if (rb->api->watch(rb->image, watch_cb, rb, &rb->watch_handle) == 0)
 		rb->watching = true;
@@ -887,11 +894,21 @@ static int rbd_open(struct bdev *bdev, const char *arg)
 	return 0;
 }
 
+/* The image's reservation state: "nvmeof_resv.IMAGE_ID" in its pool (resv_store_rados.c). */
+static int rbd_resv_store_open(struct bdev *bdev, const char *label, struct nvmf_resv_store **out,
+			       char *err, size_t errlen)
+{
+	struct rbd_bdev *rb = bdev->ctx;
+
+	return resv_store_rados_open(&rb->spec, rb->image_id, label, out, err, errlen);
+}
+
 const struct bdev_ops bdev_rbd_ops = {
 	.name = "rbd",
 	.open = rbd_open,
 	.close = rbd_close,
 	.submit = rbd_submit,
+	.resv_store_open = rbd_resv_store_open,
 };
 
 #ifndef HAVE_RBD

@@ -68,6 +68,11 @@ struct rbd_api {
 /* Completion entry point for the table's aio_* calls (see above). */
 void bdev_rbd_aio_done(void *arg, int64_t result);
 
+/* With librbd: connect as the table's connect() does, with the librados options @opts
+ * (name, value, ..., NULL) set before connecting. */
+int bdev_rbd_lib_connect(const struct rbd_spec *spec, const char *const *opts, void **cluster,
+			 char *err, size_t errlen);
+
 /* librbd's table, or NULL when built without it. */
 extern const struct rbd_api *const bdev_rbd_librbd_api;
 

@@ -65,7 +65,8 @@ static char *id_from_ceph_args(void)
 	return id;
 }
 
-static int lib_connect(const struct rbd_spec *spec, void **out, char *err, size_t errlen)
+int bdev_rbd_lib_connect(const struct rbd_spec *spec, const char *const *opts, void **out,
+			 char *err, size_t errlen)
 {
 	char *id = spec->id[0] ? strdup(spec->id) : id_from_ceph_args();
 	char who[160];
@@ -104,6 +105,11 @@ static int lib_connect(const struct rbd_spec *spec, void **out, char *err, size_
 		snprintf(err, errlen, "rados_conf_set: %s", strerror(-r));
 		goto fail;
 	}
+	for (; opts && opts[0]; opts += 2)
+		if ((r = rados_conf_set(c, opts[0], opts[1])) < 0) {
+			snprintf(err, errlen, "rados_conf_set %s: %s", opts[0], strerror(-r));
+			goto fail;
+		}
 	r = rados_connect(c);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot connect to the cluster as %s: %s", who, strerror(-r));
@@ -114,6 +120,11 @@ static int lib_connect(const struct rbd_spec *spec, void **out, char *err, size_
 fail:
 	rados_shutdown(c);
 	return r;
+}
+
+static int lib_connect(const struct rbd_spec *spec, void **out, char *err, size_t errlen)
+{
+	return bdev_rbd_lib_connect(spec, NULL, out, err, errlen);
 }
 
 static void lib_shutdown(void *cluster)

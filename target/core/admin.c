@@ -149,6 +149,10 @@ static void identify_ns(struct nvmf_req *req, struct nvme_id_ns *id)
 	put_le64(&id->ncap, ns->nblocks);
 	put_le64(&id->nuse, ns->nblocks);
 	id->nsfeat = NVME_NS_NSFEAT_THIN;
+	/* Compare and Write atomic across targets in one block (NACWU 0): rbd, 512-byte
+	 * blocks (fused.c refuses longer pairs there) */
+	if (ns->bdev->caw_shared && (1u << ns->block_shift) <= ns->bdev->caw_unit)
+		id->nsfeat |= NVME_NS_NSFEAT_NSABP;
 	id->nlbaf = 0;
 	id->flbas = 0;
 	id->nmic = NVME_NS_NMIC_SHARED;

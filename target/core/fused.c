@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * Fused Compare and Write: the first command is parked on its queue pair until the second
- * arrives; then the pair takes an exclusive LBA range lock (range_lock.h), and the range is
- * read into a reactor buffer, compared with the first command's data and, if equal,
- * written with the second command's data. Completions: first, second; the lock goes with
- * the second.
+ * arrives; then the pair takes an exclusive LBA range lock (range_lock.h), and
+ *   - on a backend whose compare-and-write is atomic against every client of the data
+ *     (bdev->caw_shared: an RBD image other gateways serve too) the pair is one
+ *     BDEV_OP_COMPARE_AND_WRITE; a pair longer than that atomic unit (bdev->caw_unit) is
+ *     refused with Invalid Field (it would be atomic per unit only, and a mismatch in a
+ *     later unit would leave the earlier ones written);
+ *   - elsewhere the range is read into a reactor buffer, compared with the first
+ *     command's data and, if equal, written with the second command's data (the range
+ *     lock keeps every other writer of this target out).
+ * Completions: first, second; the lock goes with the second. A Compare Failure of a pair
+ * from the in-process front end (iSCSI) carries in the first command's DW0 the offset of
+ * the first differing byte, for the SCSI sense INFORMATION field.
  */
 #include "fused.h"
 
@@ -56,6 +64,57 @@ static void write_done(struct bdev_io *bio, int rc)
 	pair_done(first, second, ST_OK, ST_OK);
 }
 
+/* Offset of the first byte of @first's data that differs from its scratch buffer. */
+static uint32_t miscompare_at(const struct nvmf_req *first, uint64_t len)
+{
+	const uint8_t *b = first->scratch;
+	uint64_t off = 0;
+
+	for (int i = 0; i < first->iovcnt && off < len; i++) {
+		const uint8_t *p = first->iov[i].iov_base;
+		uint64_t n = first->iov[i].iov_len < len - off ? first->iov[i].iov_len : len - off;
+
+		for (uint64_t j = 0; j < n; j++)
+			if (p[j] != b[off + j])
+				return (uint32_t)(off + j);
+		off += n;
+	}
+	return (uint32_t)off;
+}
+
+static void compare_failed(struct nvmf_req *first, struct nvmf_req *second, uint32_t at)
+{
+	if (first->qpair->ctrlr->local)
+		put_le32(&first->rsp.dw0, at);
+	pair_done(first, second, ST_COMPARE_FAILURE, ST_FUSED_FAILED);
+}
+
+/* The backend's own compare-and-write finished (caw_shared). */
+static void caw_done(struct bdev_io *bio, int rc)
+{
+	struct nvmf_req *second = bio->cb_arg;
+	struct nvmf_req *first = second->fused_peer;
+
+	if (rc == -EILSEQ) {
+		compare_failed(first, second, (uint32_t)bio->caw_miscompare);
+		return;
+	}
+	if (rc) {
+		/* the pair failed as a unit: the cause on the first, which the host (and the
+		 * SCSI translation) reads first */
+		pair_done(first, second,
+			  rc == -ENOSPC ? NVMF_ST_DNR(NVME_SCT_GENERIC, NVME_SC_CAPACITY_EXCEEDED)
+					: NVMF_ST(NVME_SCT_MEDIA, NVME_SC_WRITE_FAULT),
+			  ST_FUSED_FAILED);
+		return;
+	}
+	NVMF_STAT_ADD(first->qpair->stats.read_cmds, 1);
+	NVMF_STAT_ADD(first->qpair->stats.read_bytes, bio->len);
+	NVMF_STAT_ADD(second->qpair->stats.write_cmds, 1);
+	NVMF_STAT_ADD(second->qpair->stats.write_bytes, bio->len);
+	pair_done(first, second, ST_OK, ST_OK);
+}
+
 static void compare_read_done(struct bdev_io *bio, int rc)
 {
 	struct nvmf_req *first = bio->cb_arg;
@@ -67,7 +126,7 @@ static void compare_read_done(struct bdev_io *bio, int rc)
 		return;
 	}
 	if (iov_cmp_buf(first->iov, first->iovcnt, 0, first->scratch, bio->len)) {
-		pair_done(first, second, ST_COMPARE_FAILURE, ST_FUSED_FAILED);
+		compare_failed(first, second, miscompare_at(first, bio->len));
 		return;
 	}
 	NVMF_STAT_ADD(first->qpair->stats.read_cmds, 1);
@@ -93,6 +152,22 @@ static void fused_locked(struct nvmf_req *second)
 	struct nvmf_ns *ns = second->ns;
 	uint64_t len = (uint64_t)nlb(second) << ns->block_shift;
 
+	if (ns->bdev->caw_shared) {
+		second->bio.op = BDEV_OP_COMPARE_AND_WRITE;
+		second->bio.fua = true; /* caw_shared backends have no volatile cache */
+		second->bio.offset = slba(second) << ns->block_shift;
+		second->bio.len = len;
+		second->bio.iov = second->iov;
+		second->bio.iovcnt = second->iovcnt;
+		second->bio.cmp_iov = first->iov;
+		second->bio.cmp_iovcnt = first->iovcnt;
+		second->bio.caw_miscompare = 0;
+		second->bio.reactor = second->qpair->reactor;
+		second->bio.cb = caw_done;
+		second->bio.cb_arg = second;
+		bdev_submit(ns->bdev, &second->bio);
+		return;
+	}
 	first->scratch = reactor_buf_get(second->qpair->reactor);
 	if (!first->scratch || len > reactor_buf_size()) {
 		pair_done(first, second, ST_INTERRUPTED, ST_FUSED_FAILED);
@@ -173,6 +248,12 @@ uint16_t nvmf_fused_parse(struct nvmf_req *req)
 	st = ST_SGL_LEN;
 	if (req->length != len || first->length != len)
 		goto fail;
+	/* Longer than the backend's atomic unit: refused (both commands), not split. */
+	if (req->ns->bdev->caw_shared && len > req->ns->bdev->caw_unit) {
+		qp->fused_first = NULL;
+		nvmf_req_done(first, ST_INVALID_FIELD);
+		return ST_INVALID_FIELD;
+	}
 	st = nvmf_resv_check(req); /* Write: the stricter of the two */
 	if (st)
 		goto fail;

@@ -16,7 +16,10 @@
  * Atomicity: the pair holds its blocks with an exclusive LBA range lock (range_lock.h) from
  * before the read of the compare until the write has completed; every command that
  * modifies blocks, from any queue on any reactor, holds its range shared, so none lands in
- * between.
+ * between. That covers this target only: where other targets serve the same data (RBD
+ * gateways) the backend's own compare-and-write runs instead (bdev->caw_shared), atomic
+ * per bdev->caw_unit against all of them; longer pairs are refused (Identify Namespace
+ * reports NACWU, SCSI the MAXIMUM COMPARE AND WRITE LENGTH).
  */
 #ifndef NVMEOF_TARGET_FUSED_H
 #define NVMEOF_TARGET_FUSED_H

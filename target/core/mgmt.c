@@ -3,8 +3,8 @@
  * Operations for the daemon's control socket that reach inside controllers: listing them
  * with their counters, disconnecting one, ending every controller of a host that lost
  * access, and resizing a namespace (with the Namespace Attribute Changed event). All run
- * on the main thread and never wait for a reactor: teardown is posted to the controller's
- * admin reactor.
+ * on the main thread (a resize seen by the backend on its own thread) and never wait for a
+ * reactor: teardown is posted to the controller's admin reactor.
  */
 #include "config.h"
 
@@ -148,13 +148,24 @@ unsigned int nvmf_subsys_revoke(struct nvmf_subsys *s)
 	return kill_all(v, k, "host access revoked");
 }
 
+/* Namespace Attribute Changed to every controller of @s. */
+static void notify_all(struct nvmf_subsys *s, uint32_t nsid)
+{
+	struct nvmf_ctrlr **v;
+	unsigned int n = pick(s, NULL, 0, &v);
+
+	for (unsigned int i = 0; i < n; i++) {
+		nvmf_ctrlr_notify_ns_changed(v[i], nsid);
+		nvmf_ctrlr_put(v[i]);
+	}
+	free(v);
+}
+
 int nvmf_subsys_resize_ns(struct nvmf_subsys *s, uint32_t nsid, uint64_t size, char *err,
 			  size_t errlen)
 {
-	struct nvmf_ctrlr **v;
 	struct nvmf_ns *ns;
 	uint64_t old;
-	unsigned int n;
 	int rc;
 
 	ns = nvmf_ns_get(s, nsid, NULL);
@@ -171,11 +182,19 @@ int nvmf_subsys_resize_ns(struct nvmf_subsys *s, uint32_t nsid, uint64_t size, c
 		return rc;
 	log_notice("%s: namespace %u resized from %llu to %llu blocks", s->nqn, nsid,
 		   (unsigned long long)old, (unsigned long long)ns->nblocks);
-	n = pick(s, NULL, 0, &v);
-	for (unsigned int i = 0; i < n; i++) {
-		nvmf_ctrlr_notify_ns_changed(v[i], nsid);
-		nvmf_ctrlr_put(v[i]);
-	}
-	free(v);
+	notify_all(s, nsid);
 	return 0;
+}
+
+void nvmf_ns_backend_resized(struct nvmf_ns *ns)
+{
+	uint64_t old = __atomic_load_n(&ns->nblocks, __ATOMIC_ACQUIRE);
+	uint64_t now = __atomic_load_n(&ns->bdev->size, __ATOMIC_ACQUIRE) >> ns->block_shift;
+
+	if (now == old || __atomic_load_n(&ns->removed, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&ns->nblocks, now, __ATOMIC_RELEASE);
+	log_notice("%s: namespace %u resized by its backend from %llu to %llu blocks",
+		   ns->subsys->nqn, ns->nsid, (unsigned long long)old, (unsigned long long)now);
+	notify_all(ns->subsys, ns->nsid);
 }

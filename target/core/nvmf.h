@@ -446,6 +446,10 @@ int nvmf_subsys_remove_ns(struct nvmf_subsys *subsys, uint32_t nsid);
  * controllers get a Namespace Attribute Changed event. 0 or -errno with @err set. */
 int nvmf_subsys_resize_ns(struct nvmf_subsys *subsys, uint32_t nsid, uint64_t size, char *err,
 			  size_t errlen);
+/* The backend saw its size change by itself (an RBD image resized in the cluster): take
+ * bdev->size as the namespace size and send Namespace Attribute Changed events, as
+ * nvmf_subsys_resize_ns() does. Any thread but a reactor (the backend's resize hook). */
+void nvmf_ns_backend_resized(struct nvmf_ns *ns);
 
 /* ---- Controllers, for management (mgmt.c; main thread) --------------------------------- */
 struct nvmf_ctrlr_info {

@@ -340,9 +340,27 @@ static void notify_ns_changed(struct nvmf_ctrlr **v, unsigned int n, uint32_t ns
 	free(v);
 }
 
+/* The backend's resize hook (its own thread). */
+static void ns_bdev_resized(struct bdev *bdev, uint64_t old_size, uint64_t new_size, void *arg)
+{
+	(void)bdev;
+	(void)old_size;
+	(void)new_size;
+	nvmf_ns_backend_resized(arg);
+}
+
+/* Close @bdev and the reservation store opened with it. */
+static void ns_open_undo(struct bdev *bdev, struct nvmf_resv_store *store)
+{
+	if (store)
+		store->ops->close(store);
+	bdev_close(bdev);
+}
+
 int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char *err,
 		       size_t errlen)
 {
+	struct nvmf_resv_store *store = NULL;
 	struct nvmf_ctrlr **v;
 	struct nvmf_ns *ns;
 	struct bdev *bdev;
@@ -365,15 +383,23 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 		bdev_close(bdev);
 		return -EINVAL;
 	}
+	/* Reservations kept with the data (an RBD image's): every gateway enforces them. */
+	if (bdev->ops->resv_store_open) {
+		rc = bdev->ops->resv_store_open(bdev, o->path, &store, err, errlen);
+		if (rc) {
+			bdev_close(bdev);
+			return rc;
+		}
+	}
 	if (posix_memalign((void **)&ns, 64, sizeof(*ns))) {
-		bdev_close(bdev);
+		ns_open_undo(bdev, store);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	memset(ns, 0, sizeof(*ns));
 	nvmf_ns_locks_init(&ns->locks);
 	if (nvmf_ns_iostat_init(ns)) {
-		bdev_close(bdev);
+		ns_open_undo(bdev, store);
 		free(ns);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -392,7 +418,7 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 		snprintf(err, errlen, nsid > NVMF_MAX_NAMESPACES ? "no free namespace ID"
 								  : "namespace %u exists",
 			 nsid);
-		bdev_close(bdev);
+		ns_open_undo(bdev, store);
 		nvmf_ns_iostat_free(ns);
 		free(ns);
 		return nsid > NVMF_MAX_NAMESPACES ? -ENOSPC : -EEXIST;
@@ -400,7 +426,25 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 	ns->nsid = nsid;
 	ns->anagrpid = o->anagrpid ? o->anagrpid : NVMF_ANA_GRPID_DEFAULT;
 	ns_derive_ids(ns, o);
-	ns_attach_resv_store(ns);
+	/* the data's own store (RBD: the cluster) or else the state directory's */
+	if (!store) {
+		ns_attach_resv_store(ns);
+	} else {
+		/* From here the store is the namespace's: nvmf_resv_free() closes it. */
+		store->ns = ns;
+		rc = nvmf_resv_store_attach(ns, store);
+		if (rc) {
+			pthread_mutex_unlock(&s->lock);
+			snprintf(err, errlen, "%s: reservation state (%s): %s", o->path,
+				 store->ops->name, strerror(-rc));
+			nvmf_resv_free(ns);
+			bdev_close(bdev);
+			nvmf_ns_iostat_free(ns);
+			free(ns);
+			return rc;
+		}
+	}
+	bdev_set_resize_hook(bdev, ns_bdev_resized, ns);
 	__atomic_store_n(&s->ns[nsid], ns, __ATOMIC_RELEASE);
 	n = collect_ctrlrs(s, &v);
 	pthread_mutex_unlock(&s->lock);

@@ -123,6 +123,8 @@ static void lu_from_identify(struct iscsi_lu *lu, const struct nvme_id_ctrl *ic,
 	s->reservations = oncs & NVME_CTRL_ONCS_RESERVATIONS;
 	s->ptpl = s->reservations && (in->rescap & 0x01); /* RESCAP: Persist Through Power Loss */
 	s->compare_write = get_le16(&ic->fuses) & NVME_CTRL_FUSES_COMPARE_WRITE;
+	if (in->nsfeat & NVME_NS_NSFEAT_NSABP)
+		s->max_caw_blocks = get_le16(&in->nacwu) + 1u;
 	s->verify_cmd = oncs & NVME_CTRL_ONCS_VERIFY;
 	s->write_zeroes = oncs & NVME_CTRL_ONCS_WRITE_ZEROES;
 	s->lba_status = s->thin;

@@ -782,6 +782,10 @@ void iscsi_task_req_complete(struct nvmf_req *req)
 	}
 	xt = stats_xlate_begin(&t->xio);
 	scsi_xlate_nvme_done(&t->plan, status);
+	if ((req->cmd.flags & NVME_CMD_FUSE_MASK) == NVME_CMD_FUSE_FIRST &&
+	    NVME_STATUS_SCT(status) == NVME_SCT_MEDIA &&
+	    NVME_STATUS_SC(status) == NVME_SC_COMPARE_FAILURE)
+		scsi_xlate_miscompare_at(&t->plan, get_le32(&req->rsp.dw0));
 	stats_xlate_end(&t->xio, xt);
 	if (t->nvme_pending) /* the other command of a fused pair is still out */
 		return;

@@ -45,6 +45,8 @@ uint32_t sbc_max_caw_blocks(const struct scsi_lu *lu)
 
 	if (n > lu->max_xfer_blocks / 2)
 		n = lu->max_xfer_blocks / 2;
+	if (lu->max_caw_blocks && n > lu->max_caw_blocks)
+		n = lu->max_caw_blocks;
 	return n > 255 ? 255 : n;
 }
 

@@ -412,6 +412,14 @@ bool scsi_xlate_nvme_done(struct scsi_plan *p, uint16_t nvme_status)
 	return false;
 }
 
+void scsi_xlate_miscompare_at(struct scsi_plan *p, uint32_t offset)
+{
+	if (p->status != SCSI_STATUS_CHECK_CONDITION || p->sense.key != SCSI_SK_MISCOMPARE)
+		return;
+	p->sense.info_valid = true;
+	p->sense.info = offset;
+}
+
 void scsi_xlate_finish(const struct scsi_port *port, const struct scsi_lu *lu, struct scsi_plan *p,
 		       uint8_t *buf, uint32_t buf_len, const uint8_t *scratch, uint32_t scratch_len)
 {

@@ -65,6 +65,7 @@ struct scsi_lu {
 	bool reservations;	   /* persistent reservations supported (ONCS) */
 	bool ptpl;                 /* ... and they can persist through power loss (RESCAP) */
 	bool compare_write;	   /* fused Compare and Write supported (FUSES) */
+	uint32_t max_caw_blocks;   /* COMPARE AND WRITE atomic unit (NACWU + 1); 0: no limit */
 	bool verify_cmd;	   /* NVMe Verify supported (ONCS) */
 	bool write_zeroes;	   /* NVMe Write Zeroes supported (ONCS) */
 	bool lba_status;	   /* allocation status command (GET LBA STATUS) */
@@ -193,6 +194,10 @@ bool scsi_xlate_next(const struct scsi_lu *lu, struct scsi_plan *plan, uint32_t 
  * ended in an error (status/sense set).
  */
 bool scsi_xlate_nvme_done(struct scsi_plan *plan, uint16_t nvme_status);
+/* The compare of a COMPARE AND WRITE failed @offset bytes into the data-out buffer (the
+ * Compare's completion DW0): the MISCOMPARE sense reports it in INFORMATION. Call after
+ * scsi_xlate_nvme_done(); nothing happens unless the plan ended in MISCOMPARE. */
+void scsi_xlate_miscompare_at(struct scsi_plan *plan, uint32_t offset);
 
 /*
  * All NVMe commands succeeded: build the SCSI data-in where it comes from NVMe data

@@ -9,6 +9,8 @@
 #     one reads back through the other (no cache in either)
 #   - kill -9 of A right after acknowledged writes: rbd export holds them; a restarted A
 #     (exclusive-lock takeover) reads them back
+#   - Compare and Write: NACWU in Identify Namespace, libiscsi's CompareAndWrite tests on
+#     the RBD LUN (when iscsi-test-cu is installed); an rbd resize seen by the namespace
 #   - 4K QD32 random read and write IOPS of the RBD namespace and the RAM namespace
 # Prints "ok NAME" / "not ok NAME: why". Exit: 0 all passed, 1 a check failed, 77 skipped
 # without the Ceph packages or a build without librbd (failing instead under CI=true).
@@ -128,6 +130,39 @@ it_cli iscsi-write 0 write "iscsi://127.0.0.1:$A_ISCSI/$IQN/0" --lba 8192 --bloc
 	-i "$IT_DIR/d2"
 it_cli nvme-read-iscsi-data 0 read "$A" --lba 8192 --blocks 128 -o "$IT_DIR/r2"
 it_check nvme-sees-iscsi-data cmp -s "$IT_DIR/d2" "$IT_DIR/r2"
+
+# Compare and Write on the image is librbd's (atomic across gateways), one 512-byte block:
+# NACWU valid in Identify Namespace, and libiscsi's COMPARE AND WRITE tests on LUN 0.
+it_cli id-ns-nacwu 0 id-ns "$A" -o json
+if python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+sys.exit(0 if d["nsfeat"] & 2 and d.get("nacwu", 0) == 0 else 1)' "$IT_OUT" 2> /dev/null; then
+	it_ok "compare-and-write-unit (NSFEAT NSABP, NACWU 0: one block)"
+else
+	it_not_ok compare-and-write-unit "Identify Namespace: $(tr -d '\n' < "$IT_OUT" | head -c 300)"
+fi
+if command -v iscsi-test-cu > /dev/null; then
+	if timeout 300 iscsi-test-cu --dataloss -t ALL.CompareAndWrite \
+		"iscsi://127.0.0.1:$A_ISCSI/$IQN/0" > "$IT_DIR/caw.out" 2>&1 &&
+		grep -qE 'tests +[0-9]+ +[0-9]+ +[0-9]+ +0 ' "$IT_DIR/caw.out"; then
+		it_ok "libiscsi CompareAndWrite on the RBD LUN"
+	else
+		it_not_ok libiscsi-compare-and-write "iscsi-test-cu ALL.CompareAndWrite failed"
+		tail -n 25 "$IT_DIR/caw.out" | sed 's/^/#   /'
+	fi
+fi
+
+# A resize in the cluster reaches the namespace (Namespace Attribute Changed to hosts).
+it_check rbd-resize RBD resize "$NVMEOF_CEPH_POOL/$IMG" --size 320M
+for _ in $(seq 150); do
+	grep -q 'namespace 1 resized by its backend' "$IT_LOG" && break
+	sleep 0.1
+done
+it_cli id-ns-after-resize 0 id-ns "$A" -o json
+if grep -qE '"nsze": 655360,' "$IT_OUT"; then
+	it_ok "resize seen: 320 MiB, 655360 blocks"
+else
+	it_not_ok resize-seen "Identify Namespace after rbd resize: $(grep nsze "$IT_OUT")"
+fi
 
 # Gateway B: same image and NQN, cluster found through CEPH_CONF and CEPH_ARGS.
 B_LOG=$IT_DIR/b.log

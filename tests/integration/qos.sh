@@ -56,7 +56,9 @@ if ! grep -q "listening on tcp://127.0.0.1:$port" "$IT_LOG"; then
 fi
 it_ok "target-start (port $port)"
 
-# in_range N LO HI: N is a number within [LO, HI]
+# in_range N LO HI: N is a number within [LO, HI]. A limit must hold (at most +10%); how
+# close below it a host gets depends on how soon a loaded machine schedules the bench to
+# send the next command, so the floor is looser (-25%). The log keeps the measured rates.
 in_range() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 
 iops() { python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["jobs"][0]["read"]["iops"]))' "$1" 2> /dev/null; }
@@ -75,9 +77,10 @@ run_pair() { # NAME LIMIT
 	lim=$(iops "$IT_DIR/$name-1.json")
 	unl=$(iops "$IT_DIR/$name-2.json")
 	it_log "$name: limited namespace $lim IOPS (limit $limit), unlimited namespace $unl IOPS"
-	lo=$((limit * 85 / 100))
-	hi=$((limit * 115 / 100))
-	it_check "$name-limited ($lim IOPS, limit $limit, +-15%)" in_range "$lim" $lo $hi
+	lo=$((limit * 75 / 100))
+	hi=$((limit * 110 / 100))
+	it_check "$name-limited ($lim IOPS, limit $limit: at most +10%, at least -25%)" \
+		in_range "$lim" $lo $hi
 	it_check "$name-unlimited ($unl IOPS >= $((3 * limit)))" in_range "$unl" $((3 * limit)) 999999999
 }
 
@@ -113,8 +116,8 @@ wait $p1 $p2
 a=$(iops "$IT_DIR/host-a.json")
 b=$(iops "$IT_DIR/host-b.json")
 it_log "per host: host A $a IOPS (limit $HOST_LIMIT), host B $b IOPS (unlimited), same namespace"
-it_check "host-limited ($a IOPS, limit $HOST_LIMIT, +-10%)" \
-	in_range "$a" $((HOST_LIMIT * 90 / 100)) $((HOST_LIMIT * 110 / 100))
+it_check "host-limited ($a IOPS, limit $HOST_LIMIT: at most +10%, at least -25%)" \
+	in_range "$a" $((HOST_LIMIT * 75 / 100)) $((HOST_LIMIT * 110 / 100))
 it_check "host-unlimited ($b IOPS >= $((3 * HOST_LIMIT)))" in_range "$b" $((3 * HOST_LIMIT)) 999999999
 it_check host-qos-save ctl save "$IT_DIR/saved.json"
 it_check host-qos-saved python3 -c 'import json, sys

@@ -59,3 +59,9 @@ EXTRA_DIST += tests/interop/guest-durability.sh
 TESTS += tests/interop/auth-kernel-host.sh
 dist_check_SCRIPTS += tests/interop/auth-kernel-host.sh
 EXTRA_DIST += tests/interop/guest-auth-kernel-host.sh
+# Two gateways exporting one Ceph RBD image (one-node cluster from tests/ceph): multipath
+# failover through a gateway's kill -9 and restart, reservations across gateways. Skips
+# without the Ceph packages or librbd, except under CI=true.
+TESTS += tests/interop/rbd-gateways.sh
+dist_check_SCRIPTS += tests/interop/rbd-gateways.sh
+EXTRA_DIST += tests/interop/guest-rbd-gateways.sh

@@ -460,8 +460,43 @@ static void test_aer(void)
 	fake_env_teardown(&env);
 }
 
+/* The backend saw its data grow by itself (an RBD image resized in the cluster): the
+ * namespace takes the new size and the host gets Namespace Attribute Changed. */
+static void test_backend_resize(void)
+{
+	static uint8_t id[4096];
+	struct fake_req *aer;
+	struct nvme_cmd cmd;
+
+	fake_env_setup(&env, "ram:1M");
+	fake_env_connect(&env, 0, 0, 0);
+	fake_cmd(&cmd, NVME_ADMIN_SET_FEATURES, 0);
+	put_le32(&cmd.cdw10, NVME_FEAT_ASYNC_EVENT);
+	put_le32(&cmd.cdw11, NVME_AEN_CFG_NS_ATTR);
+	CU_ASSERT_EQUAL(fake_exec(&env.admin, &cmd, NULL, 0, NULL), 0);
+	aer = fake_req_alloc(&env.admin);
+	fake_cmd(&cmd, NVME_ADMIN_ASYNC_EVENT_REQUEST, 0);
+	fake_req_prep(aer, &cmd, NULL, 0);
+	nvmf_req_exec(&aer->req);
+	CU_ASSERT_EQUAL(aer->completions, 0);
+
+	CU_ASSERT_EQUAL(fake_bdev_grow(env.subsys->ns[1]->bdev, 2u << 20), 0);
+	CU_ASSERT_EQUAL(env.subsys->ns[1]->nblocks, 4096);
+	CU_ASSERT_EQUAL(aer->completions, 1);
+	CU_ASSERT_EQUAL(fake_dw0(aer), 0x00040002); /* notice, NS attribute changed, log 04h */
+	fake_cmd(&cmd, NVME_ADMIN_IDENTIFY, 1);
+	put_le32(&cmd.cdw10, NVME_ID_CNS_NS);
+	CU_ASSERT_EQUAL(fake_exec(&env.admin, &cmd, id, 4096, NULL), 0);
+	CU_ASSERT_EQUAL(get_le64(id), 4096); /* NSZE */
+	/* the same size again: nothing to announce */
+	nvmf_ns_backend_resized(env.subsys->ns[1]);
+	fake_req_free(aer);
+	fake_env_teardown(&env);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "identify controller", test_identify_ctrl },
+	{ "backend resize announced", test_backend_resize },
 	{ "identify namespace", test_identify_ns },
 	{ "identify lists and descriptors", test_identify_lists },
 	{ "identify NVM command set (CNS 05h/06h)", test_identify_nvm_cs },

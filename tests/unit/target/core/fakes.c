@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/endian.h"
+#include "common/iov.h"
 #include "common/log.h"
 #include "tests/unit/target/core/fakes.h"
 
@@ -378,6 +379,22 @@ static int fake_bdev_run(struct bdev *b, struct bdev_io *io)
 	case BDEV_OP_DISCARD:
 		memset(mem + io->offset, 0, io->len);
 		return 0;
+	case BDEV_OP_COMPARE_AND_WRITE: /* as rbd: whole units, stop at the first mismatch */
+		if (!b->caw_unit)
+			return -EOPNOTSUPP;
+		for (uint64_t u = 0; u < io->len; u += b->caw_unit) {
+			uint8_t cmp[4096], data[4096];
+
+			iov_copy_to_buf(io->cmp_iov, io->cmp_iovcnt, u, cmp, b->caw_unit);
+			iov_copy_to_buf(io->iov, io->iovcnt, u, data, b->caw_unit);
+			for (uint32_t i = 0; i < b->caw_unit; i++)
+				if (cmp[i] != mem[off + u + i]) {
+					io->caw_miscompare = u + i;
+					return -EILSEQ;
+				}
+			memcpy(mem + off + u, data, b->caw_unit);
+		}
+		return 0;
 	default:
 		return 0;
 	}
@@ -498,6 +515,10 @@ int bdev_open(const char *spec, uint32_t block_size, struct bdev **out, char *er
 		b->volatile_cache = true;
 		b->persistent = true;
 		snprintf(b->path, sizeof(b->path), "/fake/%s", spec);
+	} else if (!strncmp(spec, "shared:", 7)) { /* compare-and-write as rbd's */
+		b->caw_unit = 512;
+		b->caw_shared = true;
+		b->persistent = true;
 	} else if (strncmp(spec, "ram:", 4)) {
 		free(b);
 		snprintf(err, errlen, "unknown backend");
@@ -509,20 +530,49 @@ int bdev_open(const char *spec, uint32_t block_size, struct bdev **out, char *er
 	return 0;
 }
 
+void bdev_set_resize_hook(struct bdev *b, void (*fn)(struct bdev *, uint64_t, uint64_t, void *),
+			  void *arg)
+{
+	b->resize_hook = fn;
+	b->resize_arg = arg;
+}
+
+static int fake_bdev_set_size(struct bdev *b, uint64_t size)
+{
+	uint64_t old = b->size;
+	uint8_t *mem = realloc(b->ctx, size);
+
+	if (!mem)
+		return -ENOMEM;
+	if (size > old)
+		memset(mem + old, 0, size - old);
+	b->ctx = mem;
+	b->size = size;
+	return 0;
+}
+
+int fake_bdev_grow(struct bdev *b, uint64_t size)
+{
+	uint64_t old = b->size;
+	int rc = fake_bdev_set_size(b, size);
+
+	if (!rc && b->resize_hook)
+		b->resize_hook(b, old, size, b->resize_arg);
+	return rc;
+}
+
+int bdev_resize(struct bdev *b, uint64_t size, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	return size ? fake_bdev_set_size(b, size) : 0;
+}
+
 void bdev_close(struct bdev *b)
 {
 	fake_bdev.nclose++;
 	free(b->ctx);
 	free(b);
-}
-
-/* Namespace resize (mgmt.c, linked in with the controller management it holds). */
-int bdev_resize(struct bdev *b, uint64_t size, char *err, size_t errlen)
-{
-	(void)b;
-	(void)size;
-	snprintf(err, errlen, "not in the fake backend");
-	return -ENOTSUP;
 }
 
 /* ---- a small target ------------------------------------------------------------------------- */

@@ -93,7 +93,7 @@ struct fake_bdev_ctl {
 	int fail_op;		   /* bdev_op to fail, -1 = any */
 	bool defer;		   /* keep requests pending until fake_bdev_complete() */
 	struct bdev_io last;	   /* copy of the last request */
-	unsigned int nsubmit[5];   /* per bdev_op */
+	unsigned int nsubmit[6];   /* per bdev_op */
 	unsigned int nopen, nclose;
 	struct bdev_io *pending[64];
 	unsigned int npending;
@@ -104,6 +104,9 @@ void fake_bdev_reset(void);
 /* Complete every pending request; returns how many. */
 unsigned int fake_bdev_complete(void);
 uint8_t *fake_bdev_mem(struct bdev *b);
+/* The data behind @b grew (or shrank) to @size bytes by itself, as an RBD image resized in
+ * the cluster: the resize hook the core set runs. */
+int fake_bdev_grow(struct bdev *b, uint64_t size);
 
 /* ---- a small target ------------------------------------------------------------------------ */
 struct fake_env {

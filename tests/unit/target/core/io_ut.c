@@ -2,6 +2,7 @@
 /* NVM I/O commands: checks, data movement, FUA, Write Zeroes, DSM, Compare, Verify, Flush,
  * backend errors, statistics and namespace removal under I/O. */
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -570,6 +571,105 @@ static void test_fused(void)
 	fake_env_teardown(&env);
 }
 
+/* A backend whose compare-and-write other targets honour too (rbd): the pair becomes one
+ * BDEV_OP_COMPARE_AND_WRITE, and a pair longer than its atomic unit is refused. */
+static void test_fused_shared(void)
+{
+	static uint8_t old[1024], new[1024], buf[4096];
+	struct fake_req *first, *second;
+	struct nvme_cmd cmd;
+	unsigned int caws, reads;
+	uint8_t *mem;
+	uint32_t dw0 = 1;
+
+	setup("shared:1M");
+	memset(old, 0x11, sizeof(old));
+	memset(new, 0x22, sizeof(new));
+	CU_ASSERT_EQUAL(io(NVME_OPC_WRITE, 1, 8, 2, old, 1024), 0);
+	mem = fake_bdev_mem(env.subsys->ns[1]->bdev);
+	caws = fake_bdev.nsubmit[BDEV_OP_COMPARE_AND_WRITE];
+	reads = fake_bdev.nsubmit[BDEV_OP_READ];
+
+	rw_cmd(&cmd, NVME_OPC_COMPARE, 1, 8, 1);
+	cmd.flags |= NVME_CMD_FUSE_FIRST;
+	first = submit(&env.io[0], &cmd, old, 512);
+	rw_cmd(&cmd, NVME_OPC_WRITE, 1, 8, 1);
+	cmd.flags |= NVME_CMD_FUSE_SECOND;
+	second = submit(&env.io[0], &cmd, new, 512);
+	CU_ASSERT_EQUAL(fake_status(first), 0);
+	CU_ASSERT_EQUAL(fake_status(second), 0);
+	CU_ASSERT_EQUAL(mem[8 * 512], 0x22);
+	CU_ASSERT_EQUAL(fake_bdev.nsubmit[BDEV_OP_COMPARE_AND_WRITE], caws + 1);
+	CU_ASSERT_EQUAL(fake_bdev.nsubmit[BDEV_OP_READ], reads); /* no read-compare-write */
+	CU_ASSERT_EQUAL(fake_bdev.last.cmp_iovcnt, first->req.iovcnt);
+	fake_req_free(first);
+	fake_req_free(second);
+
+	/* mismatch at byte 100: Compare Failure, nothing written; DW0 stays 0 for a
+	 * fabric host (the offset goes to the in-process SCSI front end only) */
+	memcpy(buf, new, 512);
+	buf[100] ^= 1;
+	rw_cmd(&cmd, NVME_OPC_COMPARE, 1, 8, 1);
+	cmd.flags |= NVME_CMD_FUSE_FIRST;
+	first = submit(&env.io[0], &cmd, buf, 512);
+	rw_cmd(&cmd, NVME_OPC_WRITE, 1, 8, 1);
+	cmd.flags |= NVME_CMD_FUSE_SECOND;
+	second = submit(&env.io[0], &cmd, old, 512);
+	CU_ASSERT_EQUAL(fake_status(first), NVMF_ST_DNR(NVME_SCT_MEDIA, NVME_SC_COMPARE_FAILURE));
+	CU_ASSERT_EQUAL(fake_status(second),
+			NVMF_ST(NVME_SCT_GENERIC, NVME_SC_ABORTED_FAILED_FUSED));
+	CU_ASSERT_EQUAL(fake_dw0(first), 0);
+	CU_ASSERT_EQUAL(mem[8 * 512], 0x22);
+	fake_req_free(first);
+	fake_req_free(second);
+
+	/* two blocks: more than one atomic unit, refused without touching the backend */
+	caws = fake_bdev.nsubmit[BDEV_OP_COMPARE_AND_WRITE];
+	rw_cmd(&cmd, NVME_OPC_COMPARE, 1, 8, 2);
+	cmd.flags |= NVME_CMD_FUSE_FIRST;
+	first = submit(&env.io[0], &cmd, old, 1024);
+	rw_cmd(&cmd, NVME_OPC_WRITE, 1, 8, 2);
+	cmd.flags |= NVME_CMD_FUSE_SECOND;
+	second = submit(&env.io[0], &cmd, new, 1024);
+	CU_ASSERT_EQUAL(fake_status(first), ST_INVALID_FIELD);
+	CU_ASSERT_EQUAL(fake_status(second), ST_INVALID_FIELD);
+	CU_ASSERT_EQUAL(fake_bdev.nsubmit[BDEV_OP_COMPARE_AND_WRITE], caws);
+	fake_req_free(first);
+	fake_req_free(second);
+
+	/* backend failure: the pair fails as a unit */
+	fake_bdev.fail_rc = -EIO;
+	fake_bdev.fail_op = BDEV_OP_COMPARE_AND_WRITE;
+	rw_cmd(&cmd, NVME_OPC_COMPARE, 1, 8, 1);
+	cmd.flags |= NVME_CMD_FUSE_FIRST;
+	first = submit(&env.io[0], &cmd, new, 512);
+	rw_cmd(&cmd, NVME_OPC_WRITE, 1, 8, 1);
+	cmd.flags |= NVME_CMD_FUSE_SECOND;
+	second = submit(&env.io[0], &cmd, old, 512);
+	CU_ASSERT_EQUAL(fake_status(first), NVMF_ST(NVME_SCT_MEDIA, NVME_SC_WRITE_FAULT));
+	CU_ASSERT_EQUAL(fake_status(second),
+			NVMF_ST(NVME_SCT_GENERIC, NVME_SC_ABORTED_FAILED_FUSED));
+	fake_bdev_reset();
+	fake_req_free(first);
+	fake_req_free(second);
+
+	/* Identify Namespace: NACWU (0: one block) is valid */
+	fake_cmd(&cmd, NVME_ADMIN_IDENTIFY, 1);
+	put_le32(&cmd.cdw10, NVME_ID_CNS_NS);
+	CU_ASSERT_EQUAL(fake_exec(&env.admin, &cmd, buf, 4096, &dw0), 0);
+	CU_ASSERT_TRUE(buf[24] & NVME_NS_NSFEAT_NSABP);
+	CU_ASSERT_EQUAL(get_le16(&buf[offsetof(struct nvme_id_ns, nacwu)]), 0);
+	fake_env_teardown(&env);
+
+	/* a RAM namespace keeps the read-compare-write under the range lock */
+	setup("ram:1M");
+	fake_cmd(&cmd, NVME_ADMIN_IDENTIFY, 1);
+	put_le32(&cmd.cdw10, NVME_ID_CNS_NS);
+	CU_ASSERT_EQUAL(fake_exec(&env.admin, &cmd, buf, 4096, &dw0), 0);
+	CU_ASSERT_FALSE(buf[24] & NVME_NS_NSFEAT_NSABP);
+	fake_env_teardown(&env);
+}
+
 static void test_reservation_dispatch(void)
 {
 	static uint8_t buf[4096];
@@ -669,6 +769,7 @@ static const CU_TestInfo tests[] = {
 	{ "namespace removal in use", test_remove_in_use },
 	{ "SQ head pointer", test_sqhd },
 	{ "fused compare and write", test_fused },
+	{ "fused compare and write on a shared backend", test_fused_shared },
 	{ "reservation dispatch", test_reservation_dispatch },
 	{ "LBA allocation status", test_lba_status },
 	CU_TEST_INFO_NULL,

@@ -515,9 +515,25 @@ static void test_compare_and_write_cmds(void)
 	/* miscompare on the Compare; the aborted Write then keeps the MISCOMPARE outcome */
 	CU_ASSERT_FALSE(scsi_xlate_nvme_done(&p, NVME_STATUS(NVME_SCT_MEDIA,
 							    NVME_SC_COMPARE_FAILURE)));
+	scsi_xlate_miscompare_at(&p, 700); /* the first differing byte, from the Compare */
 	CU_ASSERT_FALSE(scsi_xlate_nvme_done(&p, NVME_STATUS(NVME_SCT_GENERIC,
 							    NVME_SC_ABORTED_FAILED_FUSED)));
 	CU_ASSERT_EQUAL(p.sense.key, SCSI_SK_MISCOMPARE);
+	CU_ASSERT_TRUE(p.sense.info_valid);
+	CU_ASSERT_EQUAL(p.sense.info, 700);
+	/* MAXIMUM COMPARE AND WRITE LENGTH follows the namespace's atomic unit (NACWU) */
+	lu_reset();
+	g_lu.max_caw_blocks = 1;
+	CU_ASSERT_EQUAL(sbc_max_caw_blocks(&g_lu), 1);
+	xlate((const uint8_t[16]){ 0x89, 0x08, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 2 }, &p);
+	CU_ASSERT_EQUAL(p.status, SCSI_STATUS_CHECK_CONDITION);
+	CU_ASSERT_EQUAL(p.sense.key, SCSI_SK_ILLEGAL_REQUEST);
+	/* a success or another error carries no INFORMATION */
+	lu_reset();
+	xlate((const uint8_t[16]){ 0x89, 0x08, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 1 }, &p);
+	CU_ASSERT_FALSE(scsi_xlate_nvme_done(&p, NVME_STATUS(NVME_SCT_MEDIA, NVME_SC_WRITE_FAULT)));
+	scsi_xlate_miscompare_at(&p, 5);
+	CU_ASSERT_FALSE(p.sense.info_valid);
 }
 
 static void test_write_same_cmds(void)
