@@ -291,9 +291,9 @@ static int take_failure1(struct host_auth *ha, const uint8_t *msg, size_t len, c
 		err = -EPROTO;
 	}
 	ha_fail(ha, HA_FAILED, err, 0,
-		"the controller refused authentication: AUTH_Failure1 instead of %s, reason "
-		"%02xh: %s (%02xh)",
-		what, f->rescode, auth_failure_name(exp), exp);
+		"the controller refused authentication: AUTH_Failure1 instead of %s: %s "
+		"(reason %02xh, explanation %02xh)",
+		what, auth_failure_name(exp), f->rescode, exp);
 	return err;
 }
 
