@@ -53,3 +53,8 @@ tests_interop_durability_writer_LDADD = libnvmeof.la
 TESTS += tests/interop/durability.sh
 dist_check_SCRIPTS += tests/interop/durability.sh
 EXTRA_DIST += tests/interop/guest-durability.sh
+# DH-HMAC-CHAP: the nvmeof CLI against the kernel's nvmet configured through configfs
+# (hosts/<hostnqn>/dhchap_*), in the backports 6.12 guest.
+TESTS += tests/interop/auth-initiator-nvmet.sh
+dist_check_SCRIPTS += tests/interop/auth-initiator-nvmet.sh
+EXTRA_DIST += tests/interop/guest-nvmet-auth.sh
