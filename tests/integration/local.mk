@@ -68,3 +68,7 @@ tests_integration_reconnect_client_CFLAGS = $(HOST_CFLAGS)
 tests_integration_reconnect_client_LDADD = libnvmeof.la
 TESTS += tests/integration/reconnect.sh
 dist_check_SCRIPTS += tests/integration/reconnect.sh
+
+# DH-HMAC-CHAP between the nvmeof CLI and nvmeof-target (hosts[].dhchap in the config).
+TESTS += tests/integration/auth-loop.sh
+dist_check_SCRIPTS += tests/integration/auth-loop.sh
