@@ -28,17 +28,21 @@ static const uint8_t offer_hashes[] = {
 	NVME_AUTH_HASH_SHA512,
 };
 static const uint8_t offer_dhgroups[] = {
-	NVME_AUTH_DHGROUP_NULL,	     NVME_AUTH_DHGROUP_FFDHE2048, NVME_AUTH_DHGROUP_FFDHE3072,
+	NVME_AUTH_DHGROUP_NULL,      NVME_AUTH_DHGROUP_FFDHE2048, NVME_AUTH_DHGROUP_FFDHE3072,
 	NVME_AUTH_DHGROUP_FFDHE4096, NVME_AUTH_DHGROUP_FFDHE6144, NVME_AUTH_DHGROUP_FFDHE8192,
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *const ha_state_names[] = {
-	[HA_SEND_NEGOTIATE] = "negotiate", [HA_WAIT_CHALLENGE] = "challenge",
-	[HA_SEND_REPLY] = "reply",	   [HA_WAIT_SUCCESS1] = "success1",
-	[HA_SEND_SUCCESS2] = "success2",   [HA_SEND_FAILURE2] = "failure2",
-	[HA_DONE] = "done",		   [HA_FAILED] = "failed",
+	[HA_SEND_NEGOTIATE] = "negotiate",
+	[HA_WAIT_CHALLENGE] = "challenge",
+	[HA_SEND_REPLY] = "reply",
+	[HA_WAIT_SUCCESS1] = "success1",
+	[HA_SEND_SUCCESS2] = "success2",
+	[HA_SEND_FAILURE2] = "failure2",
+	[HA_DONE] = "done",
+	[HA_FAILED] = "failed",
 };
 
 const char *host_auth_state_name(enum host_auth_state state)
@@ -475,8 +479,7 @@ struct host_auth_keys {
 	uint16_t next_tid;
 };
 
-static int parse_key(const char *text, const char *what, const char *nqn,
-		     struct nvme_secret **out)
+static int parse_key(const char *text, const char *what, const char *nqn, struct nvme_secret **out)
 {
 	struct nvme_dhchap_key key = { 0 };
 	char err[160];
@@ -551,8 +554,8 @@ static int auth_cmd(struct nvmeof_qpair *qp, bool send, uint8_t *buf, uint32_t l
 	cmd->spsp1 = NVMF_AUTH_SPSP1;
 	cmd->secp = NVMF_AUTH_SECP;
 	put_le32(cmd->len, len);
-	return qpair_exec(qp, &sqe, buf, len, send ? NVME_XFER_HOST_TO_CTRLR : NVME_XFER_CTRLR_TO_HOST,
-			  NULL);
+	return qpair_exec(qp, &sqe, buf, len,
+			  send ? NVME_XFER_HOST_TO_CTRLR : NVME_XFER_CTRLR_TO_HOST, NULL);
 }
 
 static void record_result(struct nvmeof_ctrlr *ctrlr, struct nvmeof_qpair *qp,
@@ -622,8 +625,7 @@ int host_auth_run(struct nvmeof_qpair *qp, uint32_t timeout_ms)
 	host_auth_fini(&ha);
 
 	if (rc == -ETIMEDOUT)
-		return set_error(-ETIMEDOUT,
-				 "queue %u: DH-HMAC-CHAP authentication did not finish within %u ms",
+		return set_error(-ETIMEDOUT, "queue %u: DH-HMAC-CHAP did not finish within %u ms",
 				 qp->qid, timeout_ms);
 	if (rc < 0)
 		return set_error(rc, "queue %u: DH-HMAC-CHAP authentication failed: %s", qp->qid,
@@ -637,8 +639,8 @@ int host_auth_run(struct nvmeof_qpair *qp, uint32_t timeout_ms)
 					 : -ECONNREFUSED,
 				 "queue %u: DH-HMAC-CHAP authentication failed: Authentication %s "
 				 "refused: %s (sct %u sc 0x%02x)",
-				 qp->qid, sent ? "Send" : "Receive",
-				 connect_status_name(st), NVMEOF_SCT(st), NVMEOF_SC(st));
+				 qp->qid, sent ? "Send" : "Receive", connect_status_name(st),
+				 NVMEOF_SCT(st), NVMEOF_SC(st));
 	}
 	if (ha.state != HA_DONE)
 		return set_error(ha.err ? ha.err : -EPROTO,

@@ -37,12 +37,12 @@
 enum host_auth_state {
 	HA_SEND_NEGOTIATE, /* AUTH_Negotiate is the next message */
 	HA_WAIT_CHALLENGE, /* waiting for DH-HMAC-CHAP_Challenge (or AUTH_Failure1) */
-	HA_SEND_REPLY,	   /* DH-HMAC-CHAP_Reply is the next message */
+	HA_SEND_REPLY,     /* DH-HMAC-CHAP_Reply is the next message */
 	HA_WAIT_SUCCESS1,  /* waiting for DH-HMAC-CHAP_Success1 (or AUTH_Failure1) */
 	HA_SEND_SUCCESS2,  /* controller authenticated: DH-HMAC-CHAP_Success2 to send */
 	HA_SEND_FAILURE2,  /* a controller message was refused: AUTH_Failure2 to send */
-	HA_DONE,	   /* authenticated (final) */
-	HA_FAILED,	   /* failed (final): err and msg say why */
+	HA_DONE,           /* authenticated (final) */
+	HA_FAILED,         /* failed (final): err and msg say why */
 };
 
 struct host_auth {
@@ -54,11 +54,11 @@ struct host_auth {
 	uint8_t hash_id, dhgid, hl; /* chosen by the controller's Challenge */
 	uint32_t s1, s2;
 	uint8_t c1[NVME_AUTH_HASH_MAX_LEN], c2[NVME_AUTH_HASH_MAX_LEN];
-	struct nvme_dh *dh;		/* our key pair when a DH group was chosen */
-	struct nvme_secret *dh_secret;	/* g^xy mod p */
-	uint8_t fail_exp;		/* explanation put in AUTH_Failure2 */
-	int err;			/* the failure, -errno (see host_auth_run()) */
-	char msg[200];			/* the failure in words, no key material */
+	struct nvme_dh *dh;            /* our key pair when a DH group was chosen */
+	struct nvme_secret *dh_secret; /* g^xy mod p */
+	uint8_t fail_exp;              /* explanation put in AUTH_Failure2 */
+	int err;                       /* the failure, -errno (see host_auth_run()) */
+	char msg[200];                 /* the failure in words, no key material */
 };
 
 void host_auth_init(struct host_auth *ha, const struct nvme_secret *kh,

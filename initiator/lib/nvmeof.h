@@ -127,7 +127,7 @@ struct nvmeof_opts {
 	/* NVMe in-band authentication, DH-HMAC-CHAP (see "Authentication" below): the
 	 * secrets as nvme gen-dhchap-key prints them, "DHHC-1:NN:<base64>:". Read at
 	 * connect; the library keeps its own wiped-on-free copy, not these pointers. */
-	const char *dhchap_secret;	/* the host's secret; NULL: none (default) */
+	const char *dhchap_secret;      /* the host's secret; NULL: none (default) */
 	const char *dhchap_ctrl_secret; /* the controller's: bidirectional; NULL: none */
 };
 
@@ -184,7 +184,7 @@ struct nvmeof_ctrlr_info {
 	unsigned int queue_depth;
 	/* DH-HMAC-CHAP of the admin queue's last authentication; "" when it did not
 	 * authenticate. */
-	char dhchap_hash[8];	 /* "sha256", "sha384", "sha512" */
+	char dhchap_hash[8];     /* "sha256", "sha384", "sha512" */
 	char dhchap_dhgroup[12]; /* "null", "ffdhe2048" ... "ffdhe8192" */
 	bool dhchap_bidirectional;
 };

@@ -224,8 +224,8 @@ void fa_send(struct fake_auth *fa, const uint8_t *m, size_t tl)
 	if (fa->step == FA_WAIT_SUCCESS2) {
 		if (tl != 16 || m[0] != NVME_AUTH_TYPE_DHCHAP || m[1] != NVME_AUTH_ID_SUCCESS2 ||
 		    get_le16(m + 4) != fa->t_id || m[2] || m[3] || !zero(m + 6, 10))
-			bad(fa, "success2: not byte-exact (length %zu, type %02x id %02x)", tl, m[0],
-			    m[1]);
+			bad(fa, "success2: not byte-exact (length %zu, type %02x id %02x)", tl,
+			    m[0], m[1]);
 		fa->authenticated = true;
 		fa->step = FA_DONE;
 		return;

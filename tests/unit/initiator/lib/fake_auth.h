@@ -21,12 +21,12 @@
 
 enum fa_fault {
 	FA_NONE,
-	FA_FAILURE1_HASH,  /* AUTH_Failure1 "hash function not usable" instead of a Challenge */
-	FA_BAD_R2,	   /* Success1 with a corrupted R2 */
-	FA_NO_R2,	   /* Success1 with RVALID clear although C2 was sent */
-	FA_CHALLENGE_HL,   /* Challenge with HL 200 */
+	FA_FAILURE1_HASH,   /* AUTH_Failure1 "hash function not usable" instead of a Challenge */
+	FA_BAD_R2,          /* Success1 with a corrupted R2 */
+	FA_NO_R2,           /* Success1 with RVALID clear although C2 was sent */
+	FA_CHALLENGE_HL,    /* Challenge with HL 200 */
 	FA_CHALLENGE_TRUNC, /* Challenge with DHVLEN larger than what follows */
-	FA_STALL,	   /* no answer to the Authentication Receive for the Challenge */
+	FA_STALL,           /* no answer to the Authentication Receive for the Challenge */
 };
 
 struct fake_auth_cfg {
@@ -62,7 +62,7 @@ struct fake_auth {
 	struct nvme_secret *kh, *kc; /* transformed */
 	uint8_t fail1_exp;
 	bool authenticated; /* a transaction ended in success */
-	bool r1_bad;	    /* the host's response did not match */
+	bool r1_bad;        /* the host's response did not match */
 	bool got_failure2;
 	uint8_t failure2_exp;
 	int transactions;

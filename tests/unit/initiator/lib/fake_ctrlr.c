@@ -265,7 +265,8 @@ static void handle(struct conn *c, const uint8_t *pdu, const struct nvme_cmd *sq
 				fk_send_resp(&c->fk, cid, sc(0, NVME_SC_DATA_TRANSFER_ERROR), 0, 0);
 				return;
 			}
-			ev(fc, "auth send qid %u type %u id 0x%x len %u", c->qid, data[0], data[1], len);
+			ev(fc, "auth send qid %u type %u id 0x%x len %u", c->qid, data[0], data[1],
+			   len);
 			fc->auth->send(c->auth, data, len);
 			if (!was && fc->auth->authenticated(c->auth))
 				ev(fc, "auth ok qid %u", c->qid);

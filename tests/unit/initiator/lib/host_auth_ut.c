@@ -29,8 +29,8 @@
 #include "lib/internal.h"
 
 #define HOSTNQN "nqn.2014-08.io.nvmeof:auth-host"
-#define HOSTID "0a1b2c3d-0000-4000-8000-0000000000a1"
-#define SUBNQN "nqn.2026-11.io.nvmeof:auth"
+#define HOSTID  "0a1b2c3d-0000-4000-8000-0000000000a1"
+#define SUBNQN  "nqn.2026-11.io.nvmeof:auth"
 
 static char host_key[NVME_DHCHAP_KEY_TEXT_MAX], ctrl_key[NVME_DHCHAP_KEY_TEXT_MAX];
 static char other_key[NVME_DHCHAP_KEY_TEXT_MAX], host_key_sha512[NVME_DHCHAP_KEY_TEXT_MAX];
@@ -166,7 +166,8 @@ static void test_failure1(void)
 	CU_ASSERT_EQUAL(r.ha.state, HA_FAILED);
 	CU_ASSERT_EQUAL(r.ha.err, -EPROTONOSUPPORT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.ha.msg, "AUTH_Failure1"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.ha.msg, "hash function not usable (reason 01h, explanation 04h)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.ha.msg, "hash function not usable (reason 01h, explanation "
+						"04h)"));
 	CU_ASSERT_FALSE(r.fa.got_failure2); /* nothing more after a Failure1 */
 	run_teardown(&r);
 }
@@ -181,7 +182,8 @@ static void test_wrong_host_secret(void)
 	CU_ASSERT_TRUE(r.fa.r1_bad);
 	CU_ASSERT_EQUAL(r.ha.state, HA_FAILED);
 	CU_ASSERT_EQUAL(r.ha.err, -EACCES);
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.ha.msg, "authentication failed (reason 01h, explanation 01h)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.ha.msg, "authentication failed (reason 01h, explanation "
+						"01h)"));
 	CU_ASSERT_FALSE(r.fa.got_failure2);
 	run_teardown(&r);
 }
@@ -597,8 +599,7 @@ static void connect_fails(enum fa_fault fault, const char *fake_host_key, const 
 	uint64_t t0;
 	int rc;
 
-	env_init(&e, &fc, NVME_AUTH_HASH_SHA512, NVME_AUTH_DHGROUP_FFDHE2048, fake_host_key,
-		 fault);
+	env_init(&e, &fc, NVME_AUTH_HASH_SHA512, NVME_AUTH_DHGROUP_FFDHE2048, fake_host_key, fault);
 	CU_ASSERT_EQUAL_FATAL(fc_start(&fc), 0);
 	opts_for_test(&o);
 	o.connect_timeout_ms = 1000;
@@ -677,11 +678,14 @@ static void test_bad_secrets(void)
 static void test_failure_names(void)
 {
 	CU_ASSERT_STRING_EQUAL(auth_failure_name(NVME_AUTH_FAIL_FAILED), "authentication failed");
-	CU_ASSERT_STRING_EQUAL(auth_failure_name(NVME_AUTH_FAIL_DHGROUP_UNUSABLE),
-			       "DH group not usable");
+	CU_ASSERT_STRING_EQUAL(auth_failure_name(NVME_AUTH_FAIL_DHGROUP_UNUSABLE), "DH group not "
+										   "usable");
 	CU_ASSERT_STRING_EQUAL(auth_failure_name(0x99), "unknown reason");
-	CU_ASSERT_STRING_EQUAL(connect_status_name(NVMEOF_STATUS(1, NVMF_SC_AUTH_REQUIRED)),
-			       "Authentication Required");
+	CU_ASSERT_STRING_EQUAL(connect_status_name(NVMEOF_STATUS(1, NVMF_SC_AUTH_REQUIRED)), "Authe"
+											     "ntica"
+											     "tion "
+											     "Requi"
+											     "red");
 }
 
 int main(void)
