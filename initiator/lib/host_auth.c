@@ -486,8 +486,12 @@ static int parse_key(const char *text, const char *what, const char *nqn, struct
 	int rc;
 
 	rc = nvme_dhchap_key_parse(text, &key, err, sizeof(err));
-	if (rc)
-		return set_error(rc == -ENOMEM ? rc : -EINVAL, "%s: %s", what, err);
+	if (rc) {
+		static const char dup[] = "DH-HMAC-CHAP secret: "; /* @what says it better */
+		const char *why = strncmp(err, dup, sizeof(dup) - 1) ? err : err + sizeof(dup) - 1;
+
+		return set_error(rc == -ENOMEM ? rc : -EINVAL, "%s: %s", what, why);
+	}
 	rc = nvme_dhchap_key_transform(&key, nqn, out);
 	nvme_dhchap_key_clear(&key);
 	if (rc)
