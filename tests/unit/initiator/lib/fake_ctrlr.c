@@ -231,7 +231,7 @@ static void handle(struct conn *c, const uint8_t *pdu, const struct nvme_cmd *sq
 			return;
 		}
 	}
-	if (fc->auth && c->auth && !fc->auth->authenticated(c->auth) &&
+	if (fc->auth && !fc->auth_optional && c->auth && !fc->auth->authenticated(c->auth) &&
 	    !(sqe->opc == NVME_ADMIN_FABRICS &&
 	      (((const struct nvmf_cmd *)sqe)->fctype == NVMF_FCTYPE_AUTH_SEND ||
 	       ((const struct nvmf_cmd *)sqe)->fctype == NVMF_FCTYPE_AUTH_RECV ||
@@ -324,7 +324,10 @@ static void handle(struct conn *c, const uint8_t *pdu, const struct nvme_cmd *sq
 					if (c->auth)
 						fc->auth->end(c->auth);
 					c->auth = fc->auth->start(fc->auth_arg, c->qid);
-					dw0 |= 1u << 17; /* AUTHREQ.ATR */
+					if (!fc->auth_optional)
+						dw0 |= 1u << 17; /* AUTHREQ.ATR */
+					if (fc->auth_ascr)
+						dw0 |= 1u << 18; /* AUTHREQ.ASCR */
 				}
 			}
 		} else if (f->fctype == NVMF_FCTYPE_PROPERTY_GET) {

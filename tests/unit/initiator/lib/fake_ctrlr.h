@@ -45,6 +45,8 @@ struct fake_ctrlr {
 	bool silent;         /* answer nothing, keep the sockets open (a hung target) */
 	const struct fc_auth_ops *auth;
 	void *auth_arg;
+	bool auth_optional; /* with auth: no AUTHREQ.ATR, commands served unauthenticated */
+	bool auth_ascr;     /* with auth: AUTHREQ.ASCR (secure channel concatenation) too */
 
 	/* state */
 	int lfd;

@@ -588,6 +588,109 @@ static void test_reconnect_authenticates(void)
 	env_fini(&e);
 }
 
+struct wio {
+	bool done;
+	struct nvmeof_cpl cpl;
+};
+
+static void wio_cb(void *arg, const struct nvmeof_cpl *cpl)
+{
+	struct wio *w = arg;
+
+	w->cpl = *cpl;
+	w->done = true;
+}
+
+/* Every wire slot busy when the connection drops: the reconnect's Connect and its
+ * authentication share the one slot lent to them, then the held writes go again. */
+static void test_reconnect_full_queue(void)
+{
+	enum { QD = 4 };
+	struct fake_ctrlr fc;
+	struct auth_env e;
+	struct nvmeof_opts o;
+	struct nvmeof_ctrlr *c = NULL;
+	struct nvmeof_qpair *qp;
+	struct nvmeof_ns *ns;
+	static uint8_t out[QD][512], in[512];
+	struct wio w[QD] = { 0 };
+
+	env_init(&e, &fc, NVME_AUTH_HASH_SHA384, NVME_AUTH_DHGROUP_FFDHE2048, host_key, FA_NONE);
+	fc.drop_at_write = 1;
+	CU_ASSERT_EQUAL_FATAL(fc_start(&fc), 0);
+	opts_for_test(&o);
+	o.queue_depth = QD;
+	o.dhchap_secret = host_key;
+	o.dhchap_ctrl_secret = ctrl_key;
+	CU_ASSERT_EQUAL_FATAL(nvmeof_ctrlr_connect(uri_for(&fc), &o, &c), 0);
+	qp = nvmeof_ctrlr_get_qpair(c, 0);
+	ns = nvmeof_ctrlr_get_ns(c, 1);
+	for (int i = 0; i < QD; i++) {
+		struct iovec v = { out[i], sizeof(out[i]) };
+
+		memset(out[i], 0x30 + i, sizeof(out[i]));
+		CU_ASSERT_EQUAL(nvmeof_write(qp, ns, (uint64_t)i, 1, &v, 1, 0, wio_cb, &w[i]), 0);
+	}
+	CU_ASSERT_EQUAL(nvmeof_qpair_drain(qp), 0);
+	for (int i = 0; i < QD; i++) {
+		CU_ASSERT_TRUE(w[i].done);
+		CU_ASSERT_TRUE(nvmeof_cpl_ok(&w[i].cpl));
+		CU_ASSERT_EQUAL(nvmeof_read_sync(qp, ns, (uint64_t)i, 1, in, 0), 0);
+		CU_ASSERT_EQUAL(memcmp(in, out[i], sizeof(in)), 0);
+	}
+	CU_ASSERT_EQUAL(fc_count(&fc, "drop at write"), 1);
+	CU_ASSERT_EQUAL(fc_count(&fc, "auth ok qid 1"), 2);
+	CU_ASSERT_EQUAL(fc_count(&fc, "auth required"), 0);
+	env_check_clean(&e);
+	nvmeof_ctrlr_disconnect(c);
+	fc_stop(&fc);
+	env_fini(&e);
+}
+
+/* A controller that does not ask: a host secret alone does not authenticate, a controller
+ * secret does (the host wants the controller proven); ASCR is refused. */
+static void test_not_required(void)
+{
+	for (int mode = 0; mode < 3; mode++) {
+		struct fake_ctrlr fc;
+		struct auth_env e;
+		struct nvmeof_opts o;
+		struct nvmeof_ctrlr *c = NULL;
+		struct nvmeof_ctrlr_info info;
+		int rc;
+
+		env_init(&e, &fc, NVME_AUTH_HASH_SHA256, NVME_AUTH_DHGROUP_NULL, host_key, FA_NONE);
+		fc.auth_optional = mode < 2;
+		fc.auth_ascr = mode == 2;
+		CU_ASSERT_EQUAL_FATAL(fc_start(&fc), 0);
+		opts_for_test(&o);
+		o.dhchap_secret = host_key;
+		o.dhchap_ctrl_secret = mode == 1 ? ctrl_key : NULL;
+		rc = nvmeof_ctrlr_connect(uri_for(&fc), &o, &c);
+		if (mode == 2) {
+			CU_ASSERT_EQUAL(rc, -EPROTONOSUPPORT);
+			CU_ASSERT_PTR_NOT_NULL(strstr(nvmeof_last_error(), "AUTHREQ.ASCR"));
+			CU_ASSERT_EQUAL(fc_count(&fc, "auth send"), 0);
+		} else {
+			CU_ASSERT_EQUAL_FATAL(rc, 0);
+			nvmeof_ctrlr_get_info(c, &info);
+			if (mode == 0) {
+				CU_ASSERT_EQUAL(fc_count(&fc, "auth send"), 0);
+				CU_ASSERT_STRING_EQUAL(info.dhchap_hash, "");
+			} else {
+				CU_ASSERT_EQUAL(fc_count(&fc, "auth ok qid 0"), 1);
+				CU_ASSERT_EQUAL(fc_count(&fc, "auth ok qid 1"), 1);
+				CU_ASSERT_STRING_EQUAL(info.dhchap_hash, "sha256");
+				CU_ASSERT_TRUE(info.dhchap_bidirectional);
+			}
+			nvmeof_ctrlr_disconnect(c);
+		}
+		env_check_clean(&e);
+		fc_stop(&fc);
+		env_fini(&e);
+	}
+}
+
 /* connect fails with @err and a message holding @msg (and no secret). */
 static void connect_fails(enum fa_fault fault, const char *fake_host_key, const char *secret,
 			  const char *csecret, int err, const char *msg, bool want_failure2)
@@ -713,6 +816,8 @@ int main(void)
 	CU_add_test(s, "steps out of order", test_out_of_order);
 	CU_add_test(s, "admin and I/O queues authenticate, reauth", test_queues_authenticate);
 	CU_add_test(s, "a reconnect authenticates again", test_reconnect_authenticates);
+	CU_add_test(s, "a reconnect with every slot held", test_reconnect_full_queue);
+	CU_add_test(s, "a controller that does not ask", test_not_required);
 	CU_add_test(s, "connect refused with a clear error", test_connect_refused);
 	CU_add_test(s, "bad secrets", test_bad_secrets);
 	CU_add_test(s, "failure reason names", test_failure_names);
