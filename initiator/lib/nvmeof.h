@@ -114,7 +114,8 @@ struct nvmeof_opts {
 	unsigned int io_queues;	     /* I/O queue pairs to connect (default 1) */
 	unsigned int queue_depth;    /* commands in flight per I/O queue (default 128) */
 	unsigned int kato_ms;	     /* Keep Alive Timeout, 0 = none (default 30000) */
-	unsigned int connect_timeout_ms; /* per connection and handshake (default 10000) */
+	unsigned int connect_timeout_ms; /* per connection and handshake, and per DH-HMAC-CHAP
+					  transaction of a queue (default 10000) */
 	unsigned int admin_timeout_ms;	 /* per admin command (default 10000) */
 	unsigned int io_timeout_ms;	 /* per I/O command, 0 = none (default 30000) */
 	/* Reconnect after a lost connection (see "Reconnect" below), in seconds as
