@@ -111,6 +111,11 @@ struct nvmeof_opts {
 	const char *hostid;	     /* UUID text; NULL: /etc/nvme/hostid, else generated */
 	bool hdgst;		     /* ask for NVMe/TCP header digests */
 	bool ddgst;		     /* ask for NVMe/TCP data digests */
+	/* NVMe in-band authentication, DH-HMAC-CHAP (see "Authentication" below): the
+	 * secrets as nvme gen-dhchap-key prints them, "DHHC-1:NN:<base64>:". Read at
+	 * connect; the library keeps its own wiped-on-free copy, not these pointers. */
+	const char *dhchap_secret;      /* the host's secret; NULL: none (default) */
+	const char *dhchap_ctrl_secret; /* the controller's: bidirectional; NULL: none */
 	unsigned int io_queues;	     /* I/O queue pairs to connect (default 1) */
 	unsigned int queue_depth;    /* commands in flight per I/O queue (default 128) */
 	unsigned int kato_ms;	     /* Keep Alive Timeout, 0 = none (default 30000) */
@@ -125,11 +130,6 @@ struct nvmeof_opts {
 				    (default 600) */
 	int fast_io_fail_tmo; /* fail held I/O after this long, -1 off: hold it until
 				    ctrl_loss_tmo (default -1) */
-	/* NVMe in-band authentication, DH-HMAC-CHAP (see "Authentication" below): the
-	 * secrets as nvme gen-dhchap-key prints them, "DHHC-1:NN:<base64>:". Read at
-	 * connect; the library keeps its own wiped-on-free copy, not these pointers. */
-	const char *dhchap_secret;      /* the host's secret; NULL: none (default) */
-	const char *dhchap_ctrl_secret; /* the controller's: bidirectional; NULL: none */
 };
 
 /* Fill @opts with the defaults. */

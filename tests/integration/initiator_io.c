@@ -4,7 +4,6 @@
  *
  *   initiator_io URI [--queues N] [--qd N] [--seconds S] [--loose] [--digests]
  *                [--hostnqn NQN] [--ctrl-loss-tmo S]
- *                [--dhchap-secret KEY [--dhchap-ctrl-secret KEY] [--reauth]]
  *
  * 1. event loop (one thread, poll() over every queue pair and the admin queue): fill a
  *    region per queue pair with a known pattern, then QD random overlapping-free writes
@@ -16,8 +15,8 @@
  * --loose accepts any error status for the out-of-range read and skips commands the
  * controller does not list in ONCS (for third-party targets); without it they are
  * required, with the exact status. --digests asks for NVMe/TCP header and data digests.
- * --dhchap-secret (and --dhchap-ctrl-secret) authenticate every queue with DH-HMAC-CHAP;
- * --reauth then authenticates the admin queue again before step 1.
+ * --dhchap-secret KEY (and --dhchap-ctrl-secret KEY) authenticate every queue with
+ * DH-HMAC-CHAP; --reauth then authenticates the admin queue again before step 1.
  * Prints "ok"/"not ok" lines; exit 0 only if all pass.
  */
 #include <errno.h>
@@ -471,11 +470,11 @@ int main(int argc, char **argv)
 	unsigned int nq = 4, qd = 32;
 	double seconds = 2;
 	const char *uri = NULL, *hostnqn = NULL;
-	const char *dhchap_secret = NULL, *dhchap_ctrl_secret = NULL;
-	bool reauth = false;
 	int ctrl_loss_tmo = -2; /* -2: the library's default */
 	uint64_t region;
 	bool digests = false;
+	const char *dhchap_secret = NULL, *dhchap_ctrl_secret = NULL;
+	bool reauth = false;
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
@@ -489,16 +488,16 @@ int main(int argc, char **argv)
 			g_loose = true;
 		else if (!strcmp(argv[i], "--digests"))
 			digests = true;
-		else if (!strcmp(argv[i], "--hostnqn") && i + 1 < argc)
-			hostnqn = argv[++i];
-		else if (!strcmp(argv[i], "--ctrl-loss-tmo") && i + 1 < argc)
-			ctrl_loss_tmo = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--dhchap-secret") && i + 1 < argc)
 			dhchap_secret = argv[++i];
 		else if (!strcmp(argv[i], "--dhchap-ctrl-secret") && i + 1 < argc)
 			dhchap_ctrl_secret = argv[++i];
 		else if (!strcmp(argv[i], "--reauth"))
 			reauth = true;
+		else if (!strcmp(argv[i], "--hostnqn") && i + 1 < argc)
+			hostnqn = argv[++i];
+		else if (!strcmp(argv[i], "--ctrl-loss-tmo") && i + 1 < argc)
+			ctrl_loss_tmo = atoi(argv[++i]);
 		else if (!uri)
 			uri = argv[i];
 		else
@@ -506,19 +505,19 @@ int main(int argc, char **argv)
 	}
 	if (!uri || nq < 1 || nq > MAX_QUEUES || qd < 1 || qd > MAX_QD) {
 		fprintf(stderr, "usage: initiator_io URI [--queues 1-16] [--qd 1-256] "
+				"[--dhchap-secret KEY [--dhchap-ctrl-secret KEY] [--reauth]] "
 				"[--seconds S] [--loose] [--digests] [--hostnqn NQN] "
-				"[--ctrl-loss-tmo S] [--dhchap-secret KEY "
-				"[--dhchap-ctrl-secret KEY] [--reauth]]\n");
+				"[--ctrl-loss-tmo S]\n");
 		return 2;
 	}
 	nvmeof_opts_init(&opts);
 	opts.io_queues = nq;
 	opts.queue_depth = qd;
+	opts.dhchap_secret = dhchap_secret;
+	opts.dhchap_ctrl_secret = dhchap_ctrl_secret;
 	opts.kato_ms = 10000;
 	opts.hdgst = opts.ddgst = digests;
 	opts.hostnqn = hostnqn;
-	opts.dhchap_secret = dhchap_secret;
-	opts.dhchap_ctrl_secret = dhchap_ctrl_secret;
 	if (ctrl_loss_tmo != -2)
 		opts.ctrl_loss_tmo = ctrl_loss_tmo;
 	rc = nvmeof_ctrlr_connect(uri, &opts, &ctrlr);

@@ -57,6 +57,10 @@ TESTS += $(integration_tests)
 dist_check_SCRIPTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh
 
+# DH-HMAC-CHAP between the nvmeof CLI and nvmeof-target (hosts[].dhchap in the config).
+TESTS += tests/integration/auth-loop.sh
+dist_check_SCRIPTS += tests/integration/auth-loop.sh
+
 # libiscsi's compliance suite against the daemon (skipped without iscsi-test-cu).
 TESTS += tests/integration/iscsi-compliance.sh
 dist_check_SCRIPTS += tests/integration/iscsi-compliance.sh
@@ -68,7 +72,3 @@ tests_integration_reconnect_client_CFLAGS = $(HOST_CFLAGS)
 tests_integration_reconnect_client_LDADD = libnvmeof.la
 TESTS += tests/integration/reconnect.sh
 dist_check_SCRIPTS += tests/integration/reconnect.sh
-
-# DH-HMAC-CHAP between the nvmeof CLI and nvmeof-target (hosts[].dhchap in the config).
-TESTS += tests/integration/auth-loop.sh
-dist_check_SCRIPTS += tests/integration/auth-loop.sh
