@@ -490,6 +490,8 @@ enum {
 	OPT_DDGST,
 	OPT_TIMEOUT,
 	OPT_KATO,
+	OPT_DHCHAP_SECRET,
+	OPT_DHCHAP_CTRL_SECRET,
 	OPT_RECONNECT_DELAY,
 	OPT_CTRL_LOSS_TMO,
 	OPT_FAST_IO_FAIL_TMO,
@@ -512,8 +514,6 @@ enum {
 	OPT_ACTION,
 	OPT_IEKEY,
 	OPT_AD,
-	OPT_DHCHAP_SECRET,
-	OPT_DHCHAP_CTRL_SECRET,
 };
 
 /* The option @opt is one of @cmd's, or usage. */
@@ -556,6 +556,8 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 		{ "ddgst", no_argument, NULL, OPT_DDGST },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "kato", required_argument, NULL, OPT_KATO },
+		{ "dhchap-secret", required_argument, NULL, OPT_DHCHAP_SECRET },
+		{ "dhchap-ctrl-secret", required_argument, NULL, OPT_DHCHAP_CTRL_SECRET },
 		{ "reconnect-delay", required_argument, NULL, OPT_RECONNECT_DELAY },
 		{ "ctrl-loss-tmo", required_argument, NULL, OPT_CTRL_LOSS_TMO },
 		{ "fast-io-fail-tmo", required_argument, NULL, OPT_FAST_IO_FAIL_TMO },
@@ -590,8 +592,6 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 		{ "rrela", required_argument, NULL, OPT_ACTION },
 		{ "iekey", no_argument, NULL, OPT_IEKEY },
 		{ "ad", no_argument, NULL, OPT_AD },
-		{ "dhchap-secret", required_argument, NULL, OPT_DHCHAP_SECRET },
-		{ "dhchap-ctrl-secret", required_argument, NULL, OPT_DHCHAP_CTRL_SECRET },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool is_log = cmd->run == cmd_get_log;
@@ -622,6 +622,16 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 			break;
 		case OPT_KATO:
 			c->opts.kato_ms = (unsigned int)parse_u64(c, "--kato", optarg, 3600000);
+			break;
+		case 'S':
+		case OPT_DHCHAP_SECRET:
+			take_secret(c, "--dhchap-secret", optarg, c->dhchap_secret,
+				    sizeof(c->dhchap_secret), &c->opts.dhchap_secret);
+			break;
+		case 'C':
+		case OPT_DHCHAP_CTRL_SECRET:
+			take_secret(c, "--dhchap-ctrl-secret", optarg, c->dhchap_ctrl_secret,
+				    sizeof(c->dhchap_ctrl_secret), &c->opts.dhchap_ctrl_secret);
 			break;
 		case OPT_RECONNECT_DELAY:
 			c->opts.reconnect_delay =
@@ -759,16 +769,6 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 		case OPT_AD:
 			needs(c, cmd, CLI_O_AD, "--ad");
 			c->ad = true;
-			break;
-		case 'S':
-		case OPT_DHCHAP_SECRET:
-			take_secret(c, "--dhchap-secret", optarg, c->dhchap_secret,
-				    sizeof(c->dhchap_secret), &c->opts.dhchap_secret);
-			break;
-		case 'C':
-		case OPT_DHCHAP_CTRL_SECRET:
-			take_secret(c, "--dhchap-ctrl-secret", optarg, c->dhchap_ctrl_secret,
-				    sizeof(c->dhchap_ctrl_secret), &c->opts.dhchap_ctrl_secret);
 			break;
 		case ':':
 			die_usage(c, "option '%s' needs a value", argv[optind - 1]);
