@@ -81,6 +81,8 @@ struct bench_opts {
 	/* --reconnect-delay, --ctrl-loss-tmo, --fast-io-fail-tmo (seconds; -2: the
 	 * library's defaults) */
 	int reconnect_delay, ctrl_loss_tmo, fast_io_fail_tmo;
+	/* --dhchap-secret, --dhchap-ctrl-secret: DH-HMAC-CHAP on the native path */
+	const char *dhchap_secret, *dhchap_ctrl_secret;
 };
 
 /* Parse the command line into @o (help and version go to stdout, *exit_now set). 0, or

@@ -68,6 +68,8 @@ void bench_usage(FILE *f)
 	      "  --reconnect-delay S   seconds between reconnect attempts (default 2)\n"
 	      "  --ctrl-loss-tmo S     give up reconnecting after S seconds, -1 never (600)\n"
 	      "  --fast-io-fail-tmo S  fail held I/O after S seconds of outage (default off)\n"
+	      "  --dhchap-secret KEY   DH-HMAC-CHAP host secret (DHHC-1:NN:...:) on the native\n"
+	      "                        path; --dhchap-ctrl-secret KEY: the controller's too\n"
 	      "  --target-pid PID      target CPU per I/O from that process's CPU time (any\n"
 	      "                        target, e.g. tgtd; used where --target-stats does not "
 	      "apply)\n"
@@ -275,6 +277,8 @@ enum {
 	OPT_RECONNECT_DELAY,
 	OPT_CTRL_LOSS_TMO,
 	OPT_FAST_IO_FAIL_TMO,
+	OPT_DHCHAP_SECRET,
+	OPT_DHCHAP_CTRL_SECRET,
 	OPT_FORMAT,
 	OPT_OUTPUT,
 	OPT_PCT,
@@ -317,6 +321,8 @@ static const struct option long_opts[] = {
 	{ "reconnect-delay", required_argument, NULL, OPT_RECONNECT_DELAY },
 	{ "ctrl-loss-tmo", required_argument, NULL, OPT_CTRL_LOSS_TMO },
 	{ "fast-io-fail-tmo", required_argument, NULL, OPT_FAST_IO_FAIL_TMO },
+	{ "dhchap-secret", required_argument, NULL, OPT_DHCHAP_SECRET },
+	{ "dhchap-ctrl-secret", required_argument, NULL, OPT_DHCHAP_CTRL_SECRET },
 	{ "output-format", required_argument, NULL, OPT_FORMAT },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "percentiles", required_argument, NULL, OPT_PCT },
@@ -479,6 +485,12 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 			break;
 		case OPT_LABEL:
 			o->target_label = a;
+			break;
+		case OPT_DHCHAP_SECRET:
+			o->dhchap_secret = a; /* checked by the library at connect */
+			break;
+		case OPT_DHCHAP_CTRL_SECRET:
+			o->dhchap_ctrl_secret = a;
 			break;
 		case OPT_RECONNECT_DELAY:
 			bad = parse_uint(a, 0, 86400, &pid);

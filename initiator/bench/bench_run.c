@@ -127,6 +127,10 @@ int bench_conn_open(struct bench_conn *c, enum bench_path path, const char *uri,
 		opts.ctrl_loss_tmo = o->ctrl_loss_tmo;
 	if (o->fast_io_fail_tmo != -2)
 		opts.fast_io_fail_tmo = o->fast_io_fail_tmo;
+	if (path == BENCH_NATIVE) {
+		opts.dhchap_secret = o->dhchap_secret;
+		opts.dhchap_ctrl_secret = o->dhchap_ctrl_secret;
+	}
 	rc = nvmeof_ctrlr_connect(uri, &opts, &c->ctrlr);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot connect to %s: %s", uri,

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "common/json_writer.h"
+#include "common/key_file.h"
 #include "lib/nvmeof.h"
 
 #include "cli.h"
@@ -442,6 +443,8 @@ static const char common_help[] =
 	"  --reconnect-delay S seconds between reconnect attempts (default 2)\n"
 	"  --ctrl-loss-tmo S   stop reconnecting after S seconds, -1 never (default 600)\n"
 	"  --fast-io-fail-tmo S fail held I/O after S seconds of outage (default off)\n"
+	"  -S, --dhchap-secret KEY   DH-HMAC-CHAP host secret (DHHC-1:NN:...:, or a 0600 file)\n"
+	"  -C, --dhchap-ctrl-secret KEY  controller secret: authenticate it too\n"
 	"  -v, --verbose       more messages (twice: debug)\n"
 	"  -h, --help          this help\n";
 
@@ -488,6 +491,8 @@ enum {
 	OPT_DDGST,
 	OPT_TIMEOUT,
 	OPT_KATO,
+	OPT_DHCHAP_SECRET,
+	OPT_DHCHAP_CTRL_SECRET,
 	OPT_RECONNECT_DELAY,
 	OPT_CTRL_LOSS_TMO,
 	OPT_FAST_IO_FAIL_TMO,
@@ -521,6 +526,29 @@ static void needs(const struct cli *c, const struct command *cmd, unsigned int w
 		die_usage(c, "%s is not an option of this command", opt);
 }
 
+/*
+ * A DH-HMAC-CHAP secret: the DHHC-1 text itself, as nvme connect takes it (then wiped
+ * from the argument list so that ps shows it no longer), or else the path of a file
+ * whose first line is the text, readable by its owner only (common/key_file.h).
+ */
+static void take_secret(struct cli *c, const char *opt, char *arg, char *buf, size_t len,
+			const char **out)
+{
+	char err[320];
+
+	if (strncmp(arg, "DHHC-1:", 7) == 0) {
+		size_t n = strlen(arg);
+
+		if (n >= len)
+			die_usage(c, "%s: too long for a DH-HMAC-CHAP secret", opt);
+		memcpy(buf, arg, n + 1);
+		explicit_bzero(arg, n);
+	} else if (nvme_key_file_read(arg, buf, len, err, sizeof(err)) < 0) {
+		die_usage(c, "%s: %s", opt, err);
+	}
+	*out = buf;
+}
+
 static void parse_args(struct cli *c, const struct command *cmd, int argc, char **argv)
 {
 	static const struct option all[] = {
@@ -530,6 +558,8 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 		{ "ddgst", no_argument, NULL, OPT_DDGST },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "kato", required_argument, NULL, OPT_KATO },
+		{ "dhchap-secret", required_argument, NULL, OPT_DHCHAP_SECRET },
+		{ "dhchap-ctrl-secret", required_argument, NULL, OPT_DHCHAP_CTRL_SECRET },
 		{ "reconnect-delay", required_argument, NULL, OPT_RECONNECT_DELAY },
 		{ "ctrl-loss-tmo", required_argument, NULL, OPT_CTRL_LOSS_TMO },
 		{ "fast-io-fail-tmo", required_argument, NULL, OPT_FAST_IO_FAIL_TMO },
@@ -572,7 +602,7 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":vhVo:i:d:s:n:l:f:t:p:", all, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":vhVo:i:d:s:n:l:f:t:p:S:C:", all, NULL)) != -1) {
 		switch (opt) {
 		case OPT_HOSTNQN:
 			c->opts.hostnqn = optarg;
@@ -595,6 +625,16 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 			break;
 		case OPT_KATO:
 			c->opts.kato_ms = (unsigned int)parse_u64(c, "--kato", optarg, 3600000);
+			break;
+		case 'S':
+		case OPT_DHCHAP_SECRET:
+			take_secret(c, "--dhchap-secret", optarg, c->dhchap_secret,
+				    sizeof(c->dhchap_secret), &c->opts.dhchap_secret);
+			break;
+		case 'C':
+		case OPT_DHCHAP_CTRL_SECRET:
+			take_secret(c, "--dhchap-ctrl-secret", optarg, c->dhchap_ctrl_secret,
+				    sizeof(c->dhchap_ctrl_secret), &c->opts.dhchap_ctrl_secret);
 			break;
 		case OPT_RECONNECT_DELAY:
 			c->opts.reconnect_delay =
@@ -757,6 +797,7 @@ int main(int argc, char **argv)
 {
 	struct cli c = { 0 };
 	const struct command *cmd = NULL;
+	int rc;
 
 	nvmeof_opts_init(&c.opts);
 	if (argc < 2) {
@@ -791,5 +832,8 @@ int main(int argc, char **argv)
 	if (c.verbose)
 		nvmeof_set_log_fn(log_to_stderr, NULL,
 				  c.verbose > 1 ? NVMEOF_LOG_DEBUG : NVMEOF_LOG_INFO);
-	return cmd->run(&c);
+	rc = cmd->run(&c);
+	explicit_bzero(c.dhchap_secret, sizeof(c.dhchap_secret));
+	explicit_bzero(c.dhchap_ctrl_secret, sizeof(c.dhchap_ctrl_secret));
+	return rc;
 }

@@ -53,6 +53,8 @@ struct cli {
 	bool iekey;
 	/* dsm */
 	bool ad;
+	/* --dhchap-secret, --dhchap-ctrl-secret: the text, wiped at exit */
+	char dhchap_secret[256], dhchap_ctrl_secret[256];
 };
 
 struct command {

@@ -261,6 +261,13 @@ int cmd_identify(struct cli *c)
 		json_write_str(stdout, ci.transport);
 		printf(",\n    \"hdgst\": %s,\n    \"ddgst\": %s,\n    \"maxh2cdata\": %u,\n",
 		       ci.hdgst ? "true" : "false", ci.ddgst ? "true" : "false", ci.maxh2cdata);
+		if (ci.dhchap_hash[0])
+			printf("    \"dhchap\": { \"hash\": \"%s\", \"dhgroup\": \"%s\", "
+			       "\"bidirectional\": %s },\n",
+			       ci.dhchap_hash, ci.dhchap_dhgroup,
+			       ci.dhchap_bidirectional ? "true" : "false");
+		else
+			printf("    \"dhchap\": null,\n");
 		printf("    \"hostnqn\": ");
 		json_write_str(stdout, ci.hostnqn);
 		printf(",\n    \"hostid\": ");
@@ -295,6 +302,12 @@ int cmd_identify(struct cli *c)
 		printf("  transport:   %s, header digest %s, data digest %s, maxh2cdata %u\n",
 		       ci.transport, ci.hdgst ? "on" : "off", ci.ddgst ? "on" : "off",
 		       ci.maxh2cdata);
+		if (ci.dhchap_hash[0])
+			printf("  auth:        DH-HMAC-CHAP %s %s, %s\n", ci.dhchap_hash,
+			       ci.dhchap_dhgroup,
+			       ci.dhchap_bidirectional ? "bidirectional" : "unidirectional");
+		else
+			printf("  auth:        none\n");
 		printf("  hostnqn:     %s\n", ci.hostnqn);
 		while ((ns = next_ns(ctrlr, ns, one))) {
 			nvmeof_ns_get_info(ns, &ni);

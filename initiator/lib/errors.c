@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "common/endian.h"
+#include "common/nvme_auth_spec.h"
 #include "internal.h"
 
 struct status_name {
@@ -77,6 +78,7 @@ static const struct status_name connect_names[] = {
 	{ NVME_SC_CONNECT_RESTART_DISCOVERY, "Connect Restart Discovery" },
 	{ NVME_SC_CONNECT_INVALID_HOST, "Connect Invalid Host" },
 	{ NVME_SC_INVALID_QUEUE_TYPE, "Invalid Queue Type" },
+	{ NVMF_SC_AUTH_REQUIRED, "Authentication Required" },
 };
 
 static const struct status_name media_names[] = {
@@ -155,4 +157,22 @@ uint16_t cqe_status(const struct nvme_cpl *cqe)
 	uint16_t st = get_le16(&cqe->status);
 
 	return NVMEOF_STATUS(NVME_STATUS_SCT(st), NVME_STATUS_SC(st));
+}
+
+/* AUTH_Failure1/2 reason code explanations (Base 2.0 figure 452). */
+static const struct status_name auth_failure_names[] = {
+	{ NVME_AUTH_FAIL_FAILED, "authentication failed" },
+	{ NVME_AUTH_FAIL_PROTOCOL_UNUSABLE, "authentication protocol not usable" },
+	{ NVME_AUTH_FAIL_CONCAT_MISMATCH, "secure channel concatenation mismatch" },
+	{ NVME_AUTH_FAIL_HASH_UNUSABLE, "hash function not usable" },
+	{ NVME_AUTH_FAIL_DHGROUP_UNUSABLE, "DH group not usable" },
+	{ NVME_AUTH_FAIL_INCORRECT_PAYLOAD, "incorrect payload" },
+	{ NVME_AUTH_FAIL_INCORRECT_MESSAGE, "incorrect protocol message" },
+};
+
+const char *auth_failure_name(uint8_t explanation)
+{
+	const char *name = lookup(auth_failure_names, N(auth_failure_names), explanation);
+
+	return name ? name : "unknown reason";
 }

@@ -17,6 +17,7 @@
 
 #include "common/endian.h"
 #include "internal.h"
+#include "host_auth.h"
 #include "host_transport.h"
 
 #define ADMIN_ENTRIES 32	   /* admin SQ size (Linux uses the same) */
@@ -989,6 +990,7 @@ static void ctrlr_free(struct nvmeof_ctrlr *ctrlr, bool shutdown)
 	}
 	pthread_mutex_destroy(&ctrlr->admin_lock);
 	pthread_mutex_destroy(&ctrlr->state_lock);
+	host_auth_free(ctrlr);
 	free(ctrlr->initial);
 	free(ctrlr->qid_used);
 	free(ctrlr->id);
@@ -1064,6 +1066,9 @@ int nvmeof_ctrlr_connect(const char *uri, const struct nvmeof_opts *opts,
 		 ctrlr->uri.ipv6 ? "]" : "", ctrlr->uri.port, ctrlr->uri.name);
 	if (ctrlr->uri.discovery)
 		ctrlr->opts.io_queues = 0;
+	rc = host_auth_setup(ctrlr);
+	if (rc)
+		goto fail;
 
 	pthread_mutex_lock(&ctrlr->admin_lock);
 	rc = ctrlr->ops->ctrlr_setup ? ctrlr->ops->ctrlr_setup(ctrlr) : fabrics_setup(ctrlr);
@@ -1250,6 +1255,13 @@ int nvmeof_ctrlr_get_info(struct nvmeof_ctrlr *ctrlr, struct nvmeof_ctrlr_info *
 	info->mqes = ctrlr->io_entries_max;
 	info->io_queues = ctrlr->nr_io_qpairs;
 	info->queue_depth = ctrlr->opts.queue_depth;
+	if (ctrlr->auth_info.authenticated) {
+		snprintf(info->dhchap_hash, sizeof(info->dhchap_hash), "%s",
+			 nvme_auth_hash_name(ctrlr->auth_info.hash));
+		snprintf(info->dhchap_dhgroup, sizeof(info->dhchap_dhgroup), "%s",
+			 nvme_auth_dhgroup_name(ctrlr->auth_info.dhgroup));
+		info->dhchap_bidirectional = ctrlr->auth_info.bidirectional;
+	}
 	if (id) {
 		trim_copy(info->sn, id->sn, sizeof(id->sn));
 		trim_copy(info->mn, id->mn, sizeof(id->mn));

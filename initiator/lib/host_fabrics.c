@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* NVMe over Fabrics commands the host sends: Connect, Property Get/Set, Disconnect. */
+/* NVMe over Fabrics commands the host sends: Connect (then DH-HMAC-CHAP when asked for,
+ * host_auth.c), Property Get/Set, Disconnect. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/endian.h"
+#include "host_auth.h"
 #include "internal.h"
 
 /* Name the field a Connect "Invalid Parameters" status points at: DW0 bits 15:0 are the
@@ -85,7 +87,8 @@ int fabrics_connect(struct nvmeof_qpair *qp, uint16_t sqsize, uint32_t kato, uin
 	}
 	if (cntlid_out)
 		*cntlid_out = (uint16_t)cpl.dw0;
-	return 0;
+	/* AUTHREQ in DW0 bits 31:16: authenticate before anything else goes on the queue. */
+	return host_auth_connected(qp, cpl.dw0);
 }
 
 int fabrics_prop_get(struct nvmeof_qpair *qp, uint32_t offset, bool eight, uint64_t *value)

@@ -30,6 +30,7 @@
 #endif
 
 struct nvmeof_transport_ops;
+struct host_auth_keys;
 
 /* ---- Logging and error strings (log.c) ---------------------------------------------- */
 void nlog(enum nvmeof_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -62,6 +63,8 @@ int sock_dial(const struct uri_target *u, int timeout_ms, uint64_t deadline);
 /* Status (errors.c): status from a CQE, and a name with Fabrics context. */
 uint16_t cqe_status(const struct nvme_cpl *cqe);
 const char *connect_status_name(uint16_t status);
+/* The reason code explanation of an AUTH_Failure1/2 in words. */
+const char *auth_failure_name(uint8_t explanation);
 
 /* ---- Requests ------------------------------------------------------------------------ */
 struct nvmeof_ureq;
@@ -297,6 +300,14 @@ struct nvmeof_ctrlr {
 	nvmeof_state_fn state_fn;
 	void *state_arg;
 	struct nvmeof_ctrlr_stats stats;
+
+	/* DH-HMAC-CHAP (host_auth.c): the transformed secrets, NULL without a secret, and
+	 * what the admin queue's last authentication negotiated. */
+	struct host_auth_keys *auth;
+	struct {
+		bool authenticated, bidirectional;
+		uint8_t hash, dhgroup; /* enum nvme_auth_hash_id / nvme_auth_dhgroup_id */
+	} auth_info;
 };
 
 /* A queue pair of @ctrlr connected in @epoch lost its connection: reset the controller

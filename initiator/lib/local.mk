@@ -11,6 +11,7 @@ libnvmeof_initiator_la_SOURCES = \
 	initiator/lib/host_transport.h \
 	initiator/lib/host_ctrlr.c \
 	initiator/lib/host_fabrics.c \
+	initiator/lib/host_auth.c initiator/lib/host_auth.h \
 	initiator/lib/qpair.c \
 	initiator/lib/host_io.c \
 	initiator/lib/host_tcp.c \
@@ -126,3 +127,14 @@ tests_unit_initiator_lib_host_reconnect_ut_SOURCES = tests/unit/initiator/lib/ho
 	tests/unit/initiator/lib/fake_target.c tests/unit/initiator/lib/fake_target.h $(iscsi_ut_fake)
 tests_unit_initiator_lib_host_reconnect_ut_CFLAGS = $(iscsi_ut_cflags)
 tests_unit_initiator_lib_host_reconnect_ut_LDADD = $(initiator_ut_libs)
+
+# DH-HMAC-CHAP (host_auth.c): message by message against fake_auth.[ch], and over
+# NVMe/TCP with fake_ctrlr playing the controller's side on every connection.
+check_PROGRAMS += tests/unit/initiator/lib/host_auth_ut
+TESTS += tests/unit/initiator/lib/host_auth_ut
+tests_unit_initiator_lib_host_auth_ut_SOURCES = tests/unit/initiator/lib/host_auth_ut.c \
+	tests/unit/initiator/lib/fake_auth.c tests/unit/initiator/lib/fake_auth.h \
+	tests/unit/initiator/lib/fake_ctrlr.c tests/unit/initiator/lib/fake_ctrlr.h \
+	tests/unit/initiator/lib/fake_target.c tests/unit/initiator/lib/fake_target.h
+tests_unit_initiator_lib_host_auth_ut_CFLAGS = $(iscsi_ut_cflags)
+tests_unit_initiator_lib_host_auth_ut_LDADD = $(initiator_ut_libs)

@@ -111,10 +111,16 @@ struct nvmeof_opts {
 	const char *hostid;	     /* UUID text; NULL: /etc/nvme/hostid, else generated */
 	bool hdgst;		     /* ask for NVMe/TCP header digests */
 	bool ddgst;		     /* ask for NVMe/TCP data digests */
+	/* NVMe in-band authentication, DH-HMAC-CHAP (see "Authentication" below): the
+	 * secrets as nvme gen-dhchap-key prints them, "DHHC-1:NN:<base64>:". Read at
+	 * connect; the library keeps its own wiped-on-free copy, not these pointers. */
+	const char *dhchap_secret;      /* the host's secret; NULL: none (default) */
+	const char *dhchap_ctrl_secret; /* the controller's: bidirectional; NULL: none */
 	unsigned int io_queues;	     /* I/O queue pairs to connect (default 1) */
 	unsigned int queue_depth;    /* commands in flight per I/O queue (default 128) */
 	unsigned int kato_ms;	     /* Keep Alive Timeout, 0 = none (default 30000) */
-	unsigned int connect_timeout_ms; /* per connection and handshake (default 10000) */
+	unsigned int connect_timeout_ms; /* per connection and handshake, and per DH-HMAC-CHAP
+					  transaction of a queue (default 10000) */
 	unsigned int admin_timeout_ms;	 /* per admin command (default 10000) */
 	unsigned int io_timeout_ms;	 /* per I/O command, 0 = none (default 30000) */
 	/* Reconnect after a lost connection (see "Reconnect" below), in seconds as
@@ -177,6 +183,11 @@ struct nvmeof_ctrlr_info {
 	uint32_t maxh2cdata;
 	unsigned int io_queues;	 /* I/O queue pairs connected now */
 	unsigned int queue_depth;
+	/* DH-HMAC-CHAP of the admin queue's last authentication; "" when it did not
+	 * authenticate. */
+	char dhchap_hash[8];     /* "sha256", "sha384", "sha512" */
+	char dhchap_dhgroup[12]; /* "null", "ffdhe2048" ... "ffdhe8192" */
+	bool dhchap_bidirectional;
 };
 
 int nvmeof_ctrlr_get_info(struct nvmeof_ctrlr *ctrlr, struct nvmeof_ctrlr_info *info);
@@ -454,6 +465,32 @@ int nvmeof_iscsi_discover(const char *uri, const struct nvmeof_opts *opts,
 void nvmeof_iscsi_targets_free(struct nvmeof_iscsi_target *targets);
 #define NVMEOF_HAVE_ISCSI_DISCOVER 1
 #define NVMEOF_HAVE_QPAIR_STATS 1
+
+/* ---- Authentication ------------------------------------------------------------------ */
+/*
+ * DH-HMAC-CHAP (NVMe Base 2.0 section 8.13), as the Linux host does it. When the Connect
+ * response asks for authentication (AUTHREQ.ATR), every queue (admin and I/O, at connect
+ * and at every reconnect) runs one transaction with Authentication Send / Receive: the
+ * host offers SHA-256/384/512 and the DH groups NULL and ffdhe2048 to ffdhe8192, the
+ * controller chooses. With opts.dhchap_ctrl_secret the host also checks the controller's
+ * response (bidirectional), and then authenticates even when the controller does not ask.
+ * Each transaction must finish within opts.connect_timeout_ms.
+ *
+ * Failures make nvmeof_ctrlr_connect() (or a reconnect) fail with nvmeof_last_error()
+ * naming the step and the reason code:
+ *   -EACCES           wrong secret: the controller answered AUTH_Failure1 "authentication
+ *                     failed", or its response did not match dhchap_ctrl_secret (the host
+ *                     then sends AUTH_Failure2), or it requires a secret and none is set
+ *   -EPROTONOSUPPORT  no hash function or DH group in common, or secure channel
+ *                     concatenation required (AUTHREQ.ASCR)
+ *   -EPROTO           a malformed or unexpected message
+ *   -ETIMEDOUT        the transaction took longer than connect_timeout_ms
+ *   -EINVAL           a secret that is not DHHC-1 text (bad base64, length or CRC)
+ */
+/* Authenticate the admin queue again (host-initiated re-authentication); blocking.
+ * 0 or an error as above; -EINVAL when the controller was connected without a secret. */
+int nvmeof_ctrlr_reauthenticate(struct nvmeof_ctrlr *ctrlr);
+#define NVMEOF_HAVE_DHCHAP 1
 
 #ifdef __cplusplus
 }

@@ -118,3 +118,19 @@ fuzz-smoke:
 	@exit 1
 endif
 .PHONY: fuzz-smoke
+
+# The host's DH-HMAC-CHAP message checks (initiator/lib/host_auth.c).
+FUZZ_TARGETS += host_auth
+fuzz_host_auth_src = tests/fuzz/fuzz_host_auth.c tests/fuzz/fuzz.h
+check_PROGRAMS += tests/fuzz/replay_host_auth
+TESTS += tests/fuzz/replay_host_auth
+tests_fuzz_replay_host_auth_SOURCES = $(fuzz_host_auth_src) tests/fuzz/replay_main.c
+tests_fuzz_replay_host_auth_CFLAGS = $(replay_cflags) -DFUZZ_NAME='"host_auth"'
+tests_fuzz_replay_host_auth_LDADD = $(fuzz_initiator_libs) $(UT_LIBS)
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_host_auth
+tests_fuzz_fuzz_host_auth_SOURCES = $(fuzz_host_auth_src)
+tests_fuzz_fuzz_host_auth_CFLAGS = $(fuzz_cflags)
+tests_fuzz_fuzz_host_auth_LDFLAGS = $(fuzz_ldflags)
+tests_fuzz_fuzz_host_auth_LDADD = $(fuzz_initiator_libs)
+endif

@@ -15,6 +15,8 @@
  * --loose accepts any error status for the out-of-range read and skips commands the
  * controller does not list in ONCS (for third-party targets); without it they are
  * required, with the exact status. --digests asks for NVMe/TCP header and data digests.
+ * --dhchap-secret KEY (and --dhchap-ctrl-secret KEY) authenticate every queue with
+ * DH-HMAC-CHAP; --reauth then authenticates the admin queue again before step 1.
  * Prints "ok"/"not ok" lines; exit 0 only if all pass.
  */
 #include <errno.h>
@@ -471,6 +473,8 @@ int main(int argc, char **argv)
 	int ctrl_loss_tmo = -2; /* -2: the library's default */
 	uint64_t region;
 	bool digests = false;
+	const char *dhchap_secret = NULL, *dhchap_ctrl_secret = NULL;
+	bool reauth = false;
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
@@ -484,6 +488,12 @@ int main(int argc, char **argv)
 			g_loose = true;
 		else if (!strcmp(argv[i], "--digests"))
 			digests = true;
+		else if (!strcmp(argv[i], "--dhchap-secret") && i + 1 < argc)
+			dhchap_secret = argv[++i];
+		else if (!strcmp(argv[i], "--dhchap-ctrl-secret") && i + 1 < argc)
+			dhchap_ctrl_secret = argv[++i];
+		else if (!strcmp(argv[i], "--reauth"))
+			reauth = true;
 		else if (!strcmp(argv[i], "--hostnqn") && i + 1 < argc)
 			hostnqn = argv[++i];
 		else if (!strcmp(argv[i], "--ctrl-loss-tmo") && i + 1 < argc)
@@ -495,6 +505,7 @@ int main(int argc, char **argv)
 	}
 	if (!uri || nq < 1 || nq > MAX_QUEUES || qd < 1 || qd > MAX_QD) {
 		fprintf(stderr, "usage: initiator_io URI [--queues 1-16] [--qd 1-256] "
+				"[--dhchap-secret KEY [--dhchap-ctrl-secret KEY] [--reauth]] "
 				"[--seconds S] [--loose] [--digests] [--hostnqn NQN] "
 				"[--ctrl-loss-tmo S]\n");
 		return 2;
@@ -502,6 +513,8 @@ int main(int argc, char **argv)
 	nvmeof_opts_init(&opts);
 	opts.io_queues = nq;
 	opts.queue_depth = qd;
+	opts.dhchap_secret = dhchap_secret;
+	opts.dhchap_ctrl_secret = dhchap_ctrl_secret;
 	opts.kato_ms = 10000;
 	opts.hdgst = opts.ddgst = digests;
 	opts.hostnqn = hostnqn;
@@ -510,6 +523,12 @@ int main(int argc, char **argv)
 	rc = nvmeof_ctrlr_connect(uri, &opts, &ctrlr);
 	check(rc == 0, "connect %s with %u I/O queues of depth %u%s%s", uri, nq, qd,
 	      rc ? ": " : "", rc ? nvmeof_last_error() : "");
+	if (rc == 0 && reauth) {
+		rc = nvmeof_ctrlr_reauthenticate(ctrlr);
+		check(rc == 0, "re-authentication of the admin queue%s%s", rc ? ": " : "",
+		      rc ? nvmeof_last_error() : "");
+		rc = 0;
+	}
 	if (rc)
 		return 1;
 	check(nvmeof_ctrlr_num_qpairs(ctrlr) == nq, "%u queue pairs", nq);

@@ -87,6 +87,10 @@ TESTS += $(integration_tests)
 dist_check_SCRIPTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh
 
+# DH-HMAC-CHAP between the nvmeof CLI and nvmeof-target (hosts[].dhchap in the config).
+TESTS += tests/integration/auth-loop.sh
+dist_check_SCRIPTS += tests/integration/auth-loop.sh
+
 # libiscsi's compliance suite against the daemon (skipped without iscsi-test-cu).
 TESTS += tests/integration/iscsi-compliance.sh
 dist_check_SCRIPTS += tests/integration/iscsi-compliance.sh

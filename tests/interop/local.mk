@@ -18,6 +18,11 @@ EXTRA_DIST += tests/interop/lib.sh tests/interop/guest-kernel-host.sh \
 EXTRA_DIST += tests/interop/lab/README.md tests/interop/lab/build-guest.sh \
 	tests/interop/lab/run-in-guest.sh tests/interop/lab/guest-init.sh \
 	tests/interop/lab/guest-run.sh
+# DH-HMAC-CHAP: the nvmeof CLI against the kernel's nvmet configured through configfs
+# (hosts/<hostnqn>/dhchap_*), in the backports 6.12 guest.
+TESTS += tests/interop/auth-initiator-nvmet.sh
+dist_check_SCRIPTS += tests/interop/auth-initiator-nvmet.sh
+EXTRA_DIST += tests/interop/guest-nvmet-auth.sh
 # NVMe/RDMA over soft-RoCE, everything inside the guest (skipped when built without RDMA).
 rdma_interop_tests = tests/interop/rdma-kernel-host.sh tests/interop/rdma-initiator.sh
 TESTS += $(rdma_interop_tests)

@@ -68,6 +68,7 @@ struct conn {
 	struct fake_conn fk;
 	uint16_t qid;
 	uint8_t *buf;
+	void *auth; /* fc->auth's state for this connection */
 };
 
 static void put_str(char *dst, size_t len, const char *s)
@@ -230,6 +231,60 @@ static void handle(struct conn *c, const uint8_t *pdu, const struct nvme_cmd *sq
 			return;
 		}
 	}
+	if (fc->auth && !fc->auth_optional && c->auth && !fc->auth->authenticated(c->auth) &&
+	    !(sqe->opc == NVME_ADMIN_FABRICS &&
+	      (((const struct nvmf_cmd *)sqe)->fctype == NVMF_FCTYPE_AUTH_SEND ||
+	       ((const struct nvmf_cmd *)sqe)->fctype == NVMF_FCTYPE_AUTH_RECV ||
+	       ((const struct nvmf_cmd *)sqe)->fctype == NVMF_FCTYPE_CONNECT))) {
+		ev(fc, "auth required qid %u opcode 0x%x", c->qid, sqe->opc);
+		fk_send_resp(&c->fk, cid, sc(1, 0x91) | NVME_STATUS_DNR, 0, 0);
+		return;
+	}
+	if (sqe->opc == NVME_ADMIN_FABRICS && fc->auth &&
+	    (((const struct nvmf_cmd *)sqe)->fctype == NVMF_FCTYPE_AUTH_SEND ||
+	     ((const struct nvmf_cmd *)sqe)->fctype == NVMF_FCTYPE_AUTH_RECV)) {
+		const uint8_t *a = (const uint8_t *)sqe;
+		bool send = a[4] == NVMF_FCTYPE_AUTH_SEND;
+		uint32_t al = get_le32(a + 44);
+		bool was;
+		int n;
+
+		/* SECP E9h, SPSP0 01h, SPSP1 01h, TL/AL the data length, reserved zero. */
+		if (a[41] != 1 || a[42] != 1 || a[43] != 0xe9 || a[40] || al != len || !al ||
+		    al > PDU_MAX) {
+			ev(fc, "auth error: %s qid %u secp 0x%x spsp %u/%u len %u sgl %u",
+			   send ? "send" : "recv", c->qid, a[43], a[41], a[42], al, len);
+			fk_send_resp(&c->fk, cid, sc(0, NVME_SC_INVALID_FIELD), 0, 0);
+			return;
+		}
+		if (!c->auth)
+			c->auth = fc->auth->start(fc->auth_arg, c->qid);
+		was = fc->auth->authenticated(c->auth);
+		if (send) {
+			if (h2c_data(c, pdu, sqe, data, len)) {
+				fk_send_resp(&c->fk, cid, sc(0, NVME_SC_DATA_TRANSFER_ERROR), 0, 0);
+				return;
+			}
+			ev(fc, "auth send qid %u type %u id 0x%x len %u", c->qid, data[0], data[1],
+			   len);
+			fc->auth->send(c->auth, data, len);
+			if (!was && fc->auth->authenticated(c->auth))
+				ev(fc, "auth ok qid %u", c->qid);
+			fk_send_resp(&c->fk, cid, 0, 0, 0);
+			return;
+		}
+		n = fc->auth->recv(c->auth, data, al);
+		if (n < 0) {
+			ev(fc, "auth stall qid %u", c->qid);
+			return;
+		}
+		ev(fc, "auth recv qid %u type %u id 0x%x len %d", c->qid, data[0], data[1], n);
+		if (!was && fc->auth->authenticated(c->auth))
+			ev(fc, "auth ok qid %u", c->qid);
+		fk_send_c2h(&c->fk, cid, 0, data, al, NVME_TCP_F_DATA_LAST);
+		fk_send_resp(&c->fk, cid, 0, 0, 0);
+		return;
+	}
 	if (sqe->opc == NVME_ADMIN_FABRICS) {
 		const struct nvmf_cmd *f = (const void *)sqe;
 
@@ -272,6 +327,15 @@ static void handle(struct conn *c, const uint8_t *pdu, const struct nvme_cmd *sq
 				dw0 = 1u << 16 | offsetof(struct nvmf_connect_data, subnqn);
 			} else {
 				dw0 = 1;
+				if (fc->auth) {
+					if (c->auth)
+						fc->auth->end(c->auth);
+					c->auth = fc->auth->start(fc->auth_arg, c->qid);
+					if (!fc->auth_optional)
+						dw0 |= 1u << 17; /* AUTHREQ.ATR */
+					if (fc->auth_ascr)
+						dw0 |= 1u << 18; /* AUTHREQ.ASCR */
+				}
 			}
 		} else if (f->fctype == NVMF_FCTYPE_PROPERTY_GET) {
 			const struct nvmf_property_cmd *p = (const void *)sqe;
@@ -394,6 +458,8 @@ static void *conn_main(void *p)
 			free(pdu);
 		}
 	}
+	if (c->auth)
+		c->fc->auth->end(c->auth);
 	free(c->buf);
 	free(c);
 	return NULL;

@@ -17,6 +17,17 @@
 #define FC_NS_BLOCKS1 2048 /* NSID 1: 512-byte blocks */
 #define FC_NS_BLOCKS3 256  /* NSID 3: 4096-byte blocks */
 
+/* DH-HMAC-CHAP on every connection (fake_auth.c plays it in host_auth_ut): with ops set,
+ * Connect answers AUTHREQ.ATR and a queue must authenticate before anything but Fabrics
+ * Connect and Authentication Send/Receive is served (else sct 1 sc 0x91). */
+struct fc_auth_ops {
+	void *(*start)(void *arg, uint16_t qid); /* per connection, at each Connect */
+	void (*send)(void *st, const uint8_t *msg, size_t tl);
+	int (*recv)(void *st, uint8_t *out, size_t al); /* bytes, or -1: do not answer */
+	bool (*authenticated)(void *st);
+	void (*end)(void *st);
+};
+
 struct fake_ctrlr {
 	/* configuration, set before fc_start() */
 	const char *subnqn;
@@ -33,6 +44,10 @@ struct fake_ctrlr {
 	int refuse_connects; /* admin Connects still to refuse (sct 1 sc 0x82, DNR clear) */
 	bool refuse_host;    /* refuse admin Connects: host not allowed (sct 1 sc 0x84, DNR) */
 	bool silent;         /* answer nothing, keep the sockets open (a hung target) */
+	const struct fc_auth_ops *auth;
+	void *auth_arg;
+	bool auth_optional; /* with auth: no AUTHREQ.ATR, commands served unauthenticated */
+	bool auth_ascr;     /* with auth: AUTHREQ.ASCR (secure channel concatenation) too */
 
 	/* state */
 	int lfd;
