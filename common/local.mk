@@ -53,6 +53,7 @@ libnvmeof_common_la_SOURCES += \
 	common/dhchap_crypto.c common/dhchap_crypto.h \
 	common/dhchap_key.c common/dhchap_key.h \
 	common/tls_psk.c common/tls_psk.h \
+	common/tls_stream.c common/tls_stream.h \
 	common/key_file.c common/key_file.h
 libnvmeof_common_la_CFLAGS += $(OPENSSL_CFLAGS)
 libnvmeof_common_la_LIBADD += $(OPENSSL_LIBS)
