@@ -37,6 +37,9 @@ static uint16_t connect_find_subsys(struct nvmf_req *req, const char *subnqn,
 		status = connect_invalid(req, offsetof(struct nvmf_connect_data, subnqn), true);
 	else if (!nvmf_subsys_host_allowed_locked(s, hostnqn))
 		status = NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONNECT_INVALID_HOST);
+	else if (qp->ops && qp->ops->connect_allowed &&
+		 !qp->ops->connect_allowed(qp, hostnqn, subnqn))
+		status = NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONNECT_INVALID_HOST);
 	pthread_mutex_unlock(&tgt->lock);
 	if (status == ST_OK)
 		*out = s;
