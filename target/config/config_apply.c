@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/tls_psk.h"
 #include "core/nvmf.h"
 
 enum undo_kind {
@@ -189,7 +190,7 @@ static bool addr_same(const struct config_addr *x, const struct config_addr *y)
 {
 	return !strcmp(x->trtype, y->trtype) && !strcmp(x->adrfam, y->adrfam) &&
 	       !strcmp(x->traddr, y->traddr) && !strcmp(x->trsvcid, y->trsvcid) &&
-	       x->treq == y->treq;
+	       x->treq == y->treq && x->sectype == y->sectype;
 }
 
 /* A whole new subsystem: attributes, hosts, enabled namespaces. Not exported yet. */
@@ -313,6 +314,8 @@ static int open_port(struct apply_ctx *a, const struct config_port *cp, const ch
 		.trsvcid = cp->addr.trsvcid,
 		.advertise = cp->advertise[0] ? cp->advertise : NULL,
 		.in_capsule_size = cp->inline_data_size,
+		.sectype = cp->addr.sectype,
+		.treq = cp->addr.treq,
 	};
 	struct nvmf_port *p;
 	char msg[512] = "";
@@ -699,6 +702,41 @@ static void shrink(struct apply_ctx *a)
 	}
 }
 
+/* ---- TLS PSKs: the hosts' keys onto the target (config_tls.c parses them) ---------------- */
+
+static const struct config_host_psk *find_psk(const struct tgt_config *cfg, const char *nqn)
+{
+	for (unsigned int i = 0; cfg && i < cfg->nhost_psks; i++)
+		if (!strcmp(cfg->host_psks[i].nqn, nqn))
+			return &cfg->host_psks[i];
+	return NULL;
+}
+
+int config_apply_psks(struct nvmf_tgt *tgt, const struct tgt_config *old,
+		      const struct tgt_config *cfg, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	for (unsigned int i = 0; old && i < old->nhost_psks; i++)
+		if (!find_psk(cfg, old->host_psks[i].nqn))
+			nvmf_tgt_set_host_psk(tgt, old->host_psks[i].nqn, NULL);
+	for (unsigned int i = 0; i < cfg->nhost_psks; i++) {
+		struct nvme_tls_key key = { 0 };
+		char perr[160];
+		int r = nvme_tls_key_parse(cfg->host_psks[i].psk, &key, perr, sizeof(perr));
+
+		if (!r)
+			r = nvmf_tgt_set_host_psk(tgt, cfg->host_psks[i].nqn, &key);
+		nvme_tls_key_clear(&key);
+		if (r && !rc) {
+			rc = r;
+			snprintf(err, errlen, "TLS PSK of host %s not installed: %s",
+				 cfg->host_psks[i].nqn, strerror(-r));
+		}
+	}
+	return rc;
+}
+
 static int move(struct nvmf_tgt *tgt, const struct tgt_config *old, const struct tgt_config *cfg,
 		char *err, size_t errlen, const char *verb)
 {
@@ -723,6 +761,8 @@ static int move(struct nvmf_tgt *tgt, const struct tgt_config *old, const struct
 		return rc;
 	}
 	free(a.undo);
+	if (config_apply_psks(tgt, old, cfg, derr, sizeof(derr)))
+		log_warn("%s", derr);
 	shrink(&a);
 	config_ana_apply(tgt, old, cfg);
 	if (config_add_default_discovery_ports(tgt, derr, sizeof(derr)))

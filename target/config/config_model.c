@@ -37,6 +37,9 @@ void config_free(struct tgt_config *cfg)
 	if (cfg->host_keys)
 		explicit_bzero(cfg->host_keys, cfg->nhost_keys * sizeof(*cfg->host_keys));
 	free(cfg->host_keys);
+	if (cfg->host_psks)
+		explicit_bzero(cfg->host_psks, cfg->nhost_psks * sizeof(*cfg->host_psks));
+	free(cfg->host_psks);
 	free(cfg->iscsi_json);
 	for (i = 0; i < cfg->nwarnings; i++)
 		free(cfg->warnings[i]);
