@@ -19,6 +19,7 @@ enum {
 	OPT_LISTEN,
 	OPT_DISCOVERY_PORT,
 	OPT_ALLOW_HOST,
+	OPT_TLS_PSK_FILE,
 	OPT_REACTORS,
 	OPT_PIN,
 	OPT_NO_PIN,
@@ -50,6 +51,7 @@ static const struct option long_opts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "discovery-port", required_argument, NULL, OPT_DISCOVERY_PORT },
 	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
+	{ "tls-psk-file", required_argument, NULL, OPT_TLS_PSK_FILE },
 	{ "reactors", required_argument, NULL, OPT_REACTORS },
 	{ "pin", no_argument, NULL, OPT_PIN },
 	{ "no-pin", no_argument, NULL, OPT_NO_PIN },
@@ -93,12 +95,16 @@ void cli_usage(FILE *f)
 	      "                        (repeatable; default " CLI_DEFAULT_NS ")\n"
 	      "  --block-size N        logical block size of the namespaces: 512 or 4096\n"
 	      "  --nqn NQN             subsystem NQN (default " NVMF_DEFAULT_NQN ")\n"
-	      "  --listen URI          tcp://, rdma:// or iscsi://ADDR[:PORT], IPv6 as [ADDR]\n"
+	      "  --listen URI          tcp://, rdma:// or iscsi://ADDR[:PORT], IPv6 as [ADDR];\n"
+	      "                        tls://ADDR[:PORT]: NVMe/TCP with TLS 1.3 required\n"
 	      "                        (repeatable; default " CLI_DEFAULT_LISTEN "\n"
 	      "                        and " CLI_DEFAULT_ISCSI_LISTEN ")\n"
 	      "  --discovery-port N    discovery-only port on each TCP listen address\n"
 	      "                        (default 8009, 0 = none)\n"
 	      "  --allow-host NQN      accept only these host NQNs (repeatable; default any)\n"
+	      "  --tls-psk-file HOSTNQN=PATH  the TLS PSK of a host (NVMeTLSkey-1:HH:...: as\n"
+	      "                        nvme gen-tls-key writes it) in a file of mode 0600\n"
+	      "                        (repeatable)\n"
 	      "  -c, --config FILE     nvmetcli-style JSON configuration instead of the above\n"
 	      "\n"
 	      "Tuning:\n"
@@ -285,6 +291,14 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 			return fail(err, errlen, "--allow-host: '%s' is not a host NQN", arg);
 		o->hosts[o->nhosts++] = arg;
 		return 0;
+	case OPT_TLS_PSK_FILE:
+		if (o->ntls_psk_files == CLI_MAX_HOSTS)
+			return fail(err, errlen, "--tls-psk-file: at most %d hosts", CLI_MAX_HOSTS);
+		if (!strchr(arg, '=') || strchr(arg, '=') == arg || !strchr(arg, '=')[1])
+			return fail(err, errlen, "--tls-psk-file: expected HOSTNQN=PATH, got '%s'",
+				    arg);
+		o->tls_psk_files[o->ntls_psk_files++] = arg;
+		return 0;
 	case OPT_REACTORS:
 		if (parse_uint(arg, 1, 1024, &v))
 			return fail(err, errlen, "--reactors: expected 1-1024, got '%s'", arg);
@@ -447,7 +461,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t errle
 			return rc;
 		/* --discovery-port 0 (none) and 8009 (the default) also make sense with -c */
 		if ((c == OPT_NS || c == OPT_BLOCK_SIZE || c == OPT_NQN || c == OPT_LISTEN ||
-		     c == OPT_ALLOW_HOST ||
+		     c == OPT_ALLOW_HOST || c == OPT_TLS_PSK_FILE ||
 		     (c == OPT_DISCOVERY_PORT && o->discovery_port && o->discovery_port != 8009)) &&
 		    !quick)
 			quick = quick_flag(c);

@@ -30,6 +30,8 @@ struct cli_opts {
 	unsigned int discovery_port;	/* --discovery-port; 0 = none; default 8009 */
 	const char *hosts[CLI_MAX_HOSTS]; /* --allow-host; none = any host */
 	unsigned int nhosts;
+	const char *tls_psk_files[CLI_MAX_HOSTS]; /* --tls-psk-file HOSTNQN=PATH */
+	unsigned int ntls_psk_files;
 
 	unsigned int reactors;		/* --reactors; 0 = one per online CPU */
 	enum reactor_pin pin;		/* --pin / --no-pin */
