@@ -50,6 +50,10 @@ void bench_usage(FILE *f)
 	      "  --size SIZE           I/O range (default: the namespace, at most 1G)\n"
 	      "  --verify              write a pattern first; check every block read\n"
 	      "  --digest              ask for header and data digests on both paths\n"
+	      "  --hostnqn NQN         host NQN of the native path\n"
+	      "  --tls-key-file PATH   the native path over TLS 1.3 with this PSK (a file of\n"
+	      "                        mode 0600 holding NVMeTLSkey-1:HH:...:)\n"
+	      "  --tls-identity N      PSK identity version 1 (default) or 0\n"
 	      "\n"
 	      "Measuring:\n"
 	      "  --target-stats PATH   the target's --stats-socket: target CPU per I/O and\n"
@@ -254,6 +258,9 @@ enum {
 	OPT_VERIFY,
 	OPT_QUICK,
 	OPT_DIGEST,
+	OPT_HOSTNQN,
+	OPT_TLS_KEY_FILE,
+	OPT_TLS_IDENTITY,
 	OPT_JSON,
 	OPT_SVG,
 	OPT_PNG,
@@ -292,6 +299,9 @@ static const struct option long_opts[] = {
 	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "quick", no_argument, NULL, OPT_QUICK },
 	{ "digest", no_argument, NULL, OPT_DIGEST },
+	{ "hostnqn", required_argument, NULL, OPT_HOSTNQN },
+	{ "tls-key-file", required_argument, NULL, OPT_TLS_KEY_FILE },
+	{ "tls-identity", required_argument, NULL, OPT_TLS_IDENTITY },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "svg", required_argument, NULL, OPT_SVG },
 	{ "png", required_argument, NULL, OPT_PNG },
@@ -339,6 +349,7 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 	o->warmup_s = 1;
 	o->repeat = 3;
 	o->jobs = 1;
+	o->tls_identity = 1;
 	o->rw = BENCH_RANDREAD;
 	o->bs = o->bs_list[0] = 4096;
 	o->nbs = 1;
@@ -420,6 +431,22 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 		case OPT_DIGEST:
 			o->hdgst = o->ddgst = true;
 			break;
+		case OPT_HOSTNQN:
+			o->hostnqn = a;
+			bad = !*a;
+			break;
+		case OPT_TLS_KEY_FILE:
+			o->tls_key_file = a;
+			bad = !*a;
+			break;
+		case OPT_TLS_IDENTITY: {
+			unsigned int v;
+
+			bad = parse_uint(a, 0, 1, &v);
+			o->tls_identity = (int)v;
+			snprintf(why, sizeof(why), "0 or 1");
+			break;
+		}
 		case OPT_JSON:
 			o->json_path = a;
 			bad = !*a;

@@ -120,6 +120,11 @@ int bench_conn_open(struct bench_conn *c, enum bench_path path, const char *uri,
 	opts.queue_depth = depth;
 	opts.hdgst = o->hdgst;
 	opts.ddgst = o->ddgst;
+	if (path == BENCH_NATIVE) {
+		opts.hostnqn = o->hostnqn;
+		opts.tls_key_file = o->tls_key_file;
+		opts.tls_identity = o->tls_identity;
+	}
 	if (o->reconnect_delay != -2)
 		opts.reconnect_delay = o->reconnect_delay;
 	if (o->ctrl_loss_tmo != -2)
