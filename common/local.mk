@@ -112,3 +112,10 @@ TESTS += tests/unit/common/json_writer_ut
 tests_unit_common_json_writer_ut_SOURCES = tests/unit/common/json_writer_ut.c
 tests_unit_common_json_writer_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_common_json_writer_ut_LDADD = libnvmeof_common.la -lm $(UT_LIBS)
+
+# The TLS 1.3 stream between two in-memory endpoints.
+check_PROGRAMS += tests/unit/common/tls_stream_ut
+TESTS += tests/unit/common/tls_stream_ut
+tests_unit_common_tls_stream_ut_SOURCES = tests/unit/common/tls_stream_ut.c
+tests_unit_common_tls_stream_ut_CFLAGS = $(auth_ut_cflags)
+tests_unit_common_tls_stream_ut_LDADD = $(auth_ut_libs)

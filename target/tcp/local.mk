@@ -35,3 +35,12 @@ tests_unit_target_tcp_tcp_req_ut_SOURCES = tests/unit/target/tcp/tcp_req_ut.c \
 tests_unit_target_tcp_tcp_req_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_tcp_tcp_req_ut_LDADD = libnvmeof_reactor.la libnvmeof_common.la \
 	$(EV_LIBS) $(ISAL_LIBS) $(UT_LIBS)
+
+# TLS on the target: the handshake machine, detection and refusals, both identity versions
+# and suites through the socket seam (tcp_tls.c), over the same harness.
+check_PROGRAMS += tests/unit/target/tcp/tcp_tls_ut
+TESTS += tests/unit/target/tcp/tcp_tls_ut
+tests_unit_target_tcp_tcp_tls_ut_SOURCES = tests/unit/target/tcp/tcp_tls_ut.c \
+	$(tcp_ut_host_sources)
+tests_unit_target_tcp_tcp_tls_ut_CFLAGS = $(UT_CFLAGS) $(OPENSSL_CFLAGS)
+tests_unit_target_tcp_tcp_tls_ut_LDADD = $(tcp_ut_host_libs)
