@@ -10,13 +10,34 @@
 
 #include "common/tls_stream.h"
 
+/*
+ * Writes: SSL encrypts records into a BIO pair (ssl_w -> net_w) of TLS_STREAM_WBUF bytes,
+ * only when a whole record fits, so SSL_write_ex() never stops half way; the ciphertext
+ * goes to the transport from the pair in as few calls as it takes. The plaintext of a
+ * record counts as taken once its last ciphertext byte has left: until then the caller
+ * still owns it and offers it again at the head of its next writev(). A small ring
+ * remembers where each record ends in the ciphertext stream.
+ */
+#define TLS_STREAM_WBUF	    (64 * 1024)
+#define TLS_RECORD_OVERHEAD 256 /* header, content type, tag: 22 bytes; room to spare */
+#define TLS_RING	    32
+
+struct tls_record {
+	uint32_t plain;	    /* plaintext bytes of the caller's in it */
+	uint64_t end;	    /* its end in the ciphertext stream */
+};
+
 struct tls_stream {
 	SSL *ssl;
+	BIO *net;   /* the transport (reads by SSL, ciphertext writes by us) */
+	BIO *net_w; /* our end of the pair SSL writes into */
 	enum tls_stream_state state;
+	bool hs_done; /* SSL finished the handshake; its last flight may still be queued */
 	void *app;
-	/* Bytes given to an SSL_write_ex() that asked to be called again: the next
-	 * writev() offers the same bytes, and they are sent from here. */
-	size_t retry_len;
+	uint64_t queued, sent; /* ciphertext bytes put into the pair / written out */
+	size_t unreported;     /* plaintext encrypted but not yet reported as taken */
+	struct tls_record ring[TLS_RING];
+	unsigned int rhead, rcount;
 	uint64_t records_out;
 	char reason[160];
 	uint8_t stage[TLS_STREAM_RECORD];
@@ -110,7 +131,18 @@ struct tls_stream *tls_stream_new(SSL_CTX *ctx, BIO *bio, bool server, void *app
 		free(ts);
 		return NULL;
 	}
-	SSL_set_bio(ts->ssl, bio, bio);
+	{
+		BIO *ssl_w;
+
+		if (BIO_new_bio_pair(&ssl_w, TLS_STREAM_WBUF, &ts->net_w, TLS_STREAM_WBUF) != 1) {
+			SSL_free(ts->ssl);
+			BIO_free(bio);
+			free(ts);
+			return NULL;
+		}
+		SSL_set_bio(ts->ssl, bio, ssl_w); /* SSL owns both */
+		ts->net = bio;
+	}
 	SSL_set_app_data(ts->ssl, ts);
 	ts->app = app;
 	if (server)
@@ -125,7 +157,8 @@ void tls_stream_free(struct tls_stream *ts)
 {
 	if (!ts)
 		return;
-	SSL_free(ts->ssl); /* wipes the session keys */
+	SSL_free(ts->ssl); /* wipes the session keys; frees the transport BIO and ssl_w */
+	BIO_free(ts->net_w);
 	OPENSSL_cleanse(ts->stage, sizeof(ts->stage));
 	free(ts);
 }
@@ -187,32 +220,115 @@ static void take_reason(struct tls_stream *ts, const char *what)
 	ERR_clear_error();
 }
 
+/* Ciphertext SSL wrote that belongs to no record of ours (handshake, alerts, key
+ * updates): appended to the last record in the ring, or a record of no plaintext. */
+static void take_extra(struct tls_stream *ts)
+{
+	uint64_t extra = BIO_ctrl_pending(ts->net_w) - (ts->queued - ts->sent);
+
+	if (!extra)
+		return;
+	ts->queued += extra;
+	if (ts->rcount) {
+		ts->ring[(ts->rhead + ts->rcount - 1) % TLS_RING].end = ts->queued;
+	} else {
+		ts->ring[ts->rhead] = (struct tls_record){ .plain = 0, .end = ts->queued };
+		ts->rcount = 1;
+	}
+}
+
+/* Write queued ciphertext to the transport. Returns the plaintext bytes whose records
+ * have now left completely; *@blocked when the transport took less than offered. */
+static size_t flush(struct tls_stream *ts, bool *blocked, int *err)
+{
+	size_t done = 0;
+
+	*blocked = false;
+	*err = 0;
+	take_extra(ts);
+	while (ts->sent < ts->queued) {
+		char *p;
+		int n = BIO_nread0(ts->net_w, &p), w;
+
+		if (n <= 0)
+			break;
+		errno = 0;
+		w = BIO_write(ts->net, p, n);
+		if (w <= 0) {
+			if (BIO_should_retry(ts->net))
+				*blocked = true;
+			else
+				*err = errno ? errno : EPIPE;
+			break;
+		}
+		BIO_nread(ts->net_w, &p, w);
+		ts->sent += (uint64_t)w;
+		while (ts->rcount && ts->ring[ts->rhead].end <= ts->sent) {
+			done += ts->ring[ts->rhead].plain;
+			ts->rhead = (ts->rhead + 1) % TLS_RING;
+			ts->rcount--;
+		}
+		if (w < n) {
+			*blocked = true;
+			break;
+		}
+	}
+	ts->unreported -= done;
+	return done;
+}
+
 enum tls_stream_io tls_stream_handshake(struct tls_stream *ts)
 {
-	int rc;
+	bool blocked;
+	int rc, err;
 
 	if (ts->state == TLS_STREAM_OPEN)
 		return TLS_IO_DONE;
 	if (ts->state != TLS_STREAM_HANDSHAKE)
 		return TLS_IO_ERROR;
-	ERR_clear_error();
-	errno = 0;
-	rc = SSL_do_handshake(ts->ssl);
-	if (rc == 1) {
-		set_state(ts, TLS_STREAM_OPEN);
-		ts->reason[0] = '\0'; /* what a callback expected to go wrong did not */
-		return TLS_IO_DONE;
+	if (!ts->hs_done) {
+		ERR_clear_error();
+		errno = 0;
+		rc = SSL_do_handshake(ts->ssl);
+		if (rc == 1) {
+			ts->hs_done = true;
+		} else {
+			int e = SSL_get_error(ts->ssl, rc);
+
+			if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+				flush(ts, &blocked, &err); /* the alert, as far as it goes */
+				take_reason(ts, "TLS handshake failed");
+				set_state(ts, TLS_STREAM_FAILED);
+				return TLS_IO_ERROR;
+			}
+		}
 	}
-	switch (SSL_get_error(ts->ssl, rc)) {
-	case SSL_ERROR_WANT_READ:
-		return TLS_IO_WANT_READ;
-	case SSL_ERROR_WANT_WRITE:
-		return TLS_IO_WANT_WRITE;
-	default:
-		take_reason(ts, "TLS handshake failed");
+	flush(ts, &blocked, &err);
+	if (err) {
+		tls_stream_set_reason(ts, "TLS handshake: %s", strerror(err));
 		set_state(ts, TLS_STREAM_FAILED);
 		return TLS_IO_ERROR;
 	}
+	if (blocked)
+		return TLS_IO_WANT_WRITE;
+	if (!ts->hs_done)
+		return TLS_IO_WANT_READ;
+	set_state(ts, TLS_STREAM_OPEN);
+	ts->reason[0] = '\0'; /* what a callback expected to go wrong did not */
+	return TLS_IO_DONE;
+}
+
+void tls_stream_shutdown(struct tls_stream *ts)
+{
+	bool blocked;
+	int err;
+
+	if (ts->state != TLS_STREAM_OPEN)
+		return;
+	ERR_clear_error();
+	SSL_shutdown(ts->ssl);
+	ERR_clear_error();
+	flush(ts, &blocked, &err);
 }
 
 ssize_t tls_stream_readv(struct tls_stream *ts, const struct iovec *iov, int cnt)
@@ -308,73 +424,69 @@ static size_t next_chunk(struct tls_stream *ts, const struct iovec *iov, int cnt
 	return len;
 }
 
-/* The caller offers again the bytes of a write that has to be repeated. */
-static bool same_bytes(const struct tls_stream *ts, const struct iovec *iov, int cnt)
+static size_t iov_total(const struct iovec *iov, int cnt)
 {
-	size_t off = 0;
+	size_t n = 0;
 
-	for (int i = 0; i < cnt && off < ts->retry_len; i++) {
-		size_t n = iov[i].iov_len;
-
-		if (n > ts->retry_len - off)
-			n = ts->retry_len - off;
-		if (memcmp(ts->stage + off, iov[i].iov_base, n))
-			return false;
-		off += n;
-	}
-	return off == ts->retry_len;
+	for (int i = 0; i < cnt; i++)
+		n += iov[i].iov_len;
+	return n;
 }
 
 ssize_t tls_stream_writev(struct tls_stream *ts, const struct iovec *iov, int cnt)
 {
-	size_t total = 0;
+	size_t taken = 0;
+	bool blocked;
+	int err;
 
 	if (ts->state != TLS_STREAM_OPEN) {
 		errno = EPIPE;
 		return -1;
 	}
-	if (ts->retry_len && !same_bytes(ts, iov, cnt)) {
-		tls_stream_set_reason(ts, "TLS send: the bytes of a repeated write changed");
-		set_state(ts, TLS_STREAM_FAILED);
-		errno = EPROTO;
-		return -1;
-	}
 	for (;;) {
-		const uint8_t *p = NULL;
-		size_t len, n = 0;
-		int rc, err;
+		/* Encrypt what follows the caller's bytes already in records, while whole
+		 * records fit in the pair. */
+		while (ts->rcount < TLS_RING) {
+			size_t off = taken + ts->unreported, left = iov_total(iov, cnt) - off;
+			const uint8_t *p = NULL;
+			size_t len, before, n = 0;
 
-		if (ts->retry_len) {
-			p = ts->stage;
-			len = ts->retry_len;
-		} else {
-			len = next_chunk(ts, iov, cnt, total, &p);
-			if (!len)
-				return (ssize_t)total;
-		}
-		ERR_clear_error();
-		errno = 0;
-		rc = SSL_write_ex(ts->ssl, p, len, &n);
-		if (rc == 1) {
-			ts->retry_len = 0;
+			if (!left || BIO_ctrl_get_write_guarantee(SSL_get_wbio(ts->ssl)) <
+					     (left < TLS_STREAM_RECORD ? left : TLS_STREAM_RECORD) +
+						     TLS_RECORD_OVERHEAD)
+				break;
+			len = next_chunk(ts, iov, cnt, off, &p);
+			take_extra(ts);
+			before = BIO_ctrl_pending(ts->net_w);
+			ERR_clear_error();
+			if (SSL_write_ex(ts->ssl, p, len, &n) != 1 || n != len) {
+				take_reason(ts, "TLS send");
+				set_state(ts, TLS_STREAM_FAILED);
+				errno = EPROTO;
+				return taken ? (ssize_t)taken : -1;
+			}
+			ts->queued += BIO_ctrl_pending(ts->net_w) - before;
+			ts->ring[(ts->rhead + ts->rcount) % TLS_RING] =
+				(struct tls_record){ .plain = (uint32_t)len, .end = ts->queued };
+			ts->rcount++;
+			ts->unreported += len;
 			ts->records_out++;
-			total += len;
-			continue;
 		}
-		err = SSL_get_error(ts->ssl, rc);
-		if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ) {
-			/* The record is made: it must be offered again, byte for byte. */
-			if (p != ts->stage)
-				memcpy(ts->stage, p, len);
-			ts->retry_len = len;
-			if (total)
-				return (ssize_t)total;
-			errno = EAGAIN;
-			return -1;
+		taken += flush(ts, &blocked, &err);
+		if (err) {
+			tls_stream_set_reason(ts, "TLS send: %s", strerror(err));
+			set_state(ts, TLS_STREAM_FAILED);
+			errno = err;
+			return taken ? (ssize_t)taken : -1;
 		}
-		take_reason(ts, "TLS send");
-		set_state(ts, TLS_STREAM_FAILED);
-		errno = err == SSL_ERROR_SYSCALL && errno ? errno : EPROTO;
-		return total ? (ssize_t)total : -1;
+		if (blocked || ts->sent < ts->queued)
+			break;
+		/* all out: more to encrypt? */
+		if (iov_total(iov, cnt) <= taken + ts->unreported)
+			break;
 	}
+	if (taken)
+		return (ssize_t)taken;
+	errno = EAGAIN;
+	return -1;
 }

@@ -11,9 +11,12 @@
  *     tls_stream_pending() says whether decrypted or buffered bytes wait that no poll()
  *     on the descriptor would report.
  *   - tls_stream_writev() turns small iovecs into records of up to 16 KiB through a
- *     staging buffer and sends larger runs straight from the caller's memory. When the
- *     transport is full it returns what went out (or -1/EAGAIN); the caller offers the
- *     same bytes again later, as after a partial sendmsg().
+ *     staging buffer (larger runs are encrypted straight from the caller's memory) and
+ *     writes the ciphertext of many records to the transport at once. It returns the
+ *     bytes whose records have left completely; when the transport is full that is less
+ *     than offered (or -1/EAGAIN), and the caller offers the rest again later, from the
+ *     first byte not taken and unchanged, as after a partial sendmsg(): part of it may
+ *     already be encrypted and waiting.
  *
  * The stream works on any BIO (a socket BIO in the daemons, memory BIOs in tests and
  * fuzzers); this file opens no socket. Errors and their reasons never carry key material.
@@ -92,6 +95,8 @@ ssize_t tls_stream_readv(struct tls_stream *ts, const struct iovec *iov, int cnt
 /* Bytes of @iov taken (> 0), or -1 with errno: EAGAIN (transport full, nothing taken),
  * EPIPE, EPROTO. */
 ssize_t tls_stream_writev(struct tls_stream *ts, const struct iovec *iov, int cnt);
+/* Send close_notify, as far as the transport takes it now (best effort). */
+void tls_stream_shutdown(struct tls_stream *ts);
 /* Bytes the stream holds that a poll() on the transport would not announce. */
 bool tls_stream_pending(const struct tls_stream *ts);
 /* Records written since the stream was made (statistics and tests). */
