@@ -18,13 +18,13 @@
  * still owns it and offers it again at the head of its next writev(). A small ring
  * remembers where each record ends in the ciphertext stream.
  */
-#define TLS_STREAM_WBUF	    (64 * 1024)
+#define TLS_STREAM_WBUF     (64 * 1024)
 #define TLS_RECORD_OVERHEAD 256 /* header, content type, tag: 22 bytes; room to spare */
-#define TLS_RING	    32
+#define TLS_RING            32
 
 struct tls_record {
-	uint32_t plain;	    /* plaintext bytes of the caller's in it */
-	uint64_t end;	    /* its end in the ciphertext stream */
+	uint32_t plain; /* plaintext bytes of the caller's in it */
+	uint64_t end;   /* its end in the ciphertext stream */
 };
 
 struct tls_stream {
@@ -105,8 +105,8 @@ SSL_CTX *tls_stream_ctx_new(bool server, char *err, size_t errlen)
 		return NULL;
 	}
 	/* External PSKs only: no resumption tickets, nothing to verify, no compression. */
-	SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET | SSL_OP_NO_COMPRESSION |
-					 SSL_OP_NO_RENEGOTIATION);
+	SSL_CTX_set_options(ctx,
+			    SSL_OP_NO_TICKET | SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
 	/* PDUs frame themselves: a peer closing without close_notify is an end of stream. */
 	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 	SSL_CTX_set_num_tickets(ctx, 0);
@@ -355,6 +355,11 @@ ssize_t tls_stream_readv(struct tls_stream *ts, const struct iovec *iov, int cnt
 			if (rc == 1) {
 				off += n;
 				total += n;
+				/* A record shorter than asked and nothing read ahead: the
+				 * transport is very likely empty, as after a short recv(); do
+				 * not spend a read() to hear EAGAIN. */
+				if (off < iov[i].iov_len && !SSL_has_pending(ts->ssl))
+					return (ssize_t)total;
 				continue;
 			}
 			err = SSL_get_error(ts->ssl, rc);

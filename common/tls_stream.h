@@ -5,9 +5,9 @@
  * TLS_AES_128_GCM_SHA256 and TLS_AES_256_GCM_SHA384. Both sides use it under their PDU
  * code, with readv/writev semantics close to the socket calls they replace:
  *
- *   - tls_stream_readv() fills the iovecs in order until they are full or the transport
- *     has no complete record left (so a return shorter than asked means "drained", as a
- *     short recv() does). Records are read ahead: after a full return,
+ *   - tls_stream_readv() fills the iovecs in order until they are full, or a record ends
+ *     short of them with nothing more read ahead, or the transport has no complete record
+ *     left (so a return shorter than asked means "drained", as a short recv() does). Records are read ahead: after a full return,
  *     tls_stream_pending() says whether decrypted or buffered bytes wait that no poll()
  *     on the descriptor would report.
  *   - tls_stream_writev() turns small iovecs into records of up to 16 KiB through a

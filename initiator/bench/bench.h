@@ -67,9 +67,9 @@ struct bench_opts {
 	bool verify;
 	bool quick;
 	bool hdgst, ddgst;
-	const char *hostnqn;	    /* --hostnqn */
-	const char *tls_key_file;   /* --tls-key-file: the native path over TLS 1.3 */
-	int tls_identity;	    /* --tls-identity (default 1) */
+	const char *hostnqn;      /* --hostnqn */
+	const char *tls_key_file; /* --tls-key-file: the native path over TLS 1.3 */
+	int tls_identity;         /* --tls-identity (default 1) */
 	const char *json_path, *svg_path, *png_path;
 	const char *target_stats;   /* the target's --stats-socket */
 	const char *ceiling;        /* tcp-ceiling binary (resolved by bench_opts_check) */

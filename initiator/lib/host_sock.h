@@ -30,10 +30,10 @@ struct host_sock_ops {
 struct host_sock {
 	const struct host_sock_ops *ops;
 	int fd;
-	struct tls_stream *tls;	   /* NULL: plain */
-	void *tls_ctx;		   /* SSL_CTX of this connection */
-	int tls_version;	   /* PSK identity version used */
-	char tls_cipher[40];	   /* negotiated suite, "" for plain */
+	struct tls_stream *tls; /* NULL: plain */
+	void *tls_ctx;          /* SSL_CTX of this connection */
+	int tls_version;        /* PSK identity version used */
+	char tls_cipher[40];    /* negotiated suite, "" for plain */
 };
 
 extern const struct host_sock_ops host_sock_plain, host_sock_tls;
@@ -45,8 +45,7 @@ void host_sock_init(struct host_sock *s, int fd);
  * NQN of its URI, the discovery NQN for a discovery controller), blocking until
  * @deadline. On success s->ops is host_sock_tls. 0 or -errno with set_error().
  */
-int host_sock_tls_connect(struct host_sock *s, const struct nvmeof_ctrlr *ctrlr,
-			  uint64_t deadline);
+int host_sock_tls_connect(struct host_sock *s, const struct nvmeof_ctrlr *ctrlr, uint64_t deadline);
 /* Frees the TLS session (the descriptor is the caller's). */
 void host_sock_tls_free(struct host_sock *s);
 /* Read exactly @len bytes before @deadline. 0, -ETIMEDOUT, -ECONNRESET or -errno. */

@@ -197,12 +197,11 @@ static int psk_use_cb(SSL *ssl, const EVP_MD *md, const unsigned char **id, size
 	return 1;
 }
 
-int host_sock_tls_connect(struct host_sock *s, const struct nvmeof_ctrlr *ctrlr,
-			  uint64_t deadline)
+int host_sock_tls_connect(struct host_sock *s, const struct nvmeof_ctrlr *ctrlr, uint64_t deadline)
 {
 	const struct host_tls_key *k = ctrlr->tls_key;
 	const char *subnqn = ctrlr->uri.discovery || !ctrlr->uri.name[0] ? NVME_DISCOVERY_NQN
-									  : ctrlr->uri.name;
+									 : ctrlr->uri.name;
 	struct tls_offer offer = { .hash_id = nvme_tls_key_cipher(&k->key) };
 	char err[200];
 	SSL_CTX *ctx;

@@ -261,7 +261,7 @@ struct nvmeof_ctrlr {
 	const struct nvmeof_transport_ops *ops;
 	char hostnqn[NVME_NQN_FIELD];
 	uint8_t hostid[16];
-	struct host_tls_key *tls_key;	/* opts.tls: the configured PSK (host_tls.c) */
+	struct host_tls_key *tls_key; /* opts.tls: the configured PSK (host_tls.c) */
 
 	pthread_mutex_t admin_lock;	/* admin queue and controller state */
 	struct nvmeof_qpair *admin;

@@ -38,7 +38,7 @@ struct config_addr {
 	char traddr[CONFIG_TRADDR_MAX];
 	char trsvcid[CONFIG_TRSVCID_MAX];
 	uint8_t treq;			/* NVMF_TREQ_SECURE_* */
-	uint8_t sectype;		/* tsas: NVMF_TCP_SECTYPE_NONE or _TLS13 ("tls1.3") */
+	uint8_t sectype;                /* tsas: NVMF_TCP_SECTYPE_NONE or _TLS13 ("tls1.3") */
 };
 
 struct config_referral {
@@ -114,7 +114,7 @@ struct config_host_key {
  * its interchange text (wiped on free, saved only with secrets) and never logged. */
 struct config_host_psk {
 	char nqn[NVME_NQN_FIELD];
-	char psk[CONFIG_KEY_MAX];	    /* "NVMeTLSkey-1:..." (read from psk_file if given) */
+	char psk[CONFIG_KEY_MAX];       /* "NVMeTLSkey-1:..." (read from psk_file if given) */
 	char psk_file[CONFIG_PATH_MAX]; /* as written, "" when the key was inline */
 };
 

@@ -93,7 +93,8 @@ static int parse_addr(struct pctx *c, json_object *obj, const char *kp, struct c
 	rc = cfg_parse_tsas(c, sub, a->trtype, buf, &a->sectype);
 	if (rc)
 		return rc;
-	if (listen && a->treq == NVMF_TREQ_SECURE_REQUIRED && a->sectype != NVMF_TCP_SECTYPE_TLS13) {
+	if (listen && a->treq == NVMF_TREQ_SECURE_REQUIRED &&
+	    a->sectype != NVMF_TCP_SECTYPE_TLS13) {
 		cfg_kp_join(sub, kp, "treq");
 		return cfg_err(c, -EINVAL, sub,
 			       "\"required\" needs a secure channel: \"tsas\": \"tls1.3\"");

@@ -61,8 +61,8 @@ int cfg_parse_host_psk(struct pctx *c, json_object *obj, const char *kp, const c
 	has_psk = cfg_get_str(c, obj, kp, "psk", hp.psk, sizeof(hp.psk), OPT, false);
 	if (has_psk < 0)
 		goto fail;
-	has_file = cfg_get_str(c, obj, kp, "psk_file", hp.psk_file, sizeof(hp.psk_file), OPT,
-			       false);
+	has_file =
+		cfg_get_str(c, obj, kp, "psk_file", hp.psk_file, sizeof(hp.psk_file), OPT, false);
 	if (has_file < 0) {
 		has_psk = has_file;
 		goto fail;
@@ -88,8 +88,10 @@ int cfg_parse_host_psk(struct pctx *c, json_object *obj, const char *kp, const c
 	rc = nvme_tls_key_parse(hp.psk, &key, perr, sizeof(perr));
 	nvme_tls_key_clear(&key);
 	if (rc) {
-		has_psk = cfg_err(c, rc, sub, "not a TLS PSK in interchange format "
-					      "(NVMeTLSkey-1:HH:...:): %s", perr);
+		has_psk = cfg_err(c, rc, sub,
+				  "not a TLS PSK in interchange format "
+				  "(NVMeTLSkey-1:HH:...:): %s",
+				  perr);
 		goto fail;
 	}
 	v = realloc(c->cfg->host_psks, (c->cfg->nhost_psks + 1) * sizeof(*v));

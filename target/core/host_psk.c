@@ -36,8 +36,7 @@ static void entry_free(struct host_psk *e)
 	free(e);
 }
 
-int nvmf_tgt_set_host_psk(struct nvmf_tgt *tgt, const char *hostnqn,
-			  const struct nvme_tls_key *key)
+int nvmf_tgt_set_host_psk(struct nvmf_tgt *tgt, const char *hostnqn, const struct nvme_tls_key *key)
 {
 	struct host_psk *e = NULL, **pp;
 

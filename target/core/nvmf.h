@@ -328,8 +328,8 @@ struct nvmf_port_opts {
 	const char *advertise;	   /* address put in the discovery log (NAT); NULL = traddr */
 	uint32_t in_capsule_size;  /* 0 = target default */
 	bool discovery_only;	   /* the extra 8009 discovery listener */
-	uint8_t sectype;	   /* NVMF_TCP_SECTYPE_TLS13: a TLS port (tcp only) */
-	uint8_t treq;		   /* TLS ports: NVMF_TREQ_SECURE_REQUIRED or _NOT_REQUIRED */
+	uint8_t sectype;           /* NVMF_TCP_SECTYPE_TLS13: a TLS port (tcp only) */
+	uint8_t treq;              /* TLS ports: NVMF_TREQ_SECURE_REQUIRED or _NOT_REQUIRED */
 };
 
 struct nvmf_port {
@@ -342,8 +342,8 @@ struct nvmf_port {
 	char advertise[256];
 	uint32_t in_capsule_size;
 	bool discovery_only;
-	uint8_t sectype;	   /* NVMF_TCP_SECTYPE_NONE or _TLS13 (see nvmf_port_opts) */
-	uint8_t treq;		   /* NVMF_TREQ_SECURE_* of a TLS port */
+	uint8_t sectype;                /* NVMF_TCP_SECTYPE_NONE or _TLS13 (see nvmf_port_opts) */
+	uint8_t treq;                   /* NVMF_TREQ_SECURE_* of a TLS port */
 	struct nvmf_subsys *subsys[64]; /* subsystems exported here */
 	unsigned int nsubsys;
 	void *listener;		   /* transport private */

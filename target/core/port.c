@@ -219,9 +219,9 @@ int nvmf_port_listen(struct nvmf_port *port)
 	port->listening = true;
 	log_notice("port %u: listening on %s %s:%s%s%s", port->portid, port->ops->name,
 		   port->traddr, port->trsvcid, port->discovery_only ? " (discovery)" : "",
-		   port->sectype != NVMF_TCP_SECTYPE_TLS13	  ? ""
+		   port->sectype != NVMF_TCP_SECTYPE_TLS13   ? ""
 		   : port->treq == NVMF_TREQ_SECURE_REQUIRED ? " (TLS 1.3 required)"
-							   : " (TLS 1.3 or plain)");
+							     : " (TLS 1.3 or plain)");
 	return 0;
 }
 

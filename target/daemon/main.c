@@ -155,8 +155,7 @@ static int quick_tls_psk(struct nvmf_tgt *tgt, const char *arg, char *err, size_
 		rc = nvmf_tgt_set_host_psk(tgt, nqn, &key);
 	nvme_tls_key_clear(&key);
 	if (rc < 0)
-		snprintf(err, errlen, "--tls-psk-file %s: %s", nqn,
-			 kerr[0] ? kerr : strerror(-rc));
+		snprintf(err, errlen, "--tls-psk-file %s: %s", nqn, kerr[0] ? kerr : strerror(-rc));
 	return rc < 0 ? rc : 0;
 }
 
@@ -322,8 +321,9 @@ static void announce(struct daemon_ctx *d)
 				   p->subsys[0]->nqn, nns, nns == 1 ? "" : "s");
 		else
 			log_notice("listening on %s://%s%s%s:%s (%u subsystems, %u namespace%s)",
-				   p->sectype == NVMF_TCP_SECTYPE_TLS13 ? "tls" : p->ops->name, v6 ? "[" : "", p->traddr, v6 ? "]" : "",
-				   p->trsvcid, p->nsubsys, nns, nns == 1 ? "" : "s");
+				   p->sectype == NVMF_TCP_SECTYPE_TLS13 ? "tls" : p->ops->name,
+				   v6 ? "[" : "", p->traddr, v6 ? "]" : "", p->trsvcid, p->nsubsys,
+				   nns, nns == 1 ? "" : "s");
 	}
 	pthread_mutex_unlock(&tgt->lock);
 	for (unsigned int i = 0; i < d->niscsi; i++) {

@@ -100,11 +100,11 @@ extern const struct tcp_sock_ops tcp_sock_plain, tcp_sock_tls;
 
 /* TLS handshake machine (tcp_tls.c), one per connection. */
 enum tcp_tls_state {
-	TCP_TLS_NONE,	   /* plain: not a TLS port, or a plain host where TLS is optional */
-	TCP_TLS_DETECT,	   /* TLS port: waiting for the first byte (ClientHello or ICReq) */
+	TCP_TLS_NONE,      /* plain: not a TLS port, or a plain host where TLS is optional */
+	TCP_TLS_DETECT,    /* TLS port: waiting for the first byte (ClientHello or ICReq) */
 	TCP_TLS_HANDSHAKE, /* ClientHello seen: handshake steps as the socket allows */
-	TCP_TLS_OPEN,	   /* PDUs flow inside TLS records */
-	TCP_TLS_FAILED,	   /* handshake failed: the connection is closing */
+	TCP_TLS_OPEN,      /* PDUs flow inside TLS records */
+	TCP_TLS_FAILED,    /* handshake failed: the connection is closing */
 	TCP_TLS_NSTATES
 };
 
@@ -226,7 +226,7 @@ struct tcp_qpair {
 
 	/* the byte stream (tcp_sock.c) and, on TLS ports, its TLS session (tcp_tls.c) */
 	const struct tcp_sock_ops *sock;
-	struct tcp_tls *tls;		/* NULL on a plain connection */
+	struct tcp_tls *tls; /* NULL on a plain connection */
 	enum tcp_tls_state tls_state;
 };
 
@@ -310,12 +310,12 @@ void tcp_tx_drop_all(struct tcp_qpair *tq);
 bool tcp_tls_transition_ok(enum tcp_tls_state from, enum tcp_tls_state to);
 void tcp_tls_set_state(struct tcp_qpair *tq, enum tcp_tls_state s);
 const char *tcp_tls_state_name(enum tcp_tls_state s);
-int tcp_tls_port_init(const struct nvmf_port *port); /* at listen: the TLS context */
-void tcp_tls_begin(struct tcp_qpair *tq);            /* TLS port: detect, then handshake */
+int tcp_tls_port_init(const struct nvmf_port *port);    /* at listen: the TLS context */
+void tcp_tls_begin(struct tcp_qpair *tq);               /* TLS port: detect, then handshake */
 bool tcp_tls_plain_refused(const struct tcp_qpair *tq); /* plain ICReq where TLS is required */
 void tcp_tls_free(struct tcp_qpair *tq);
 bool tcp_tls_connect_allowed(const struct nvmf_qpair *qp, const char *hostnqn,
-			     const char *subnqn); /* ops->connect_allowed */
+			     const char *subnqn);         /* ops->connect_allowed */
 const char *tcp_tls_describe(const struct tcp_qpair *tq); /* "", or " over TLS 1.3 ..." */
 void tcp_rx_run(struct tcp_qpair *tq); /* tcp_recv.c: what the stream holds, within budget */
 

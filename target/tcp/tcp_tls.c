@@ -32,11 +32,11 @@
 #include "tcp_internal.h"
 
 #define TLS_RECORD_HANDSHAKE 22 /* TLS record content type of a ClientHello */
-#define TLS_EXT_PSK 41		/* pre_shared_key extension */
+#define TLS_EXT_PSK          41 /* pre_shared_key extension */
 
 struct tcp_tls {
 	struct tls_stream *ts;
-	int version;	 /* PSK identity version, 0 or 1 */
+	int version;     /* PSK identity version, 0 or 1 */
 	uint8_t hash_id; /* 01 SHA-256, 02 SHA-384 */
 	char hostnqn[NVME_NQN_FIELD];
 	char subnqn[NVME_NQN_FIELD];
@@ -48,9 +48,8 @@ static SSL_CTX *g_ctx; /* one server context, made on the main thread at the fir
 /* ---- the handshake machine ------------------------------------------------------------- */
 
 static const char *const tls_state_names[TCP_TLS_NSTATES] = {
-	[TCP_TLS_NONE] = "NONE",	   [TCP_TLS_DETECT] = "DETECT",
-	[TCP_TLS_HANDSHAKE] = "HANDSHAKE", [TCP_TLS_OPEN] = "OPEN",
-	[TCP_TLS_FAILED] = "FAILED",
+	[TCP_TLS_NONE] = "NONE", [TCP_TLS_DETECT] = "DETECT", [TCP_TLS_HANDSHAKE] = "HANDSHAKE",
+	[TCP_TLS_OPEN] = "OPEN", [TCP_TLS_FAILED] = "FAILED",
 };
 
 const char *tcp_tls_state_name(enum tcp_tls_state s)
@@ -139,8 +138,10 @@ static int psk_find_cb(SSL *ssl, const unsigned char *id, size_t idlen, SSL_SESS
 		return 1;
 	}
 	if (ident.generated) {
-		tls_stream_set_reason(ts, "host %s offers a generated PSK (secure concatenation), "
-					  "which is not supported", ident.hostnqn);
+		tls_stream_set_reason(ts,
+				      "host %s offers a generated PSK (secure concatenation), "
+				      "which is not supported",
+				      ident.hostnqn);
 		return 1;
 	}
 	if (nvmf_tgt_get_host_psk(tq->qp.tgt, ident.hostnqn, &key)) {
@@ -148,9 +149,10 @@ static int psk_find_cb(SSL *ssl, const unsigned char *id, size_t idlen, SSL_SESS
 		return 1;
 	}
 	if (nvme_tls_key_cipher(&key) != ident.hash_id) {
-		tls_stream_set_reason(ts, "host %s: PSK identity hash %02u, its configured key "
-					  "is for hash %02u", ident.hostnqn, ident.hash_id,
-				      nvme_tls_key_cipher(&key));
+		tls_stream_set_reason(ts,
+				      "host %s: PSK identity hash %02u, its configured key "
+				      "is for hash %02u",
+				      ident.hostnqn, ident.hash_id, nvme_tls_key_cipher(&key));
 		goto out;
 	}
 	rc = nvme_tls_retained_psk(&key, ident.hostnqn, 0, &retained);
@@ -158,8 +160,10 @@ static int psk_find_cb(SSL *ssl, const unsigned char *id, size_t idlen, SSL_SESS
 		rc = nvme_tls_psk_digest(ident.hash_id, retained, ident.hostnqn, ident.subsysnqn,
 					 digest, sizeof(digest));
 		if (rc >= 0 && strcmp(digest, ident.digest)) {
-			tls_stream_set_reason(ts, "host %s: PSK digest differs: the host holds "
-						  "another key", ident.hostnqn);
+			tls_stream_set_reason(ts,
+					      "host %s: PSK digest differs: the host holds "
+					      "another key",
+					      ident.hostnqn);
 			goto out;
 		}
 	}
@@ -328,8 +332,7 @@ bool tcp_tls_plain_refused(const struct tcp_qpair *tq)
 	       port->treq == NVMF_TREQ_SECURE_REQUIRED && tq->tls_state != TCP_TLS_OPEN;
 }
 
-bool tcp_tls_connect_allowed(const struct nvmf_qpair *qp, const char *hostnqn,
-			     const char *subnqn)
+bool tcp_tls_connect_allowed(const struct nvmf_qpair *qp, const char *hostnqn, const char *subnqn)
 {
 	const struct tcp_qpair *tq = container_of(qp, struct tcp_qpair, qp);
 
@@ -337,8 +340,8 @@ bool tcp_tls_connect_allowed(const struct nvmf_qpair *qp, const char *hostnqn,
 		return true;
 	if (!strcmp(tq->tls->hostnqn, hostnqn) && !strcmp(tq->tls->subnqn, subnqn))
 		return true;
-	log_peer("%s: Connect as %s to %s, but its TLS PSK identity named %s and %s",
-		 qp->peer, hostnqn, subnqn, tq->tls->hostnqn, tq->tls->subnqn);
+	log_peer("%s: Connect as %s to %s, but its TLS PSK identity named %s and %s", qp->peer,
+		 hostnqn, subnqn, tq->tls->hostnqn, tq->tls->subnqn);
 	return false;
 }
 

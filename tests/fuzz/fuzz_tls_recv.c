@@ -35,8 +35,8 @@
 #include "reactor/reactor.h"
 #include "tcp/tcp_internal.h"
 
-#define SUBNQN	  "nqn.2026-11.io.nvmeof:fuzz"
-#define HOSTNQN	  "nqn.2014-08.org.nvmexpress:uuid:0f0f0f0f-1111-2222-3333-444444444444"
+#define SUBNQN     "nqn.2026-11.io.nvmeof:fuzz"
+#define HOSTNQN    "nqn.2014-08.org.nvmexpress:uuid:0f0f0f0f-1111-2222-3333-444444444444"
 #define TIMEOUT_MS 5000
 
 static struct nvmf_tgt *g_tgt;
@@ -57,8 +57,12 @@ static int setup(void)
 {
 	struct nvmf_tgt_opts o;
 	struct nvmf_port_opts po = {
-		.portid = 1, .trtype = "tcp", .adrfam = "ipv4", .traddr = "127.0.0.1",
-		.trsvcid = "4420", .sectype = NVMF_TCP_SECTYPE_TLS13,
+		.portid = 1,
+		.trtype = "tcp",
+		.adrfam = "ipv4",
+		.traddr = "127.0.0.1",
+		.trsvcid = "4420",
+		.sectype = NVMF_TCP_SECTYPE_TLS13,
 		.treq = NVMF_TREQ_SECURE_NOT_REQUIRED,
 	};
 	struct nvmf_ns_opts no = { .path = "ram:1M", .enabled = true };
@@ -245,9 +249,9 @@ static void kill_msg(void *p)
 	struct tcp_qpair *it;
 
 	if (trr)
-		TAILQ_FOREACH (it, &trr->conns, link)
-			if (it == ka->tq && !it->closing)
-				tcp_qpair_close(it, "fuzz: stream ended");
+		TAILQ_FOREACH(it, &trr->conns, link)
+	if (it == ka->tq && !it->closing)
+		tcp_qpair_close(it, "fuzz: stream ended");
 	__atomic_store_n(&ka->done, 1, __ATOMIC_RELEASE);
 }
 

@@ -177,10 +177,14 @@ static void test_records_and_reads(void)
 	CU_ASSERT_EQUAL(tls_stream_writev(c.ts, v, 1), 70000);
 	CU_ASSERT_EQUAL(tls_stream_records_out(c.ts), 1 + 5);
 	{
-		struct iovec r[3] = { { out, 1000 }, { out + 1000, 33333 }, { out + 34333, 40000 } };
+		struct iovec r[3] = { { out, 1000 },
+				      { out + 1000, 33333 },
+				      { out + 34333, 40000 } };
 
+		/* at least the first record; a short read says "drained for now" */
 		n = tls_stream_readv(s.ts, r, 3);
-		CU_ASSERT_EQUAL(n, 70000);
+		CU_ASSERT_TRUE_FATAL(n >= 16384 && n <= 70000);
+		CU_ASSERT_EQUAL(drain(&s, out + n, 70000 - (size_t)n, 33333), 70000 - (size_t)n);
 		CU_ASSERT_EQUAL(memcmp(out, big, 70000), 0);
 	}
 	/* a read smaller than a record leaves the rest pending above the transport */

@@ -134,8 +134,7 @@ int nvmf_subsys_add_host(struct nvmf_subsys *s, const char *hostnqn)
 /* TLS PSKs: counted, not kept (config_apply_psks is exercised by tests/integration/tls.sh). */
 static unsigned int g_psk_set, g_psk_removed;
 
-int nvmf_tgt_set_host_psk(struct nvmf_tgt *tgt, const char *hostnqn,
-			  const struct nvme_tls_key *key)
+int nvmf_tgt_set_host_psk(struct nvmf_tgt *tgt, const char *hostnqn, const struct nvme_tls_key *key)
 {
 	(void)tgt;
 	(void)hostnqn;

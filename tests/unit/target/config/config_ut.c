@@ -585,7 +585,8 @@ static const struct bad_case bad_cases[] = {
 	  DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': '127.0.0.1', "
 	      "'trsvcid': '4420', 'treq': 'required'}}",
 	      SUBSYS("")),
-	  -EINVAL, "ports[0].addr.treq: \"required\" needs a secure channel: \"tsas\": \"tls1.3\"" },
+	  -EINVAL,
+	  "ports[0].addr.treq: \"required\" needs a secure channel: \"tsas\": \"tls1.3\"" },
 	{ "tsas tls1.2",
 	  DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': '127.0.0.1', "
 	      "'trsvcid': '4420', 'tsas': 'tls1.2'}}",
@@ -601,16 +602,20 @@ static const struct bad_case bad_cases[] = {
 	      "'trsvcid': '4420', 'tsas': 'tls1.3'}}",
 	      SUBSYS("")),
 	  -EINVAL, "ports[0].addr.tsas: \"tls1.3\" is for tcp ports, not rdma" },
-	{ "psk bad crc", "{'hosts': [{'nqn': 'nqn.2014-08.x:h1', 'psk': "
+	{ "psk bad crc",
+	  "{'hosts': [{'nqn': 'nqn.2014-08.x:h1', 'psk': "
 	  "'NVMeTLSkey-1:01:VRLbtnN9AQb2WXW3c9+wEf/DRLz0QuLdbYvEhwtdWwNf9LrA:'}]}",
-	  -EBADMSG, "hosts[0].psk: not a TLS PSK in interchange format (NVMeTLSkey-1:HH:...:): "
+	  -EBADMSG,
+	  "hosts[0].psk: not a TLS PSK in interchange format (NVMeTLSkey-1:HH:...:): "
 	  "TLS PSK: CRC mismatch" },
-	{ "psk not a key", "{'hosts': [{'nqn': 'nqn.2014-08.x:h1', 'psk': 'secret'}]}",
-	  -EINVAL, "hosts[0].psk: not a TLS PSK in interchange format" },
-	{ "psk and psk_file", "{'hosts': [{'nqn': 'nqn.2014-08.x:h1', 'psk': 'x', "
+	{ "psk not a key", "{'hosts': [{'nqn': 'nqn.2014-08.x:h1', 'psk': 'secret'}]}", -EINVAL,
+	  "hosts[0].psk: not a TLS PSK in interchange format" },
+	{ "psk and psk_file",
+	  "{'hosts': [{'nqn': 'nqn.2014-08.x:h1', 'psk': 'x', "
 	  "'psk_file': '/nonexistent'}]}",
 	  -EINVAL, "hosts[0].psk_file: give \"psk\" or \"psk_file\", not both" },
-	{ "psk_file missing", "{'hosts': [{'nqn': 'nqn.2014-08.x:h1', "
+	{ "psk_file missing",
+	  "{'hosts': [{'nqn': 'nqn.2014-08.x:h1', "
 	  "'psk_file': '/nonexistent/k'}]}",
 	  -ENOENT, "hosts[0].psk_file: " },
 	{ "advertise hostname", DOC(PORT(", 'advertise': 'nat.example'"), SUBSYS("")), -EINVAL,

@@ -22,7 +22,7 @@
 #include "tcp_ut_host.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:00000000-1111-2222-3333-444444444444"
-#define SUBNQN	"nqn.2026-11.io.nvmeof:ut"
+#define SUBNQN  "nqn.2026-11.io.nvmeof:ut"
 
 /* ---- a TLS client on the host end of the socketpair ------------------------------------ */
 
@@ -137,7 +137,7 @@ static void test_transitions(void)
 		{ TCP_TLS_HANDSHAKE, TCP_TLS_FAILED, true },
 		{ TCP_TLS_NONE, TCP_TLS_OPEN, false },   /* never without a handshake */
 		{ TCP_TLS_DETECT, TCP_TLS_OPEN, false }, /* likewise */
-		{ TCP_TLS_OPEN, TCP_TLS_NONE, false },	 /* no way back to plain */
+		{ TCP_TLS_OPEN, TCP_TLS_NONE, false },   /* no way back to plain */
 		{ TCP_TLS_OPEN, TCP_TLS_HANDSHAKE, false },
 		{ TCP_TLS_FAILED, TCP_TLS_OPEN, false },
 		{ TCP_TLS_HANDSHAKE, TCP_TLS_NONE, false },
@@ -281,8 +281,10 @@ int main(void)
 		return 1;
 	s = CU_add_suite("tcp_tls", tcp_ut_suite_init, tcp_ut_suite_fini);
 	CU_add_test(s, "state transitions", test_transitions);
-	CU_add_test(s, "plain ICReq refused where TLS is required", test_plain_refused_where_required);
-	CU_add_test(s, "plain ICReq served where TLS is optional", test_plain_served_where_optional);
+	CU_add_test(s, "plain ICReq refused where TLS is required",
+		    test_plain_refused_where_required);
+	CU_add_test(s, "plain ICReq served where TLS is optional",
+		    test_plain_served_where_optional);
 	CU_add_test(s, "TLS, identity v1, SHA-256", test_v1_sha256);
 	CU_add_test(s, "TLS, identity v0, SHA-256, digests", test_v0_sha256);
 	CU_add_test(s, "TLS, identity v1, SHA-384, digests", test_v1_sha384);
