@@ -225,6 +225,17 @@ else
 fi
 it_grep "the target says why" "$IT_LOG" 'TLS handshake not finished in time'
 io "a TLS host still connects afterwards" "$H1" "$IT_DIR/h1.key" 1
+
+# A reload that gives H1 another key: new handshakes use it, the old key is refused.
+sed -i "s|\"psk\": \"$K256\"|\"psk\": \"$KWRONG\"|" "$IT_DIR/tls.json"
+chmod 600 "$IT_DIR/wrong.key"
+kill -HUP "$IT_PID"
+for _ in $(seq 100); do grep -q 'reloaded' "$IT_LOG" && break; sleep 0.05; done
+it_grep "configuration reloaded" "$IT_LOG" 'reloaded'
+it_cli "after the reload H1's old key is refused" 3 identify "$URI_A" --hostnqn "$H1" \
+	--tls-key-file "$IT_DIR/h1.key"
+it_cli "and its new key accepted" 0 identify "$URI_A" --hostnqn "$H1" \
+	--tls-key-file "$IT_DIR/wrong.key"
 ! grep -qF -e "$K256" -e "$K384" -e "$KWRONG" "$IT_LOG" && it_ok "no key in the target log" ||
 	it_not_ok key-in-log "a PSK appears in the target log"
 it_stop_target
