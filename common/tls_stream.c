@@ -114,6 +114,8 @@ SSL_CTX *tls_stream_ctx_new(bool server, char *err, size_t errlen)
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
 	SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	SSL_CTX_set_read_ahead(ctx, 1);
+	/* Read ahead up to four full records per read() (128K of data: 2 or 3 calls). */
+	SSL_CTX_set_default_read_buffer_len(ctx, 4 * (TLS_STREAM_RECORD + TLS_RECORD_OVERHEAD));
 	return ctx;
 }
 
