@@ -317,7 +317,6 @@ void tcp_tls_free(struct tcp_qpair *tq);
 bool tcp_tls_connect_allowed(const struct nvmf_qpair *qp, const char *hostnqn,
 			     const char *subnqn);         /* ops->connect_allowed */
 const char *tcp_tls_describe(const struct tcp_qpair *tq); /* "", or " over TLS 1.3 ..." */
-void tcp_rx_run(struct tcp_qpair *tq); /* tcp_recv.c: what the stream holds, within budget */
 
 /* iovec helpers (tcp_send.c) */
 uint32_t tcp_iov_crc(const struct iovec *iov, int iovcnt, size_t off, size_t len);

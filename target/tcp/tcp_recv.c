@@ -625,7 +625,7 @@ static void rx_pause(struct tcp_qpair *tq)
 	}
 }
 
-void tcp_rx_run(struct tcp_qpair *tq)
+static void rx_run(struct tcp_qpair *tq)
 {
 	bool drained = false;
 
@@ -673,7 +673,7 @@ void tcp_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 	if (tq->rx_state == TCP_RX_QUIESCING)
 		rx_drain(tq);
 	else
-		tcp_rx_run(tq);
+		rx_run(tq);
 }
 
 void tcp_rx_resume(void *arg)
@@ -691,5 +691,5 @@ void tcp_rx_resume(void *arg)
 		ev_io_start(tq->loop, &tq->rio);
 		tq->rio_on = true;
 	}
-	tcp_rx_run(tq);
+	rx_run(tq);
 }
