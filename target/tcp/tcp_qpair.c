@@ -45,14 +45,18 @@ static void tcp_linger_cb(struct ev_loop *loop, ev_timer *w, int revents)
 static void tcp_connect_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct tcp_qpair *tq = w->data;
+	const char *why = "no ICReq in time";
 
 	if (tq->connected_seen || tq->closing)
 		return;
 	tcp_conn_timed_out();
-	tcp_qpair_close(tq, tq->ic_done ? "no Connect in time"
-			    : tq->tls_state == TCP_TLS_DETECT || tq->tls_state == TCP_TLS_HANDSHAKE
-				    ? "TLS handshake not finished in time"
-				    : "no ICReq in time");
+	if (tq->ic_done)
+		why = "no Connect in time";
+	else if (tq->tls_state == TCP_TLS_HANDSHAKE)
+		why = "TLS handshake not finished in time";
+	else if (tq->tls_state == TCP_TLS_DETECT)
+		why = "no ClientHello or ICReq in time";
+	tcp_qpair_close(tq, why);
 }
 
 static void tcp_qpair_free(void *arg)
