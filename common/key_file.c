@@ -42,8 +42,7 @@ int nvme_key_file_read(const char *path, char *buf, size_t len, char *err, size_
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return fail(-EINVAL, buf, len, err, errlen, path,
-			    "not a regular file");
+		return fail(-EINVAL, buf, len, err, errlen, path, "not a regular file");
 	}
 	if (st.st_mode & 077) {
 		close(fd);
@@ -53,8 +52,7 @@ int nvme_key_file_read(const char *path, char *buf, size_t len, char *err, size_
 	}
 	if (st.st_uid != geteuid() && st.st_uid != 0) {
 		close(fd);
-		return fail(-EPERM, buf, len, err, errlen, path,
-			    "owned by another user");
+		return fail(-EPERM, buf, len, err, errlen, path, "owned by another user");
 	}
 	while (got < len - 1) {
 		n = read(fd, buf + got, len - 1 - got);
@@ -63,8 +61,7 @@ int nvme_key_file_read(const char *path, char *buf, size_t len, char *err, size_
 		if (n < 0) {
 			rc = -errno;
 			close(fd);
-			return fail(rc, buf, len, err, errlen, path,
-				    strerror(-rc));
+			return fail(rc, buf, len, err, errlen, path, strerror(-rc));
 		}
 		if (n == 0)
 			break;
@@ -79,8 +76,7 @@ int nvme_key_file_read(const char *path, char *buf, size_t len, char *err, size_
 		OPENSSL_cleanse(nl, got - (size_t)(nl - buf));
 		*nl = '\0';
 	} else if (got == len - 1) {
-		return fail(-ENOSPC, buf, len, err, errlen, path,
-			    "first line too long for a key");
+		return fail(-ENOSPC, buf, len, err, errlen, path, "first line too long for a key");
 	}
 	if (!buf[0])
 		return fail(-EINVAL, buf, len, err, errlen, path, "empty");

@@ -31,10 +31,10 @@ struct nvmf_ns;
 
 /* One namespace's reservation state, as stores keep it (host identifiers, not cntlids). */
 struct nvmf_resv_image {
-	uint32_t gen;		/* PRGENERATION */
-	uint8_t rtype;		/* 0: no reservation */
-	bool ptpl;		/* Persist Through Power Loss state */
-	uint8_t holder[16];	/* host identifier of the holder (types 1-4) */
+	uint32_t gen;       /* PRGENERATION */
+	uint8_t rtype;      /* 0: no reservation */
+	bool ptpl;          /* Persist Through Power Loss state */
+	uint8_t holder[16]; /* host identifier of the holder (types 1-4) */
 	unsigned int nregs;
 	struct {
 		uint8_t hostid[16];

@@ -40,8 +40,7 @@ static void test_reads_first_line(void)
 			(int)strlen(k));
 	CU_ASSERT_STRING_EQUAL(buf, k);
 	/* No line end, CRLF, and mode 0400 are all fine. */
-	CU_ASSERT_EQUAL(nvme_key_file_read(make("k2", k, 0400), buf, sizeof(buf), err,
-					   sizeof(err)),
+	CU_ASSERT_EQUAL(nvme_key_file_read(make("k2", k, 0400), buf, sizeof(buf), err, sizeof(err)),
 			(int)strlen(k));
 	snprintf(text, sizeof(text), "%s\r\n", k);
 	CU_ASSERT_EQUAL(nvme_key_file_read(make("k3", text, 0600), buf, sizeof(buf), err,
