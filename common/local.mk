@@ -53,6 +53,7 @@ libnvmeof_common_la_SOURCES += \
 	common/dhchap_crypto.c common/dhchap_crypto.h \
 	common/dhchap_key.c common/dhchap_key.h \
 	common/tls_psk.c common/tls_psk.h \
+	common/tls_stream.c common/tls_stream.h \
 	common/key_file.c common/key_file.h
 libnvmeof_common_la_CFLAGS += $(OPENSSL_CFLAGS)
 libnvmeof_common_la_LIBADD += $(OPENSSL_LIBS)
@@ -111,3 +112,10 @@ TESTS += tests/unit/common/json_writer_ut
 tests_unit_common_json_writer_ut_SOURCES = tests/unit/common/json_writer_ut.c
 tests_unit_common_json_writer_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_common_json_writer_ut_LDADD = libnvmeof_common.la -lm $(UT_LIBS)
+
+# The TLS 1.3 stream between two in-memory endpoints.
+check_PROGRAMS += tests/unit/common/tls_stream_ut
+TESTS += tests/unit/common/tls_stream_ut
+tests_unit_common_tls_stream_ut_SOURCES = tests/unit/common/tls_stream_ut.c
+tests_unit_common_tls_stream_ut_CFLAGS = $(auth_ut_cflags)
+tests_unit_common_tls_stream_ut_LDADD = $(auth_ut_libs)

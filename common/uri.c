@@ -29,18 +29,20 @@ struct scheme {
 	const char *prefix;
 	enum uri_transport transport;
 	bool nvme;
+	bool tls;
 };
 
 static const struct scheme listen_schemes[] = {
-	{ "tcp://", URI_TRANSPORT_TCP, true },
-	{ "rdma://", URI_TRANSPORT_RDMA, true },
-	{ "iscsi://", URI_TRANSPORT_ISCSI, false },
+	{ "tcp://", URI_TRANSPORT_TCP, true, false },
+	{ "rdma://", URI_TRANSPORT_RDMA, true, false },
+	{ "iscsi://", URI_TRANSPORT_ISCSI, false, false },
+	{ "tls://", URI_TRANSPORT_TCP, true, true },
 };
 
 static const struct scheme target_schemes[] = {
-	{ "nvme+tcp://", URI_TRANSPORT_TCP, true },
-	{ "nvme+rdma://", URI_TRANSPORT_RDMA, true },
-	{ "iscsi://", URI_TRANSPORT_ISCSI, false },
+	{ "nvme+tcp://", URI_TRANSPORT_TCP, true, false },
+	{ "nvme+rdma://", URI_TRANSPORT_RDMA, true, false },
+	{ "iscsi://", URI_TRANSPORT_ISCSI, false, false },
 };
 
 static const struct scheme *find_scheme(const struct scheme *tab, size_t n, const char *s)
@@ -181,9 +183,12 @@ int uri_parse_listen(const char *s, struct uri_listen *out, char *err, size_t er
 	sc = find_scheme(listen_schemes, sizeof(listen_schemes) / sizeof(listen_schemes[0]), s);
 	if (!sc)
 		return uri_fail(err, errlen,
-				"unknown listen URI '%s' (expected tcp://, rdma:// or iscsi://)", s);
+				"unknown listen URI '%s' (expected tcp://, tls://, rdma:// or "
+				"iscsi://)",
+				s);
 	memset(out, 0, sizeof(*out));
 	out->transport = sc->transport;
+	out->tls = sc->tls;
 	auth = s + strlen(sc->prefix);
 	len = strlen(auth);
 	if (len && auth[len - 1] == '/')
@@ -386,9 +391,9 @@ int uri_parse_target(const char *s, struct uri_target *out, char *err, size_t er
 
 int uri_format_listen(char *buf, size_t len, const struct uri_listen *u)
 {
+	const char *scheme = u->tls ? "tls" : uri_transport_name(u->transport);
+
 	if (u->ipv6)
-		return snprintf(buf, len, "%s://[%s]:%u", uri_transport_name(u->transport), u->addr,
-				u->port);
-	return snprintf(buf, len, "%s://%s:%u", uri_transport_name(u->transport), u->addr,
-			u->port);
+		return snprintf(buf, len, "%s://[%s]:%u", scheme, u->addr, u->port);
+	return snprintf(buf, len, "%s://%s:%u", scheme, u->addr, u->port);
 }

@@ -40,6 +40,7 @@ struct uri_listen {
 	bool ipv6;			/* addr was bracketed (and is an IPv6 literal) */
 	char addr[URI_HOST_MAX];	/* without brackets */
 	uint16_t port;			/* 0 only when written explicitly (any free port) */
+	bool tls;                       /* tls://: NVMe/TCP with TLS 1.3 required */
 };
 
 /* A remote target: "nvme+tcp://10.0.0.1/nqn.../1" or "iscsi://10.0.0.1/iqn.../0". */

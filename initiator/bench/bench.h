@@ -69,6 +69,8 @@ struct bench_opts {
 	unsigned int poll_us; /* --poll-us: keep polling this long after a completion */
 	bool quick;
 	bool hdgst, ddgst;
+	const char *tls_key_file; /* --tls-key-file: the native path over TLS 1.3 */
+	int tls_identity;         /* --tls-identity (default 1) */
 	const char *json_path, *svg_path, *png_path;
 	const char *target_stats;   /* the target's --stats-socket */
 	const char *hostnqn;        /* --hostnqn (NULL: the library's default) */

@@ -56,6 +56,9 @@ void bench_usage(FILE *f)
 	      "  --digest              ask for header and data digests on both paths\n"
 	      "  --hostnqn NQN         the host NQN to connect as (default: the library's,\n"
 	      "                        /etc/nvme/hostnqn or a generated one)\n"
+	      "  --tls-key-file PATH   the native path over TLS 1.3 with this PSK (a file of\n"
+	      "                        mode 0600 holding NVMeTLSkey-1:HH:...:)\n"
+	      "  --tls-identity N      PSK identity version 1 (default) or 0\n"
 	      "\n"
 	      "Measuring:\n"
 	      "  --target-stats PATH   the target's --stats-socket: target CPU per I/O and\n"
@@ -264,6 +267,9 @@ enum {
 	OPT_POLL_US,
 	OPT_QUICK,
 	OPT_DIGEST,
+	OPT_HOSTNQN,
+	OPT_TLS_KEY_FILE,
+	OPT_TLS_IDENTITY,
 	OPT_JSON,
 	OPT_SVG,
 	OPT_PNG,
@@ -283,7 +289,6 @@ enum {
 	OPT_OUTPUT,
 	OPT_PCT,
 	OPT_DETAIL,
-	OPT_HOSTNQN,
 };
 
 static const struct option long_opts[] = {
@@ -307,13 +312,15 @@ static const struct option long_opts[] = {
 	{ "poll-us", required_argument, NULL, OPT_POLL_US },
 	{ "quick", no_argument, NULL, OPT_QUICK },
 	{ "digest", no_argument, NULL, OPT_DIGEST },
+	{ "hostnqn", required_argument, NULL, OPT_HOSTNQN },
+	{ "tls-key-file", required_argument, NULL, OPT_TLS_KEY_FILE },
+	{ "tls-identity", required_argument, NULL, OPT_TLS_IDENTITY },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "svg", required_argument, NULL, OPT_SVG },
 	{ "png", required_argument, NULL, OPT_PNG },
 	{ "target-stats", required_argument, NULL, OPT_TSTATS },
 	{ "ceiling", optional_argument, NULL, OPT_CEILING },
 	{ "pin", required_argument, NULL, OPT_PIN },
-	{ "hostnqn", required_argument, NULL, OPT_HOSTNQN },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "target-label", required_argument, NULL, OPT_LABEL },
@@ -357,6 +364,7 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 	o->warmup_s = 1;
 	o->repeat = 3;
 	o->jobs = 1;
+	o->tls_identity = 1;
 	o->rw = BENCH_RANDREAD;
 	o->bs = o->bs_list[0] = 4096;
 	o->nbs = 1;
@@ -445,6 +453,22 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 		case OPT_DIGEST:
 			o->hdgst = o->ddgst = true;
 			break;
+		case OPT_HOSTNQN:
+			o->hostnqn = a;
+			bad = !*a;
+			break;
+		case OPT_TLS_KEY_FILE:
+			o->tls_key_file = a;
+			bad = !*a;
+			break;
+		case OPT_TLS_IDENTITY: {
+			unsigned int v;
+
+			bad = parse_uint(a, 0, 1, &v);
+			o->tls_identity = (int)v;
+			snprintf(why, sizeof(why), "0 or 1");
+			break;
+		}
 		case OPT_JSON:
 			o->json_path = a;
 			bad = !*a;
@@ -459,10 +483,6 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 			break;
 		case OPT_TSTATS:
 			o->target_stats = a;
-			bad = !*a;
-			break;
-		case OPT_HOSTNQN:
-			o->hostnqn = a;
 			bad = !*a;
 			break;
 		case OPT_CEILING:

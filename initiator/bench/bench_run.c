@@ -121,6 +121,10 @@ int bench_conn_open(struct bench_conn *c, enum bench_path path, const char *uri,
 	opts.hdgst = o->hdgst;
 	opts.ddgst = o->ddgst;
 	opts.hostnqn = o->hostnqn;
+	if (path == BENCH_NATIVE) {
+		opts.tls_key_file = o->tls_key_file;
+		opts.tls_identity = o->tls_identity;
+	}
 	if (o->reconnect_delay != -2)
 		opts.reconnect_delay = o->reconnect_delay;
 	if (o->ctrl_loss_tmo != -2)

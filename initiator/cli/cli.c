@@ -438,6 +438,12 @@ static const char common_help[] =
 	"  --hostid UUID       host identifier (default: /etc/nvme/hostid or generated)\n"
 	"  --hdgst             ask for NVMe/TCP header digests\n"
 	"  --ddgst             ask for NVMe/TCP data digests\n"
+	"  --tls               NVMe/TCP over TLS 1.3 with the host's PSK (--tls-key or\n"
+	"                      --tls-key-file)\n"
+	"  --tls-key KEY       the PSK in interchange format, NVMeTLSkey-1:HH:...: as\n"
+	"                      nvme gen-tls-key writes it (implies --tls; --tls_key too)\n"
+	"  --tls-key-file PATH the same from a file of mode 0600 (implies --tls)\n"
+	"  --tls-identity N    PSK identity version: 1 (default, with PSK digest) or 0\n"
 	"  --timeout MS        connect and command timeout (default 10000 / 30000)\n"
 	"  --kato MS           keep alive timeout (default 30000, 0 = none)\n"
 	"  --reconnect-delay S seconds between reconnect attempts (default 2)\n"
@@ -489,6 +495,10 @@ enum {
 	OPT_HOSTID,
 	OPT_HDGST,
 	OPT_DDGST,
+	OPT_TLS,
+	OPT_TLS_KEY,
+	OPT_TLS_KEY_FILE,
+	OPT_TLS_IDENTITY,
 	OPT_TIMEOUT,
 	OPT_KATO,
 	OPT_DHCHAP_SECRET,
@@ -556,6 +566,11 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 		{ "hostid", required_argument, NULL, OPT_HOSTID },
 		{ "hdgst", no_argument, NULL, OPT_HDGST },
 		{ "ddgst", no_argument, NULL, OPT_DDGST },
+		{ "tls", no_argument, NULL, OPT_TLS },
+		{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
+		{ "tls_key", required_argument, NULL, OPT_TLS_KEY },
+		{ "tls-key-file", required_argument, NULL, OPT_TLS_KEY_FILE },
+		{ "tls-identity", required_argument, NULL, OPT_TLS_IDENTITY },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "kato", required_argument, NULL, OPT_KATO },
 		{ "dhchap-secret", required_argument, NULL, OPT_DHCHAP_SECRET },
@@ -615,6 +630,20 @@ static void parse_args(struct cli *c, const struct command *cmd, int argc, char 
 			break;
 		case OPT_DDGST:
 			c->opts.ddgst = true;
+			break;
+		case OPT_TLS:
+			c->opts.tls = true;
+			break;
+		case OPT_TLS_KEY:
+			c->opts.tls = true;
+			c->opts.tls_key = optarg;
+			break;
+		case OPT_TLS_KEY_FILE:
+			c->opts.tls = true;
+			c->opts.tls_key_file = optarg;
+			break;
+		case OPT_TLS_IDENTITY:
+			c->opts.tls_identity = (int)parse_u64(c, "--tls-identity", optarg, 1);
 			break;
 		case OPT_TIMEOUT:
 			c->opts.connect_timeout_ms = c->opts.admin_timeout_ms =

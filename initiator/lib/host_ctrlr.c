@@ -43,6 +43,7 @@ void nvmeof_opts_init(struct nvmeof_opts *opts)
 	opts->reconnect_delay = RECONNECT_DELAY_DEFAULT;
 	opts->ctrl_loss_tmo = CTRL_LOSS_TMO_DEFAULT;
 	opts->fast_io_fail_tmo = -1;
+	opts->tls_identity = 1;
 }
 
 static const struct nvmeof_transport_ops *transport_for(enum uri_transport t)
@@ -995,6 +996,7 @@ static void ctrlr_free(struct nvmeof_ctrlr *ctrlr, bool shutdown)
 	free(ctrlr->qid_used);
 	free(ctrlr->id);
 	free(ctrlr->ns);
+	host_tls_key_free(ctrlr->tls_key);
 	free(ctrlr);
 }
 
@@ -1057,6 +1059,9 @@ int nvmeof_ctrlr_connect(const char *uri, const struct nvmeof_opts *opts,
 			       ctrlr->uri.transport == URI_TRANSPORT_RDMA ? "nvme+rdma" : "iscsi");
 		goto fail;
 	}
+	rc = host_tls_ctrlr_init(ctrlr);
+	if (rc)
+		goto fail;
 	rc = host_identity(ctrlr->opts.hostnqn, ctrlr->opts.hostid, "/etc/nvme", NULL,
 			   ctrlr->hostnqn, ctrlr->hostid);
 	if (rc)

@@ -30,6 +30,7 @@
 #include "common/crc32c.h"
 #include "common/endian.h"
 #include "common/nvme_tcp_pdu.h"
+#include "host_sock.h"
 #include "host_transport.h"
 
 #define HOST_TCP_HDR_BUF      136         /* PDU header + digest + padding (PDO <= 128) */
@@ -101,6 +102,7 @@ struct host_tcp_rx {
 struct host_tcp_qpair {
 	struct nvmeof_qpair qp;
 	int fd;
+	struct host_sock sock; /* the stream over fd: plain or TLS (host_tls.c) */
 	struct nvme_tcp_params p;
 	uint32_t icdata_max;
 	struct host_tcp_slot *slots;
@@ -311,7 +313,6 @@ static int host_tcp_flush(struct host_tcp_qpair *tq)
 {
 	while (!TAILQ_EMPTY(&tq->sendq) && tq->fd >= 0) {
 		struct iovec iov[HOST_TCP_SEND_IOV];
-		struct msghdr msg = { 0 };
 		struct host_tcp_slot *slot;
 		size_t want = 0;
 		ssize_t n, sent;
@@ -327,9 +328,7 @@ static int host_tcp_flush(struct host_tcp_qpair *tq)
 			    slot->send.sent + b < slot->send.total)
 				break;
 		}
-		msg.msg_iov = iov;
-		msg.msg_iovlen = (size_t)cnt;
-		n = sendmsg(tq->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+		n = tq->sock.ops->writev(&tq->sock, iov, cnt);
 		sent = n;
 		if (n < 0) {
 			if (errno == EINTR)
@@ -734,9 +733,7 @@ static ssize_t host_tcp_rx_fill(struct host_tcp_qpair *tq, size_t *asked)
 	iov[cnt++].iov_len = HOST_TCP_RBUF_SIZE - tq->rlen;
 	*asked = direct + dgst + (HOST_TCP_RBUF_SIZE - tq->rlen);
 
-	do {
-		n = readv(tq->fd, iov, cnt);
-	} while (n < 0 && errno == EINTR);
+	n = tq->sock.ops->readv(&tq->sock, iov, cnt);
 	if (n <= 0)
 		return n;
 
@@ -765,8 +762,13 @@ static ssize_t host_tcp_rx_fill(struct host_tcp_qpair *tq, size_t *asked)
 
 static int host_tcp_recv(struct host_tcp_qpair *tq)
 {
-	for (int round = 0; round < HOST_TCP_RECV_ROUNDS && tq->fd >= 0; round++) {
+	/* Past the budget only while bytes wait above the socket (TLS records read ahead),
+	 * which no poll() would report. */
+	for (int round = 0; tq->fd >= 0; round++) {
 		size_t asked;
+
+		if (round >= HOST_TCP_RECV_ROUNDS && !tq->sock.ops->pending(&tq->sock))
+			return 0;
 		ssize_t n = host_tcp_rx_fill(tq, &asked);
 
 		if (n == 0) {
@@ -846,10 +848,15 @@ static int host_tcp_handshake(struct host_tcp_qpair *tq, uint64_t deadline)
 	bool hd, dd;
 	int rc;
 
+	if (tq->qp.ctrlr->tls_key) {
+		rc = host_sock_tls_connect(&tq->sock, tq->qp.ctrlr, deadline);
+		if (rc)
+			return rc;
+	}
 	ctl_queue(tq, nvme_tcp_build_icreq(tq->ctl_buf, o->hdgst, o->ddgst, 0, 0));
 	rc = host_tcp_flush_wait(tq, deadline);
 	if (rc == 0)
-		rc = sock_recv_all(tq->fd, buf, sizeof(*ch), deadline);
+		rc = host_sock_recv_all(&tq->sock, buf, sizeof(*ch), deadline);
 	if (rc)
 		return set_error(rc, "NVMe/TCP connection setup (ICReq) failed: %s",
 				 rc == -ETIMEDOUT ? "no answer from the controller"
@@ -858,15 +865,16 @@ static int host_tcp_handshake(struct host_tcp_qpair *tq, uint64_t deadline)
 		return set_error(-EPROTO, "controller answered ICReq with a bad %s PDU (%s)",
 				 nvme_tcp_pdu_type_name(ch->pdu_type), nvme_tcp_fes_name(perr.fes));
 	plen = get_le32(&ch->plen);
-	rc = sock_recv_all(tq->fd, buf + sizeof(*ch), plen - sizeof(*ch), deadline);
+	rc = host_sock_recv_all(&tq->sock, buf + sizeof(*ch), plen - sizeof(*ch), deadline);
 	if (rc)
 		return set_error(rc, "NVMe/TCP connection setup (ICResp) failed: %s",
 				 strerror(-rc));
 	if (ch->pdu_type == NVME_TCP_PDU_C2H_TERM_REQ) {
 		const struct nvme_tcp_term_req *t = (const void *)buf;
 
-		return set_error(-ECONNREFUSED, "controller rejected ICReq: %s",
-				 nvme_tcp_fes_name(get_le16(&t->fes)));
+		return set_error(-ECONNREFUSED, "controller rejected ICReq: %s%s",
+				 nvme_tcp_fes_name(get_le16(&t->fes)),
+				 tq->sock.tls ? "" : " (does the port require TLS? see --tls)");
 	}
 	hd = ic->dgst & NVME_TCP_DGST_HDR;
 	dd = ic->dgst & NVME_TCP_DGST_DATA;
@@ -889,8 +897,9 @@ static int host_tcp_handshake(struct host_tcp_qpair *tq, uint64_t deadline)
 	tq->p.cpda = ic->cpda;
 	tq->p.hpda = 0;
 	tq->p.maxh2cdata = maxh2c;
-	nlog_debug("queue %u: ICResp cpda %u maxh2cdata %u hdgst %d ddgst %d", tq->qp.qid,
-		   ic->cpda, maxh2c, hd, dd);
+	nlog_debug("queue %u: ICResp cpda %u maxh2cdata %u hdgst %d ddgst %d%s%s", tq->qp.qid,
+		   ic->cpda, maxh2c, hd, dd, tq->sock.tls ? " over TLS 1.3 " : "",
+		   tq->sock.tls_cipher);
 	return 0;
 }
 
@@ -900,6 +909,7 @@ int host_tcp_qpair_connect_fd(struct nvmeof_qpair *qp, int fd, int timeout_ms)
 	int one = 1, fl;
 
 	tq->fd = fd;
+	host_sock_init(&tq->sock, fd);
 	fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
 		return set_error(-errno, "fcntl: %s", strerror(errno));
@@ -939,6 +949,7 @@ static void host_tcp_qpair_close(struct nvmeof_qpair *qp)
 	if (tq->fd >= 0)
 		close(tq->fd);
 	tq->fd = -1;
+	host_sock_tls_free(&tq->sock);
 	TAILQ_INIT(&tq->sendq);
 	tq->rx.state = HOST_TCP_RX_DEAD;
 	tq->rx.slot = NULL;
@@ -965,6 +976,7 @@ static void host_tcp_qpair_free(struct nvmeof_qpair *qp)
 
 	if (tq->fd >= 0)
 		close(tq->fd);
+	host_sock_tls_free(&tq->sock);
 	free(tq->slots);
 	free(tq->rbuf);
 	free(tq);

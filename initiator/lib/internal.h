@@ -264,6 +264,7 @@ struct nvmeof_ctrlr {
 	const struct nvmeof_transport_ops *ops;
 	char hostnqn[NVME_NQN_FIELD];
 	uint8_t hostid[16];
+	struct host_tls_key *tls_key; /* opts.tls: the configured PSK (host_tls.c) */
 
 	pthread_mutex_t admin_lock;	/* admin queue and controller state */
 	struct nvmeof_qpair *admin;
@@ -341,6 +342,12 @@ int fabrics_disconnect(struct nvmeof_qpair *qp);
 
 /* Host NQN / host ID (hostnqn.c). @etc_dir normally "/etc/nvme"; @state_dir NULL for
  * $XDG_STATE_HOME/nvmeof or ~/.local/state/nvmeof. */
+/* NVMe/TCP over TLS (host_tls.c): the controller's PSK from opts.tls_key, checked and
+ * copied at connect (opts.tls_key is not kept); freed (wiped) with the controller. */
+struct host_tls_key;
+int host_tls_ctrlr_init(struct nvmeof_ctrlr *ctrlr);
+void host_tls_key_free(struct host_tls_key *key);
+
 int host_identity(const char *nqn_opt, const char *id_opt, const char *etc_dir,
 		  const char *state_dir, char nqn[NVME_NQN_FIELD], uint8_t hostid[16]);
 int uuid_parse(const char *s, uint8_t out[16]);

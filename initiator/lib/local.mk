@@ -15,6 +15,7 @@ libnvmeof_initiator_la_SOURCES = \
 	initiator/lib/qpair.c \
 	initiator/lib/host_io.c \
 	initiator/lib/host_tcp.c \
+	initiator/lib/host_sock.h initiator/lib/host_tls.c \
 	initiator/lib/host_discovery.c \
 	initiator/lib/hostnqn.c \
 	initiator/lib/errors.c \

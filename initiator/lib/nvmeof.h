@@ -130,6 +130,14 @@ struct nvmeof_opts {
 				    (default 600) */
 	int fast_io_fail_tmo; /* fail held I/O after this long, -1 off: hold it until
 				    ctrl_loss_tmo (default -1) */
+	/* NVMe/TCP over TLS 1.3 with a PSK (nvme connect --tls): */
+	bool tls;                 /* connect through TLS; needs tls_key */
+	const char *tls_key;      /* the configured PSK in interchange format (NVMeTLSkey-1:HH:
+				 ...:, as nvme gen-tls-key writes it); copied at connect */
+	const char *tls_key_file; /* or the path of a file of mode 0600 holding it */
+	int tls_identity;         /* PSK identity version: 1 (default, with the PSK digest) or 0;
+				 the cipher suite follows the PSK's hash (01: AES-128-GCM
+				 SHA-256, 02: AES-256-GCM SHA-384) */
 };
 
 /* Fill @opts with the defaults. */

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/tls_psk.h"
 #include "core/nvmf.h"
 
 enum undo_kind {
@@ -227,7 +228,7 @@ static bool addr_same(const struct config_addr *x, const struct config_addr *y)
 {
 	return !strcmp(x->trtype, y->trtype) && !strcmp(x->adrfam, y->adrfam) &&
 	       !strcmp(x->traddr, y->traddr) && !strcmp(x->trsvcid, y->trsvcid) &&
-	       x->treq == y->treq;
+	       x->treq == y->treq && x->sectype == y->sectype;
 }
 
 /* A whole new subsystem: attributes, hosts, enabled namespaces. Not exported yet. */
@@ -351,6 +352,8 @@ static int open_port(struct apply_ctx *a, const struct config_port *cp, const ch
 		.trsvcid = cp->addr.trsvcid,
 		.advertise = cp->advertise[0] ? cp->advertise : NULL,
 		.in_capsule_size = cp->inline_data_size,
+		.sectype = cp->addr.sectype,
+		.treq = cp->addr.treq,
 	};
 	struct nvmf_port *p;
 	char msg[512] = "";
@@ -706,40 +709,58 @@ static void rollback(struct apply_ctx *a)
 	}
 }
 
-/* Hosts whose authentication keys changed, in @set's host keys: their controllers on
- * the subsystems that stay end, so they authenticate again with what is configured now. */
+/* End @nqn's controllers on the subsystems that stay, so that it connects (and
+ * authenticates, or makes its TLS handshake) again with what is configured now. */
+static void revoke_host(struct apply_ctx *a, const char *nqn, const char *why)
+{
+	unsigned int n = 0;
+
+	for (unsigned int j = 0; j < a->new_cfg->nsubsystems; j++) {
+		const char *snqn = a->new_cfg->subsystems[j].nqn;
+		struct nvmf_subsys *s;
+		int k;
+
+		if (!config_find_subsys(a->old, snqn))
+			continue;
+		s = nvmf_subsys_find(a->tgt, snqn);
+		k = s ? nvmf_subsys_disconnect_host(s, nqn) : 0;
+		n += k > 0 ? (unsigned int)k : 0;
+	}
+	if (n)
+		log_notice("host %s: %s changed: %u controller%s ended", nqn, why, n,
+			   n == 1 ? "" : "s");
+	a->ctrlrs_revoked += n;
+}
+
+/* Hosts whose authentication keys changed, in @set's host keys. */
 static void revoke_rekeyed_in(struct apply_ctx *a, const struct tgt_config *set)
 {
 	for (unsigned int i = 0; i < set->nhost_keys; i++) {
 		const char *nqn = set->host_keys[i].nqn;
-		unsigned int n = 0;
 
 		/* listed in both: count it once, from the new model */
 		if (set == a->old && config_find_host_key(a->new_cfg, nqn))
 			continue;
-		if (!config_host_keys_changed(a->old, a->new_cfg, nqn))
-			continue;
-		for (unsigned int j = 0; j < a->new_cfg->nsubsystems; j++) {
-			const char *snqn = a->new_cfg->subsystems[j].nqn;
-			struct nvmf_subsys *s;
-			int k;
+		if (config_host_keys_changed(a->old, a->new_cfg, nqn))
+			revoke_host(a, nqn, "authentication keys");
+	}
+	for (unsigned int i = 0; i < set->nhost_psks; i++) {
+		const char *nqn = set->host_psks[i].nqn;
+		bool in_new = false;
 
-			if (!config_find_subsys(a->old, snqn))
-				continue;
-			s = nvmf_subsys_find(a->tgt, snqn);
-			k = s ? nvmf_subsys_disconnect_host(s, nqn) : 0;
-			n += k > 0 ? (unsigned int)k : 0;
-		}
-		if (n)
-			log_notice("host %s: authentication keys changed: %u controller%s ended",
-				   nqn, n, n == 1 ? "" : "s");
-		a->ctrlrs_revoked += n;
+		for (unsigned int j = 0; set == a->old && j < a->new_cfg->nhost_psks; j++)
+			in_new = in_new || !strcmp(a->new_cfg->host_psks[j].nqn, nqn);
+		if (in_new)
+			continue;
+		if (config_host_psk_changed(a->old, a->new_cfg, nqn))
+			revoke_host(a, nqn, "TLS PSK");
 	}
 }
 
 static void revoke_rekeyed_hosts(struct apply_ctx *a)
 {
-	if (a->old->nhost_keys || a->new_cfg->nhost_keys) {
+	if (a->old->nhost_keys || a->new_cfg->nhost_keys || a->old->nhost_psks ||
+	    a->new_cfg->nhost_psks) {
 		revoke_rekeyed_in(a, a->new_cfg);
 		revoke_rekeyed_in(a, a->old);
 	}
@@ -810,6 +831,41 @@ static void shrink(struct apply_ctx *a)
 	}
 }
 
+/* ---- TLS PSKs: the hosts' keys onto the target (config_tls.c parses them) ---------------- */
+
+static const struct config_host_psk *find_psk(const struct tgt_config *cfg, const char *nqn)
+{
+	for (unsigned int i = 0; cfg && i < cfg->nhost_psks; i++)
+		if (!strcmp(cfg->host_psks[i].nqn, nqn))
+			return &cfg->host_psks[i];
+	return NULL;
+}
+
+int config_apply_psks(struct nvmf_tgt *tgt, const struct tgt_config *old,
+		      const struct tgt_config *cfg, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	for (unsigned int i = 0; old && i < old->nhost_psks; i++)
+		if (!find_psk(cfg, old->host_psks[i].nqn))
+			nvmf_tgt_set_host_psk(tgt, old->host_psks[i].nqn, NULL);
+	for (unsigned int i = 0; i < cfg->nhost_psks; i++) {
+		struct nvme_tls_key key = { 0 };
+		char perr[160];
+		int r = nvme_tls_key_parse(cfg->host_psks[i].psk, &key, perr, sizeof(perr));
+
+		if (!r)
+			r = nvmf_tgt_set_host_psk(tgt, cfg->host_psks[i].nqn, &key);
+		nvme_tls_key_clear(&key);
+		if (r && !rc) {
+			rc = r;
+			snprintf(err, errlen, "TLS PSK of host %s not installed: %s",
+				 cfg->host_psks[i].nqn, strerror(-r));
+		}
+	}
+	return rc;
+}
+
 static int move(struct nvmf_tgt *tgt, const struct tgt_config *old, const struct tgt_config *cfg,
 		char *err, size_t errlen, const char *verb)
 {
@@ -836,6 +892,8 @@ static int move(struct nvmf_tgt *tgt, const struct tgt_config *old, const struct
 		return rc;
 	}
 	free(a.undo);
+	if (config_apply_psks(tgt, old, cfg, derr, sizeof(derr)))
+		log_warn("%s", derr);
 	shrink(&a);
 	config_ana_apply(tgt, old, cfg);
 	if (config_add_default_discovery_ports(tgt, derr, sizeof(derr)))

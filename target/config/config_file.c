@@ -27,7 +27,7 @@
 
 /* ---- Hosts and the whole document ------------------------------------------------------------ */
 
-static const char *const host_keys[] = { "nqn", "dhchap", NULL };
+static const char *const host_keys[] = { "nqn", "dhchap", "psk", "psk_file", NULL };
 static const char *const top_keys[] = { "hosts",  "ports",   "subsystems", "iscsi",
 					"limits", "metrics", NULL };
 static const char *const limit_keys[] = { "max_connections", "max_connecting", "connect_timeout",
@@ -226,6 +226,9 @@ static int parse_host(struct pctx *c, json_object *obj, const char *kp, char *nq
 		return rc;
 	cfg_kp_join(sub, kp, "nqn");
 	rc = cfg_check_nqn(c, sub, nqn, "host");
+	if (rc)
+		return rc;
+	rc = cfg_parse_host_psk(c, obj, kp, nqn);
 	if (rc)
 		return rc;
 	rc = cfg_get_typed(c, obj, kp, "dhchap", json_type_object, OPT, &dh);

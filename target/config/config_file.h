@@ -38,6 +38,7 @@ struct config_addr {
 	char traddr[CONFIG_TRADDR_MAX];
 	char trsvcid[CONFIG_TRSVCID_MAX];
 	uint8_t treq;			/* NVMF_TREQ_SECURE_* */
+	uint8_t sectype;                /* tsas: NVMF_TCP_SECTYPE_NONE or _TLS13 ("tls1.3") */
 };
 
 struct config_referral {
@@ -123,6 +124,14 @@ struct config_host_key {
 	char ctrl_key_file[CONFIG_PATH_MAX]; /* where ctrl_key came from, or "" */
 };
 
+/* A host's NVMe/TCP TLS PSK (hosts[].psk or hosts[].psk_file), checked at load, kept as
+ * its interchange text (wiped on free, saved only with secrets) and never logged. */
+struct config_host_psk {
+	char nqn[NVME_NQN_FIELD];
+	char psk[CONFIG_KEY_MAX];       /* "NVMeTLSkey-1:..." (read from psk_file if given) */
+	char psk_file[CONFIG_PATH_MAX]; /* as written, "" when the key was inline */
+};
+
 struct tgt_config {
 	char path[CONFIG_PATH_MAX];	/* file it came from, absolute (@name for a string) */
 	struct config_port *ports;
@@ -133,6 +142,8 @@ struct tgt_config {
 	unsigned int nhosts;
 	struct config_host_key *host_keys; /* hosts that have a dhchap key, by NQN */
 	unsigned int nhost_keys;
+	struct config_host_psk *host_psks; /* hosts that have a TLS PSK */
+	unsigned int nhost_psks;
 	char *iscsi_json;		/* the "iscsi" object as JSON text, NULL if absent */
 	char **warnings;		/* "NAME: key.path: message" lines */
 	unsigned int nwarnings;
@@ -183,6 +194,9 @@ const struct config_host_key *config_find_host_key(const struct tgt_config *cfg,
  * authenticated with what is no longer configured. */
 bool config_host_keys_changed(const struct tgt_config *old, const struct tgt_config *cfg,
 			      const char *hostnqn);
+/* Whether @hostnqn's TLS PSK differs between @old and @cfg (added, changed or removed). */
+bool config_host_psk_changed(const struct tgt_config *old, const struct tgt_config *cfg,
+			     const char *hostnqn);
 
 /*
  * Build the target from @cfg: subsystems (attributes, allowed hosts, enabled namespaces),

@@ -74,6 +74,12 @@ int cfg_parse_subsys(struct pctx *c, json_object *obj, const char *kp, struct co
 /* The "iscsi" extension (config_iscsi.c), after "subsystems": its LUNs are checked
  * against them. */
 int cfg_parse_iscsi(struct pctx *c, json_object *obj);
+/* config_tls.c: a host's "psk" / "psk_file"; a port's "tsas"; the PSKs onto the target. */
+int cfg_parse_host_psk(struct pctx *c, json_object *obj, const char *kp, const char *nqn);
+int cfg_parse_tsas(struct pctx *c, const char *kp, const char *trtype, const char *s,
+		   uint8_t *sectype);
+int config_apply_psks(struct nvmf_tgt *tgt, const struct tgt_config *old,
+		      const struct tgt_config *cfg, char *err, size_t errlen);
 bool cfg_iscsi_name_ok(const char *name);
 /* Reload: the parts of the section that cannot change live (portals, a running target's
  * LUNs and alias); 0, or -EBUSY with the key path in @err. NULL: no section. */

@@ -3,6 +3,7 @@
 #include "config.h" /* _GNU_SOURCE: explicit_bzero */
 
 #include <stdlib.h>
+#include <openssl/crypto.h>
 #include <string.h>
 
 #include "config_file.h"
@@ -39,6 +40,9 @@ void config_free(struct tgt_config *cfg)
 	free(cfg->host_keys);
 	if (cfg->iscsi_json) /* CHAP secrets */
 		explicit_bzero(cfg->iscsi_json, strlen(cfg->iscsi_json));
+	if (cfg->host_psks)
+		explicit_bzero(cfg->host_psks, cfg->nhost_psks * sizeof(*cfg->host_psks));
+	free(cfg->host_psks);
 	free(cfg->iscsi_json);
 	for (i = 0; i < cfg->nwarnings; i++)
 		free(cfg->warnings[i]);
@@ -109,4 +113,24 @@ bool config_host_keys_changed(const struct tgt_config *old, const struct tgt_con
 	if (!a || !b)
 		return a != b;
 	return !host_key_same(a, b);
+}
+
+static const struct config_host_psk *find_host_psk(const struct tgt_config *cfg,
+						   const char *hostnqn)
+{
+	for (unsigned int i = 0; i < cfg->nhost_psks; i++)
+		if (!strcmp(cfg->host_psks[i].nqn, hostnqn))
+			return &cfg->host_psks[i];
+	return NULL;
+}
+
+bool config_host_psk_changed(const struct tgt_config *old, const struct tgt_config *cfg,
+			     const char *hostnqn)
+{
+	const struct config_host_psk *a = find_host_psk(old, hostnqn);
+	const struct config_host_psk *b = find_host_psk(cfg, hostnqn);
+
+	if (!a || !b)
+		return a != b;
+	return CRYPTO_memcmp(a->psk, b->psk, sizeof(a->psk)) != 0;
 }

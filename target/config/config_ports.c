@@ -27,8 +27,7 @@ static int parse_treq(struct pctx *c, const char *kp, const char *s, uint8_t *tr
 	else if (!strcmp(s, "not required"))
 		*treq = NVMF_TREQ_SECURE_NOT_REQUIRED;
 	else if (!strcmp(s, "required"))
-		return cfg_err(c, -ENOTSUP, kp,
-			       "a secure channel (TLS) is not supported by nvmeof-target");
+		*treq = NVMF_TREQ_SECURE_REQUIRED;
 	else
 		return cfg_err(c, -EINVAL, kp,
 			       "\"%s\": expected \"not specified\", \"not required\" or "
@@ -91,8 +90,15 @@ static int parse_addr(struct pctx *c, json_object *obj, const char *kp, struct c
 	if (rc < 0)
 		return rc;
 	cfg_kp_join(sub, kp, "tsas");
-	if (buf[0] && strcmp(buf, "none") && strcmp(buf, "not specified"))
-		return cfg_err(c, -ENOTSUP, sub, "\"%s\": only \"none\" is supported", buf);
+	rc = cfg_parse_tsas(c, sub, a->trtype, buf, &a->sectype);
+	if (rc)
+		return rc;
+	if (listen && a->treq == NVMF_TREQ_SECURE_REQUIRED &&
+	    a->sectype != NVMF_TCP_SECTYPE_TLS13) {
+		cfg_kp_join(sub, kp, "treq");
+		return cfg_err(c, -EINVAL, sub,
+			       "\"required\" needs a secure channel: \"tsas\": \"tls1.3\"");
+	}
 
 	cfg_kp_join(sub, kp, "adrfam");
 	if (strcmp(a->adrfam, "ipv4") && strcmp(a->adrfam, "ipv6"))

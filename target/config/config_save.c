@@ -54,7 +54,10 @@ static json_object *save_addr(const struct config_addr *a)
 	json_object_object_add(o, "traddr", jstr(a->traddr));
 	json_object_object_add(o, "treq",
 			       jstr(a->treq == NVMF_TREQ_SECURE_NOT_REQUIRED ? "not required"
+				    : a->treq == NVMF_TREQ_SECURE_REQUIRED   ? "required"
 									     : "not specified"));
+	if (a->sectype == NVMF_TCP_SECTYPE_TLS13)
+		json_object_object_add(o, "tsas", jstr("tls1.3"));
 	json_object_object_add(o, "trsvcid", jstr(a->trsvcid));
 	json_object_object_add(o, "trtype", jstr(a->trtype));
 	return o;
@@ -235,6 +238,16 @@ static json_object *save_host(const struct tgt_config *cfg, const char *nqn, boo
 		json_object_object_add(o, "dhchap", dh);
 	}
 	json_object_object_add(o, "nqn", jstr(nqn));
+	for (unsigned int i = 0; i < cfg->nhost_psks; i++) {
+		const struct config_host_psk *hp = &cfg->host_psks[i];
+
+		if (strcmp(hp->nqn, nqn))
+			continue;
+		if (hp->psk_file[0]) /* a path, not a secret */
+			json_object_object_add(o, "psk_file", jstr(hp->psk_file));
+		else if (secrets)
+			json_object_object_add(o, "psk", jstr(hp->psk));
+	}
 	return o;
 }
 
@@ -286,7 +299,12 @@ bool config_has_secrets(const struct tgt_config *cfg)
 	for (unsigned int i = 0; i < cfg->nhost_keys; i++)
 		if (cfg->host_keys[i].key[0] || cfg->host_keys[i].ctrl_key[0])
 			return true;
-	return cfg_iscsi_has_secrets(cfg->iscsi_json);
+	if (cfg_iscsi_has_secrets(cfg->iscsi_json))
+		return true;
+	for (unsigned int i = 0; i < cfg->nhost_psks; i++)
+		if (!cfg->host_psks[i].psk_file[0])
+			return true;
+	return false;
 }
 
 int config_save_string(const struct tgt_config *cfg, bool with_secrets, char **out)
@@ -402,6 +420,9 @@ int config_dup(const struct tgt_config *cfg, struct tgt_config **out)
 	rc |= dup_mem((void **)&c->hosts, cfg->hosts, cfg->nhosts, sizeof(*cfg->hosts));
 	rc |= dup_mem((void **)&c->host_keys, cfg->host_keys, cfg->nhost_keys,
 		      sizeof(*cfg->host_keys));
+	c->host_psks = NULL;
+	rc |= dup_mem((void **)&c->host_psks, cfg->host_psks, cfg->nhost_psks,
+		      sizeof(*cfg->host_psks));
 	if (cfg->iscsi_json && !(c->iscsi_json = strdup(cfg->iscsi_json)))
 		rc = -ENOMEM;
 	if (!rc && cfg->nports) {

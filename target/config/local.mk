@@ -7,7 +7,7 @@ libnvmeof_config_la_SOURCES = \
 	target/config/config_ports.c target/config/config_subsys.c \
 	target/config/config_model.c target/config/config_apply.c \
 	target/config/config_save.c target/config/config_ana.c \
-	target/config/config_iscsi.c
+	target/config/config_iscsi.c target/config/config_tls.c
 libnvmeof_config_la_CFLAGS = $(TARGET_CFLAGS) $(JSONC_CFLAGS)
 libnvmeof_config_la_LIBADD = $(JSONC_LIBS)
 

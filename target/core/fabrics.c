@@ -38,6 +38,9 @@ static uint16_t connect_find_subsys(struct nvmf_req *req, const char *subnqn, co
 		status = connect_invalid(req, offsetof(struct nvmf_connect_data, subnqn), true);
 	else if (!nvmf_subsys_host_allowed_locked(s, hostnqn))
 		status = NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONNECT_INVALID_HOST);
+	else if (qp->ops && qp->ops->connect_allowed &&
+		 !qp->ops->connect_allowed(qp, hostnqn, subnqn))
+		status = NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONNECT_INVALID_HOST);
 	else
 		*auth = nvmf_auth_host_conf_locked(s, hostnqn); /* NULL: no authentication */
 	pthread_mutex_unlock(&tgt->lock);

@@ -359,6 +359,8 @@ struct nvmf_port_opts {
 	const char *advertise;	   /* address put in the discovery log (NAT); NULL = traddr */
 	uint32_t in_capsule_size;  /* 0 = target default */
 	bool discovery_only;	   /* the extra 8009 discovery listener */
+	uint8_t sectype;           /* NVMF_TCP_SECTYPE_TLS13: a TLS port (tcp only) */
+	uint8_t treq;              /* TLS ports: NVMF_TREQ_SECURE_REQUIRED or _NOT_REQUIRED */
 };
 
 struct nvmf_port {
@@ -371,6 +373,8 @@ struct nvmf_port {
 	char advertise[256];
 	uint32_t in_capsule_size;
 	bool discovery_only;
+	uint8_t sectype;                /* NVMF_TCP_SECTYPE_NONE or _TLS13 (see nvmf_port_opts) */
+	uint8_t treq;                   /* NVMF_TREQ_SECURE_* of a TLS port */
 	struct nvmf_subsys *subsys[64]; /* subsystems exported here */
 	unsigned int nsubsys;
 	void *listener;		   /* transport private */
@@ -407,6 +411,7 @@ struct nvmf_tgt {
 	uint64_t start_ns;	   /* CLOCK_MONOTONIC at creation (power-on hours) */
 	struct nvmf_host_auth *host_auth; /* hosts with DH-HMAC-CHAP secrets (under lock) */
 	unsigned int nhost_auth;
+	struct nvmf_host_psks *host_psks; /* TLS PSKs by host NQN (host_psk.c) */
 };
 
 /*
@@ -431,6 +436,19 @@ struct nvmf_subsys *nvmf_subsys_find(struct nvmf_tgt *tgt, const char *nqn);
 /* Tears down its controllers (bounded wait), unexports it from ports, closes namespaces. */
 void nvmf_subsys_destroy(struct nvmf_subsys *subsys);
 int nvmf_subsys_add_host(struct nvmf_subsys *subsys, const char *hostnqn);
+
+/*
+ * NVMe/TCP TLS: the configured PSK of each host (host_psk.c), by host NQN, target-wide as
+ * a host's configfs entry is. nvmf_tgt_set_host_psk() replaces the key of @hostnqn (NULL
+ * removes it); the table keeps its own copy. nvmf_tgt_get_host_psk() gives the caller a
+ * copy to clear with nvme_tls_key_clear(): 0, or -ENOENT. Both take tgt->lock, from any
+ * thread (handshakes run on reactors). nvmf_tgt_clear_host_psks() empties the table.
+ */
+struct nvme_tls_key;
+int nvmf_tgt_set_host_psk(struct nvmf_tgt *tgt, const char *hostnqn,
+			  const struct nvme_tls_key *key);
+int nvmf_tgt_get_host_psk(struct nvmf_tgt *tgt, const char *hostnqn, struct nvme_tls_key *out);
+void nvmf_tgt_clear_host_psks(struct nvmf_tgt *tgt);
 int nvmf_subsys_remove_host(struct nvmf_subsys *subsys, const char *hostnqn);
 void nvmf_subsys_set_allow_any_host(struct nvmf_subsys *subsys, bool allow);
 bool nvmf_subsys_host_allowed(struct nvmf_subsys *subsys, const char *hostnqn);

@@ -97,6 +97,8 @@ struct nvmf_port *nvmf_port_create(struct nvmf_tgt *tgt, const struct nvmf_port_
 	snprintf(port->advertise, sizeof(port->advertise), "%s", o->advertise ? o->advertise : "");
 	port->in_capsule_size = o->in_capsule_size;
 	port->discovery_only = o->discovery_only;
+	port->sectype = o->sectype;
+	port->treq = o->treq;
 	TAILQ_INIT(&port->qpairs);
 	nvmf_ana_port_init(port);
 
@@ -215,8 +217,11 @@ int nvmf_port_listen(struct nvmf_port *port)
 		return rc;
 	}
 	port->listening = true;
-	log_notice("port %u: listening on %s %s:%s%s", port->portid, port->ops->name,
-		   port->traddr, port->trsvcid, port->discovery_only ? " (discovery)" : "");
+	log_notice("port %u: listening on %s %s:%s%s%s", port->portid, port->ops->name,
+		   port->traddr, port->trsvcid, port->discovery_only ? " (discovery)" : "",
+		   port->sectype != NVMF_TCP_SECTYPE_TLS13   ? ""
+		   : port->treq == NVMF_TREQ_SECURE_REQUIRED ? " (TLS 1.3 required)"
+							     : " (TLS 1.3 or plain)");
 	return 0;
 }
 

@@ -787,6 +787,7 @@ void nvmf_tgt_destroy(struct nvmf_tgt *tgt)
 		if (TAILQ_EMPTY(&s->ctrlrs))
 			subsys_free(s);
 	}
+	nvmf_tgt_clear_host_psks(tgt);
 	if (!clean)
 		return; /* queues may still point at the target and its ports */
 	while ((port = TAILQ_FIRST(&tgt->ports))) {

@@ -62,6 +62,14 @@ struct nvmf_transport_ops {
 	 * port listening on a wildcard address (0.0.0.0, ::). Writes a NUL-terminated string.
 	 */
 	void (*local_traddr)(const struct nvmf_qpair *qp, char *buf, size_t len);
+
+	/*
+	 * Optional. Whether the connection may Connect as @hostnqn to @subnqn: a TLS queue
+	 * pair admits only the host and subsystem its PSK identity named. Called under
+	 * tgt->lock during Connect; false refuses the host (Connect Invalid Host).
+	 */
+	bool (*connect_allowed)(const struct nvmf_qpair *qp, const char *hostnqn,
+				const char *subnqn);
 };
 
 /*

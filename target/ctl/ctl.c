@@ -44,7 +44,7 @@ static void usage(FILE *f)
 	      "  namespace resize NQN NSID SIZE\n"
 	      "  host add NQN HOSTNQN [--dhchap-key KEY|-] [--dhchap-ctrl-key KEY|-]\n"
 	      "  host remove NQN HOSTNQN         (also ends that host's live controllers)\n"
-	      "  listener add NQN tcp://ADDR:PORT|rdma://ADDR:PORT\n"
+	      "  listener add NQN tcp://ADDR:PORT|tls://ADDR:PORT|rdma://ADDR:PORT\n"
 	      "  listener remove NQN URI\n"
 	      "  controller list [NQN]\n"
 	      "  controller disconnect CNTLID [--nqn NQN]\n"

@@ -19,6 +19,7 @@ enum {
 	OPT_LISTEN,
 	OPT_DISCOVERY_PORT,
 	OPT_ALLOW_HOST,
+	OPT_TLS_PSK_FILE,
 	OPT_REACTORS,
 	OPT_PIN,
 	OPT_NO_PIN,
@@ -63,6 +64,7 @@ static const struct option long_opts[] = {
 	{ "dhchap-hash", required_argument, NULL, OPT_DHCHAP_HASH },
 	{ "dhchap-dhgroup", required_argument, NULL, OPT_DHCHAP_DHGROUP },
 	{ "auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT },
+	{ "tls-psk-file", required_argument, NULL, OPT_TLS_PSK_FILE },
 	{ "reactors", required_argument, NULL, OPT_REACTORS },
 	{ "pin", no_argument, NULL, OPT_PIN },
 	{ "no-pin", no_argument, NULL, OPT_NO_PIN },
@@ -109,7 +111,8 @@ void cli_usage(FILE *f)
 	      "                        (repeatable; default " CLI_DEFAULT_NS ")\n"
 	      "  --block-size N        logical block size of the namespaces: 512 or 4096\n"
 	      "  --nqn NQN             subsystem NQN (default " NVMF_DEFAULT_NQN ")\n"
-	      "  --listen URI          tcp://, rdma:// or iscsi://ADDR[:PORT], IPv6 as [ADDR]\n"
+	      "  --listen URI          tcp://, rdma:// or iscsi://ADDR[:PORT], IPv6 as [ADDR];\n"
+	      "                        tls://ADDR[:PORT]: NVMe/TCP with TLS 1.3 required\n"
 	      "                        (repeatable; default " CLI_DEFAULT_LISTEN "\n"
 	      "                        and " CLI_DEFAULT_ISCSI_LISTEN ")\n"
 	      "  --discovery-port N    discovery-only port on each TCP listen address\n"
@@ -126,6 +129,9 @@ void cli_usage(FILE *f)
 	      "                        host's first choice)\n"
 	      "  --dhchap-dhgroup NAME null, ffdhe2048, ffdhe3072, ffdhe4096, ffdhe6144 or\n"
 	      "                        ffdhe8192 (default: the host's first choice)\n"
+	      "  --tls-psk-file HOSTNQN=PATH  the TLS PSK of a host (NVMeTLSkey-1:HH:...: as\n"
+	      "                        nvme gen-tls-key writes it) in a file of mode 0600\n"
+	      "                        (repeatable)\n"
 	      "  -c, --config FILE     nvmetcli-style JSON configuration instead of the above\n"
 	      "\n"
 	      "Tuning:\n"
@@ -390,6 +396,14 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 		o->auth_timeout_ms = (uint32_t)v * 1000;
 		o->auth_timeout_set = true;
 		return 0;
+	case OPT_TLS_PSK_FILE:
+		if (o->ntls_psk_files == CLI_MAX_HOSTS)
+			return fail(err, errlen, "--tls-psk-file: at most %d hosts", CLI_MAX_HOSTS);
+		if (!strchr(arg, '=') || strchr(arg, '=') == arg || !strchr(arg, '=')[1])
+			return fail(err, errlen, "--tls-psk-file: expected HOSTNQN=PATH, got '%s'",
+				    arg);
+		o->tls_psk_files[o->ntls_psk_files++] = arg;
+		return 0;
 	case OPT_REACTORS:
 		if (parse_uint(arg, 1, 1024, &v))
 			return fail(err, errlen, "--reactors: expected 1-1024, got '%s'", arg);
@@ -578,7 +592,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t errle
 		/* --discovery-port 0 (none) and 8009 (the default) also make sense with -c */
 		if ((c == OPT_NS || c == OPT_BLOCK_SIZE || c == OPT_NQN || c == OPT_LISTEN ||
 		     c == OPT_ALLOW_HOST || c == OPT_DHCHAP_KEY || c == OPT_DHCHAP_CTRL_KEY ||
-		     c == OPT_DHCHAP_HASH || c == OPT_DHCHAP_DHGROUP ||
+		     c == OPT_DHCHAP_HASH || c == OPT_DHCHAP_DHGROUP || c == OPT_TLS_PSK_FILE ||
 		     (c == OPT_DISCOVERY_PORT && o->discovery_port && o->discovery_port != 8009)) &&
 		    !quick)
 			quick = quick_flag(c);

@@ -42,6 +42,8 @@ struct cli_opts {
 	const char *dhchap_dhgroup; /* --dhchap-dhgroup null|ffdhe2048..ffdhe8192 */
 	uint32_t auth_timeout_ms;   /* --auth-timeout, when auth_timeout_set */
 	bool auth_timeout_set;
+	const char *tls_psk_files[CLI_MAX_HOSTS]; /* --tls-psk-file HOSTNQN=PATH */
+	unsigned int ntls_psk_files;
 
 	unsigned int reactors;		/* --reactors; 0 = one per online CPU */
 	enum reactor_pin pin;		/* --pin / --no-pin */

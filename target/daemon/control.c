@@ -791,9 +791,19 @@ static int m_add_listener(struct control_ctx *ctx, json_object *params, json_obj
 		snprintf(p->addr.adrfam, sizeof(p->addr.adrfam), "%s", u.ipv6 ? "ipv6" : "ipv4");
 		snprintf(p->addr.traddr, sizeof(p->addr.traddr), "%s", u.addr);
 		snprintf(p->addr.trsvcid, sizeof(p->addr.trsvcid), "%s", svc);
-		p->addr.treq = NVMF_TREQ_SECURE_NOT_SPECIFIED;
+		p->addr.treq = u.tls ? NVMF_TREQ_SECURE_REQUIRED : NVMF_TREQ_SECURE_NOT_SPECIFIED;
+		p->addr.sectype = u.tls ? NVMF_TCP_SECTYPE_TLS13 : NVMF_TCP_SECTYPE_NONE;
 	}
 	p = &next->ports[i];
+	/* tls:// needs a TLS port there; tcp:// a port that serves plain hosts. */
+	if (u.tls ? p->addr.sectype != NVMF_TCP_SECTYPE_TLS13
+		  : p->addr.treq == NVMF_TREQ_SECURE_REQUIRED) {
+		unsigned int portid = p->portid; /* p goes with next */
+
+		config_free(next);
+		return rpc_fail(e, -EINVAL, "parameter \"uri\": port %u at that address %s", portid,
+				u.tls ? "does not use TLS" : "requires TLS (use tls://)");
+	}
 	if (host_in_list(p->subsystems, p->nsubsystems, nqn)) {
 		config_free(next);
 		return rpc_fail(e, -EEXIST, "parameter \"uri\": %s already listens on %s", nqn,

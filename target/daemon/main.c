@@ -24,6 +24,7 @@
 #include "common/dhchap_key.h"
 #include "common/key_file.h"
 #include "common/log.h"
+#include "common/tls_psk.h"
 #include "core/ana.h"
 #include "core/nvmf.h"
 #include "reactor/reactor.h"
@@ -137,6 +138,28 @@ static int add_discovery_ports(struct nvmf_tgt *tgt, const struct cli_opts *o)
 	return 0;
 }
 
+/* --tls-psk-file HOSTNQN=PATH: the host's TLS PSK from a file of mode 0600. */
+static int quick_tls_psk(struct nvmf_tgt *tgt, const char *arg, char *err, size_t errlen)
+{
+	const char *eq = strchr(arg, '=');
+	char nqn[NVME_NQN_FIELD], text[NVME_TLS_KEY_TEXT_MAX + 2], kerr[200] = "";
+	struct nvme_tls_key key = { 0 };
+	int rc;
+
+	snprintf(nqn, sizeof(nqn), "%.*s", (int)(eq - arg), arg);
+	rc = nvme_key_file_read(eq + 1, text, sizeof(text), kerr, sizeof(kerr));
+	if (rc >= 0) {
+		rc = nvme_tls_key_parse(text, &key, kerr, sizeof(kerr));
+		explicit_bzero(text, sizeof(text));
+	}
+	if (rc == 0)
+		rc = nvmf_tgt_set_host_psk(tgt, nqn, &key);
+	nvme_tls_key_clear(&key);
+	if (rc < 0)
+		snprintf(err, errlen, "--tls-psk-file %s: %s", nqn, kerr[0] ? kerr : strerror(-rc));
+	return rc < 0 ? rc : 0;
+}
+
 /* An NVMe port (tcp://, rdma://) exporting @subsys. */
 static int nvme_listen(struct nvmf_tgt *tgt, struct nvmf_subsys *subsys, const struct cli_opts *o,
 		       const struct uri_listen *u, char *err, size_t errlen)
@@ -148,6 +171,8 @@ static int nvme_listen(struct nvmf_tgt *tgt, struct nvmf_subsys *subsys, const s
 		.traddr = u->addr,
 		.trsvcid = svc,
 		.in_capsule_size = o->in_capsule_set ? o->in_capsule : 0,
+		.sectype = u->tls ? NVMF_TCP_SECTYPE_TLS13 : NVMF_TCP_SECTYPE_NONE,
+		.treq = u->tls ? NVMF_TREQ_SECURE_REQUIRED : NVMF_TREQ_SECURE_NOT_SPECIFIED,
 	};
 	struct nvmf_port *port;
 	int rc;
@@ -295,6 +320,11 @@ static int quick_setup(struct daemon_ctx *d, char *err, size_t errlen)
 	rc = quick_dhchap(tgt, subsys, o, err, errlen);
 	if (rc < 0)
 		return rc;
+	for (unsigned int i = 0; i < o->ntls_psk_files; i++) {
+		rc = quick_tls_psk(tgt, o->tls_psk_files[i], err, errlen);
+		if (rc < 0)
+			return rc;
+	}
 	for (unsigned int i = 0; i < o->nns; i++) {
 		struct nvmf_ns_opts no = {
 			.path = o->ns[i],
@@ -349,13 +379,15 @@ static void announce(struct daemon_ctx *d)
 		for (unsigned int i = 0; i < p->nsubsys; i++)
 			nns += subsys_ns_count(p->subsys[i]);
 		if (p->nsubsys == 1)
-			log_notice("listening on %s://%s%s%s:%s (%s, %u namespace%s)", p->ops->name,
+			log_notice("listening on %s://%s%s%s:%s (%s, %u namespace%s)",
+				   p->sectype == NVMF_TCP_SECTYPE_TLS13 ? "tls" : p->ops->name,
 				   v6 ? "[" : "", p->traddr, v6 ? "]" : "", p->trsvcid,
 				   p->subsys[0]->nqn, nns, nns == 1 ? "" : "s");
 		else
 			log_notice("listening on %s://%s%s%s:%s (%u subsystems, %u namespace%s)",
-				   p->ops->name, v6 ? "[" : "", p->traddr, v6 ? "]" : "",
-				   p->trsvcid, p->nsubsys, nns, nns == 1 ? "" : "s");
+				   p->sectype == NVMF_TCP_SECTYPE_TLS13 ? "tls" : p->ops->name,
+				   v6 ? "[" : "", p->traddr, v6 ? "]" : "", p->trsvcid, p->nsubsys,
+				   nns, nns == 1 ? "" : "s");
 	}
 	pthread_mutex_unlock(&tgt->lock);
 	for (unsigned int i = 0; i < d->niscsi; i++) {

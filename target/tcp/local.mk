@@ -4,15 +4,17 @@ noinst_LTLIBRARIES += libnvmeof_tcp.la
 libnvmeof_tcp_la_SOURCES = \
 	target/tcp/tcp_transport.h target/tcp/tcp_internal.h \
 	target/tcp/tcp_transport.c target/tcp/tcp_qpair.c target/tcp/tcp_req.c \
-	target/tcp/tcp_recv.c target/tcp/tcp_send.c
-libnvmeof_tcp_la_CFLAGS = $(TARGET_CFLAGS)
+	target/tcp/tcp_recv.c target/tcp/tcp_send.c \
+	target/tcp/tcp_sock.c target/tcp/tcp_tls.c
+libnvmeof_tcp_la_CFLAGS = $(TARGET_CFLAGS) $(OPENSSL_CFLAGS)
+libnvmeof_tcp_la_LIBADD = $(OPENSSL_LIBS)
 
 # Unit tests: the transport over a socketpair, the core replaced by a fake
 # (tests/unit/target/tcp/tcp_ut_host.c); connection/PDU level and data paths.
 tcp_ut_host_sources = tests/unit/target/tcp/tcp_ut_host.c tests/unit/target/tcp/tcp_ut_host.h \
 	target/core/transport.c
 tcp_ut_host_libs = libnvmeof_tcp.la libnvmeof_reactor.la libnvmeof_common.la $(EV_LIBS) \
-	$(ISAL_LIBS) $(UT_LIBS)
+	$(ISAL_LIBS) $(OPENSSL_LIBS) $(UT_LIBS)
 check_PROGRAMS += tests/unit/target/tcp/tcp_recv_ut tests/unit/target/tcp/tcp_data_ut
 TESTS += tests/unit/target/tcp/tcp_recv_ut tests/unit/target/tcp/tcp_data_ut
 tests_unit_target_tcp_tcp_recv_ut_SOURCES = tests/unit/target/tcp/tcp_recv_ut.c \
@@ -33,3 +35,12 @@ tests_unit_target_tcp_tcp_req_ut_SOURCES = tests/unit/target/tcp/tcp_req_ut.c \
 tests_unit_target_tcp_tcp_req_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_tcp_tcp_req_ut_LDADD = libnvmeof_reactor.la libnvmeof_common.la \
 	$(EV_LIBS) $(ISAL_LIBS) $(UT_LIBS)
+
+# TLS on the target: the handshake machine, detection and refusals, both identity versions
+# and suites through the socket seam (tcp_tls.c), over the same harness.
+check_PROGRAMS += tests/unit/target/tcp/tcp_tls_ut
+TESTS += tests/unit/target/tcp/tcp_tls_ut
+tests_unit_target_tcp_tcp_tls_ut_SOURCES = tests/unit/target/tcp/tcp_tls_ut.c \
+	$(tcp_ut_host_sources)
+tests_unit_target_tcp_tcp_tls_ut_CFLAGS = $(UT_CFLAGS) $(OPENSSL_CFLAGS)
+tests_unit_target_tcp_tcp_tls_ut_LDADD = $(tcp_ut_host_libs)

@@ -83,6 +83,32 @@ struct tcp_data_ask {
 	uint32_t max_io;          /* largest transfer the target accepts (MDTS) */
 };
 struct tcp_qpair;
+struct tcp_tls;
+
+/*
+ * The byte stream under the PDU machines (tcp_sock.c): plain TCP, or TLS 1.3 once a
+ * handshake is done (tcp_tls.c). readv()/sendmsg() semantics on a non-blocking socket:
+ * bytes (> 0), 0 at the end of the stream, -1 with errno (EAGAIN: later). A read shorter
+ * than asked means the stream is drained for now.
+ */
+struct tcp_sock_ops {
+	const char *name;
+	ssize_t (*readv)(struct tcp_qpair *tq, const struct iovec *iov, int cnt);
+	ssize_t (*writev)(struct tcp_qpair *tq, const struct iovec *iov, int cnt);
+	/* Bytes held above the socket that its read watcher would not announce. */
+	bool (*pending)(const struct tcp_qpair *tq);
+};
+extern const struct tcp_sock_ops tcp_sock_plain, tcp_sock_tls;
+
+/* TLS handshake machine (tcp_tls.c), one per connection. */
+enum tcp_tls_state {
+	TCP_TLS_NONE,      /* plain: not a TLS port, or a plain host where TLS is optional */
+	TCP_TLS_DETECT,    /* TLS port: waiting for the first byte (ClientHello or ICReq) */
+	TCP_TLS_HANDSHAKE, /* ClientHello seen: handshake steps as the socket allows */
+	TCP_TLS_OPEN,      /* PDUs flow inside TLS records */
+	TCP_TLS_FAILED,    /* handshake failed: the connection is closing */
+	TCP_TLS_NSTATES
+};
 
 /* One unit of transmission: iovecs sent in order, then @done runs. */
 struct tcp_tx {
@@ -208,6 +234,11 @@ struct tcp_qpair {
 	uint8_t *mem;
 	size_t mem_len;
 	bool rx_since_trim; /* bytes arrived since the last trim tick */
+
+	/* the byte stream (tcp_sock.c) and, on TLS ports, its TLS session (tcp_tls.c) */
+	const struct tcp_sock_ops *sock;
+	struct tcp_tls *tls; /* NULL on a plain connection */
+	enum tcp_tls_state tls_state;
 };
 
 /* Count on the connection and on its reactor (plain stores: one writer per counter). */
@@ -287,6 +318,18 @@ void tcp_send_term_req(struct tcp_qpair *tq, uint16_t fes, uint32_t fei, const v
 		       size_t hdr_len);
 void tcp_req_complete(struct nvmf_req *req);
 void tcp_tx_drop_all(struct tcp_qpair *tq);
+
+/* tcp_tls.c: TLS ports. Every handshake-state change goes through tcp_tls_set_state(). */
+bool tcp_tls_transition_ok(enum tcp_tls_state from, enum tcp_tls_state to);
+void tcp_tls_set_state(struct tcp_qpair *tq, enum tcp_tls_state s);
+const char *tcp_tls_state_name(enum tcp_tls_state s);
+int tcp_tls_port_init(const struct nvmf_port *port);    /* at listen: the TLS context */
+void tcp_tls_begin(struct tcp_qpair *tq);               /* TLS port: detect, then handshake */
+bool tcp_tls_plain_refused(const struct tcp_qpair *tq); /* plain ICReq where TLS is required */
+void tcp_tls_free(struct tcp_qpair *tq);
+bool tcp_tls_connect_allowed(const struct nvmf_qpair *qp, const char *hostnqn,
+			     const char *subnqn);         /* ops->connect_allowed */
+const char *tcp_tls_describe(const struct tcp_qpair *tq); /* "", or " over TLS 1.3 ..." */
 
 /* iovec helpers (tcp_send.c) */
 uint32_t tcp_iov_crc(const struct iovec *iov, int iovcnt, size_t off, size_t len);

@@ -41,6 +41,7 @@ struct tcp_qpair *tcp_qpair_create(int fd, struct nvmf_tgt *tgt, struct nvmf_por
 		return NULL;
 	tcp_conn_new();
 	tq->fd = fd;
+	tq->sock = &tcp_sock_plain;
 	tq->qp.tgt = tgt;
 	tq->qp.port = port;
 	snprintf(tq->qp.peer, sizeof(tq->qp.peer), "%s", peer);
@@ -58,11 +59,18 @@ static void tcp_linger_cb(struct ev_loop *loop, ev_timer *w, int revents)
 static void tcp_connect_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct tcp_qpair *tq = w->data;
+	const char *why = "no ICReq in time";
 
 	if (tq->connected_seen || tq->closing)
 		return;
 	tcp_conn_timed_out();
-	tcp_qpair_close(tq, tq->ic_done ? "no Connect in time" : "no ICReq in time");
+	if (tq->ic_done)
+		why = "no Connect in time";
+	else if (tq->tls_state == TCP_TLS_HANDSHAKE)
+		why = "TLS handshake not finished in time";
+	else if (tq->tls_state == TCP_TLS_DETECT)
+		why = "no ClientHello or ICReq in time";
+	tcp_qpair_close(tq, why);
 }
 
 static void tcp_qpair_free(void *arg)
@@ -79,6 +87,7 @@ static void tcp_qpair_free(void *arg)
 	}
 	tcp_conn_gone_stats(&tq->stats, tq->stats.term_reqs_tx != 0, tq->connected_seen);
 	nvmf_qpair_fini(&tq->qp);
+	tcp_tls_free(tq);
 	if (tq->mem)
 		munmap(tq->mem, tq->mem_len);
 	free(tq);
@@ -168,6 +177,8 @@ void tcp_qpair_start(void *arg)
 	tq->rio.data = tq;
 	ev_io_init(&tq->wio, tcp_write_cb, tq->fd, EV_WRITE);
 	tq->wio.data = tq;
+	if (tq->qp.port && tq->qp.port->sectype == NVMF_TCP_SECTYPE_TLS13)
+		tcp_tls_begin(tq); /* the first byte says TLS or plain */
 	ev_io_start(tq->loop, &tq->rio);
 	tq->rio_on = true;
 	if (tgt->opts.connect_timeout_ms) {

@@ -192,6 +192,12 @@ static enum rx_rc rx_icreq(struct tcp_qpair *tq)
 		tcp_fatal(tq, NVME_TCP_FES_INVALID_PDU_HDR, offsetof(struct nvme_tcp_icreq, dgst));
 		return RX_STOP;
 	}
+	if (tcp_tls_plain_refused(tq)) {
+		/* The port requires TLS: a plain ICReq gets a TermReq, never a controller. */
+		log_peer("%s: plain NVMe/TCP on a port that requires TLS: refused", tq->qp.peer);
+		tcp_fatal(tq, NVME_TCP_FES_UNSUPPORTED_PARAM, 0);
+		return RX_STOP;
+	}
 	tq->p.hdgst = ic->dgst & NVME_TCP_DGST_HDR;
 	tq->p.ddgst = ic->dgst & NVME_TCP_DGST_DATA;
 	tq->p.hpda = ic->hpda;
@@ -200,9 +206,9 @@ static enum rx_rc rx_icreq(struct tcp_qpair *tq)
 	tq->ic_done = true;
 	tcp_rx_set_state(tq, TCP_RX_AWAIT_CH);
 	tcp_send_icresp(tq);
-	log_info("%s: ICReq hpda %u maxr2t %u digests %s%s%s", tq->qp.peer, ic->hpda, maxr2t,
+	log_info("%s: ICReq hpda %u maxr2t %u digests %s%s%s%s", tq->qp.peer, ic->hpda, maxr2t,
 		 tq->p.hdgst ? "header " : "", tq->p.ddgst ? "data" : "",
-		 tq->p.hdgst || tq->p.ddgst ? "" : "none");
+		 tq->p.hdgst || tq->p.ddgst ? "" : "none", tcp_tls_describe(tq));
 	return RX_NEXT;
 }
 
@@ -568,10 +574,12 @@ static ssize_t rx_fill(struct tcp_qpair *tq, bool *drained)
 			v[cnt].iov_base = tq->rbuf;
 			v[cnt].iov_len = TCP_RBUF_SIZE;
 			asked = tq->data_left + TCP_RBUF_SIZE;
-			n = readv(tq->fd, v, cnt + 1);
+			n = tq->sock->readv(tq, v, cnt + 1);
 		} else {
 			asked = TCP_RBUF_SIZE - tq->rend;
-			n = recv(tq->fd, tq->rbuf + tq->rend, asked, 0);
+			v[0].iov_base = tq->rbuf + tq->rend;
+			v[0].iov_len = asked;
+			n = tq->sock->readv(tq, v, 1);
 		}
 		if (n >= 0 || errno != EINTR)
 			break;
@@ -626,6 +634,13 @@ static void rx_run(struct tcp_qpair *tq)
 
 		if (rc == RX_PAUSE)
 			rx_pause(tq);
+		if (rc == RX_MORE && n == TCP_RECV_BUDGET && !drained && tq->sock->pending(tq)) {
+			/* Budget spent with bytes above the socket (TLS records read ahead)
+			 * that no read event would announce: go on after the other work. */
+			reactor_defer(tq->r, &tq->resume_work);
+			tq->rx_paused = true;
+			return;
+		}
 		if (rc != RX_MORE || n == TCP_RECV_BUDGET || drained)
 			return;
 		if (rx_fill(tq, &drained) <= 0)
@@ -637,7 +652,8 @@ static void rx_run(struct tcp_qpair *tq)
 static void rx_drain(struct tcp_qpair *tq)
 {
 	for (int i = 0; i < TCP_RECV_BUDGET; i++) {
-		ssize_t n = recv(tq->fd, tq->rbuf, TCP_RBUF_SIZE, 0);
+		struct iovec v = { .iov_base = tq->rbuf, .iov_len = TCP_RBUF_SIZE };
+		ssize_t n = tq->sock->readv(tq, &v, 1);
 
 		if (n > 0)
 			continue;

@@ -153,18 +153,14 @@ void tcp_flush(void *arg)
 {
 	struct tcp_qpair *tq = arg;
 	struct iovec v[TCP_SENDMSG_IOV];
-	struct msghdr msg = { .msg_iov = v };
 
 	if (tq->fd < 0 || tq->closing)
 		return;
 	for (int b = 0; b < TCP_SEND_BUDGET && !TAILQ_EMPTY(&tq->txq); b++) {
 		size_t total;
-		ssize_t n;
+		int cnt = tx_gather(tq, v, TCP_SENDMSG_IOV, &total);
+		ssize_t n = tq->sock->writev(tq, v, cnt);
 
-		msg.msg_iovlen = (size_t)tx_gather(tq, v, TCP_SENDMSG_IOV, &total);
-		do {
-			n = sendmsg(tq->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-		} while (n < 0 && errno == EINTR);
 		TCP_STAT_ADD(tq, send_calls, 1);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {

@@ -315,6 +315,9 @@ static int tcp_listen(struct nvmf_tgt *tgt, struct nvmf_port *port)
 
 	if (port->listener)
 		return -EBUSY;
+	rc = tcp_tls_port_init(port);
+	if (rc)
+		return rc;
 	hints.ai_family = v6 ? AF_INET6 : AF_INET;
 	rc = getaddrinfo(port->traddr, port->trsvcid[0] ? port->trsvcid : "4420", &hints, &ai);
 	if (rc != 0) {
@@ -358,8 +361,9 @@ static int tcp_listen(struct nvmf_tgt *tgt, struct nvmf_port *port)
 	l->port = port;
 	l->fd = fd;
 	l->loop = EV_DEFAULT;
-	snprintf(l->name, sizeof(l->name), "tcp://%s%s%s:%s", v6 ? "[" : "", port->traddr,
-		 v6 ? "]" : "", port->trsvcid);
+	snprintf(l->name, sizeof(l->name), "%s://%s%s%s:%s",
+		 port->sectype == NVMF_TCP_SECTYPE_TLS13 ? "tls" : "tcp", v6 ? "[" : "",
+		 port->traddr, v6 ? "]" : "", port->trsvcid);
 	ev_io_init(&l->io, accept_cb, fd, EV_READ);
 	l->io.data = l;
 	ev_init(&l->retry, accept_retry_cb);
@@ -386,9 +390,11 @@ static void tcp_stop_listen(struct nvmf_port *port)
 
 static void tcp_disc_entry(const struct nvmf_port *port, struct nvmf_disc_log_entry *e)
 {
-	e->treq = NVMF_TREQ_SECURE_NOT_REQUIRED | NVMF_TREQ_DISABLE_SQFLOW;
+	bool tls = port->sectype == NVMF_TCP_SECTYPE_TLS13;
+
+	e->treq = (tls ? port->treq : NVMF_TREQ_SECURE_NOT_REQUIRED) | NVMF_TREQ_DISABLE_SQFLOW;
 	memset(e->tsas, 0, sizeof(e->tsas));
-	e->tsas[0] = NVMF_TCP_SECTYPE_NONE;
+	e->tsas[0] = tls ? NVMF_TCP_SECTYPE_TLS13 : NVMF_TCP_SECTYPE_NONE;
 }
 
 const struct nvmf_transport_ops nvmf_tcp_transport_ops = {
@@ -400,4 +406,5 @@ const struct nvmf_transport_ops nvmf_tcp_transport_ops = {
 	.qpair_disconnect = tcp_qpair_disconnect,
 	.req_abort = tcp_req_abort,
 	.disc_entry = tcp_disc_entry,
+	.connect_allowed = tcp_tls_connect_allowed,
 };

@@ -6,13 +6,15 @@
 #   make fuzz-smoke                  each fuzzer for FUZZ_SECONDS (default 30) seconds
 #   make fuzz-smoke FUZZ_SECONDS=60 FUZZ_TARGETS="tcp_recv config"
 FUZZ_SECONDS = 30
-FUZZ_TARGETS = tcp_recv fabrics iscsi iscsi_conn scsi_xlate config initiator auth
+FUZZ_TARGETS = tcp_recv fabrics iscsi iscsi_conn scsi_xlate config initiator auth tls_recv
 EXTRA_DIST += tests/fuzz/corpus tests/fuzz/regress tests/fuzz/smoke.sh tests/fuzz/fuzz.h
 
 fuzz_tcp_recv_src = tests/fuzz/fuzz_tcp_recv.c tests/fuzz/fuzz.h
 fuzz_tcp_recv_libs = libnvmeof_tcp.la libnvmeof_core.la libnvmeof_bdev.la \
 	libnvmeof_reactor.la libnvmeof_common.la $(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) \
 	$(ISAL_LIBS)
+fuzz_tls_recv_src = tests/fuzz/fuzz_tls_recv.c tests/fuzz/fuzz.h
+fuzz_tls_recv_libs = $(fuzz_tcp_recv_libs)
 fuzz_iscsi_conn_src = tests/fuzz/fuzz_iscsi_conn.c tests/fuzz/fuzz.h
 fuzz_iscsi_conn_libs = libnvmeof_iscsi.la libnvmeof_scsi.la libnvmeof_tcp.la libnvmeof_core.la libnvmeof_tcp.la \
 	libnvmeof_bdev.la libnvmeof_reactor.la libnvmeof_common.la $(EV_LIBS) $(URING_LIBS) \
@@ -39,12 +41,15 @@ replay_cflags = $(fuzz_cflags) -DFUZZ_SRCDIR='"$(abs_top_srcdir)"'
 replay_progs = tests/fuzz/replay_tcp_recv tests/fuzz/replay_fabrics tests/fuzz/replay_iscsi \
 	tests/fuzz/replay_iscsi_conn \
 	tests/fuzz/replay_scsi_xlate tests/fuzz/replay_config tests/fuzz/replay_initiator \
-	tests/fuzz/replay_auth
+	tests/fuzz/replay_auth tests/fuzz/replay_tls_recv
 check_PROGRAMS += $(replay_progs)
 TESTS += $(replay_progs)
 tests_fuzz_replay_tcp_recv_SOURCES = $(fuzz_tcp_recv_src) tests/fuzz/replay_main.c
 tests_fuzz_replay_tcp_recv_CFLAGS = $(replay_cflags) -DFUZZ_NAME='"tcp_recv"'
 tests_fuzz_replay_tcp_recv_LDADD = $(fuzz_tcp_recv_libs) $(UT_LIBS)
+tests_fuzz_replay_tls_recv_SOURCES = $(fuzz_tls_recv_src) tests/fuzz/replay_main.c
+tests_fuzz_replay_tls_recv_CFLAGS = $(replay_cflags) $(OPENSSL_CFLAGS) -DFUZZ_NAME='"tls_recv"'
+tests_fuzz_replay_tls_recv_LDADD = $(fuzz_tls_recv_libs) $(UT_LIBS)
 tests_fuzz_replay_fabrics_SOURCES = $(fuzz_fabrics_src) tests/fuzz/replay_main.c
 tests_fuzz_replay_fabrics_CFLAGS = $(replay_cflags) $(OPENSSL_CFLAGS) -DFUZZ_NAME='"fabrics"'
 tests_fuzz_replay_fabrics_LDADD = $(fuzz_fabrics_libs)
@@ -72,13 +77,17 @@ if ENABLE_FUZZ
 fuzz_progs = tests/fuzz/fuzz_tcp_recv tests/fuzz/fuzz_fabrics tests/fuzz/fuzz_iscsi \
 	tests/fuzz/fuzz_iscsi_conn \
 	tests/fuzz/fuzz_scsi_xlate tests/fuzz/fuzz_config tests/fuzz/fuzz_initiator \
-	tests/fuzz/fuzz_auth
+	tests/fuzz/fuzz_auth tests/fuzz/fuzz_tls_recv
 noinst_PROGRAMS += $(fuzz_progs)
 fuzz_ldflags = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_tcp_recv_SOURCES = $(fuzz_tcp_recv_src)
 tests_fuzz_fuzz_tcp_recv_CFLAGS = $(fuzz_cflags)
 tests_fuzz_fuzz_tcp_recv_LDFLAGS = $(fuzz_ldflags)
 tests_fuzz_fuzz_tcp_recv_LDADD = $(fuzz_tcp_recv_libs)
+tests_fuzz_fuzz_tls_recv_SOURCES = $(fuzz_tls_recv_src)
+tests_fuzz_fuzz_tls_recv_CFLAGS = $(fuzz_cflags) $(OPENSSL_CFLAGS)
+tests_fuzz_fuzz_tls_recv_LDFLAGS = $(fuzz_ldflags)
+tests_fuzz_fuzz_tls_recv_LDADD = $(fuzz_tls_recv_libs)
 tests_fuzz_fuzz_fabrics_SOURCES = $(fuzz_fabrics_src)
 tests_fuzz_fuzz_fabrics_CFLAGS = $(fuzz_cflags) $(OPENSSL_CFLAGS)
 tests_fuzz_fuzz_fabrics_LDFLAGS = $(fuzz_ldflags)

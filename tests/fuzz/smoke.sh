@@ -10,7 +10,7 @@ set -u
 bin=$1
 src=$2
 secs=${FUZZ_SECONDS:-30}
-targets=${FUZZ_TARGETS:-"tcp_recv fabrics iscsi iscsi_conn scsi_xlate config initiator"}
+targets=${FUZZ_TARGETS:-"tcp_recv fabrics iscsi iscsi_conn scsi_xlate config initiator tls_recv"}
 art=${FUZZ_ARTIFACTS:-$bin/artifacts}
 mkdir -p "$art"
 status=0

@@ -3,7 +3,8 @@
  * initiator_io: drives a controller through libnvmeof's public API and checks every byte.
  *
  *   initiator_io URI [--queues N] [--qd N] [--seconds S] [--loose] [--digests]
- *                [--hostnqn NQN] [--ctrl-loss-tmo S]
+ *                [--hostnqn NQN] [--ctrl-loss-tmo S] [--tls-key-file PATH]
+ *                [--tls-identity 0|1]
  *
  * 1. event loop (one thread, poll() over every queue pair and the admin queue): fill a
  *    region per queue pair with a known pattern, then QD random overlapping-free writes
@@ -469,7 +470,8 @@ int main(int argc, char **argv)
 	static struct job jobs[MAX_QUEUES];
 	unsigned int nq = 4, qd = 32;
 	double seconds = 2;
-	const char *uri = NULL, *hostnqn = NULL;
+	const char *uri = NULL, *hostnqn = NULL, *tls_key_file = NULL;
+	int tls_identity = 1;
 	int ctrl_loss_tmo = -2; /* -2: the library's default */
 	uint64_t region;
 	bool digests = false;
@@ -498,6 +500,10 @@ int main(int argc, char **argv)
 			hostnqn = argv[++i];
 		else if (!strcmp(argv[i], "--ctrl-loss-tmo") && i + 1 < argc)
 			ctrl_loss_tmo = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--tls-key-file") && i + 1 < argc)
+			tls_key_file = argv[++i];
+		else if (!strcmp(argv[i], "--tls-identity") && i + 1 < argc)
+			tls_identity = atoi(argv[++i]);
 		else if (!uri)
 			uri = argv[i];
 		else
@@ -507,7 +513,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: initiator_io URI [--queues 1-16] [--qd 1-256] "
 				"[--dhchap-secret KEY [--dhchap-ctrl-secret KEY] [--reauth]] "
 				"[--seconds S] [--loose] [--digests] [--hostnqn NQN] "
-				"[--ctrl-loss-tmo S]\n");
+				"[--ctrl-loss-tmo S] [--tls-key-file PATH] [--tls-identity 0|1]\n");
 		return 2;
 	}
 	nvmeof_opts_init(&opts);
@@ -518,6 +524,8 @@ int main(int argc, char **argv)
 	opts.kato_ms = 10000;
 	opts.hdgst = opts.ddgst = digests;
 	opts.hostnqn = hostnqn;
+	opts.tls_key_file = tls_key_file;
+	opts.tls_identity = tls_identity;
 	if (ctrl_loss_tmo != -2)
 		opts.ctrl_loss_tmo = ctrl_loss_tmo;
 	rc = nvmeof_ctrlr_connect(uri, &opts, &ctrlr);

@@ -102,3 +102,7 @@ tests_integration_reconnect_client_CFLAGS = $(HOST_CFLAGS)
 tests_integration_reconnect_client_LDADD = libnvmeof.la
 TESTS += tests/integration/reconnect.sh
 dist_check_SCRIPTS += tests/integration/reconnect.sh
+
+# NVMe/TCP over TLS 1.3 (tls.sh): PSK identities v0/v1, both suites, refusals, s_client.
+TESTS += tests/integration/tls.sh
+dist_check_SCRIPTS += tests/integration/tls.sh

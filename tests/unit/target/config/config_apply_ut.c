@@ -134,6 +134,20 @@ int nvmf_subsys_add_host(struct nvmf_subsys *s, const char *hostnqn)
 	return 0;
 }
 
+/* TLS PSKs: counted, not kept (config_apply_psks is exercised by tests/integration/tls.sh). */
+static unsigned int g_psk_set, g_psk_removed;
+
+int nvmf_tgt_set_host_psk(struct nvmf_tgt *tgt, const char *hostnqn, const struct nvme_tls_key *key)
+{
+	(void)tgt;
+	(void)hostnqn;
+	if (key)
+		g_psk_set++;
+	else
+		g_psk_removed++;
+	return 0;
+}
+
 int nvmf_subsys_remove_host(struct nvmf_subsys *s, const char *hostnqn)
 {
 	struct nvmf_host *h;

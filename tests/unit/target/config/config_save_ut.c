@@ -87,6 +87,9 @@ static bool models_equal(const struct tgt_config *a, const struct tgt_config *b,
 		DIFF("hosts differ");
 	if (!same_items(a->host_keys, b->host_keys, a->nhost_keys, sizeof(*a->host_keys), NULL))
 		DIFF("host keys differ");
+	if (a->nhost_psks != b->nhost_psks ||
+	    !same_items(a->host_psks, b->host_psks, a->nhost_psks, sizeof(*a->host_psks), NULL))
+		DIFF("host TLS PSKs differ");
 	if (!same_items(a->ports, b->ports, a->nports, sizeof(*a->ports), scrub_port))
 		DIFF("port scalars differ");
 	for (unsigned int i = 0; i < a->nports; i++) {
@@ -284,6 +287,59 @@ static void test_every_key_round_trip(void)
 	config_free(a);
 }
 
+/* TLS: ports with tsas tls1.3 (required and not), a host PSK inline and one by file. */
+static void test_tls_round_trip(void)
+{
+	static const char key[] = "NVMeTLSkey-1:01:Q8Km9RzoPgvRPRv8pVHzebyhf8AfyIaPr6N+KoQstQQvPN/"
+				  "I:";
+	char doc[2048], path[300];
+	struct tgt_config *a = NULL;
+	char *s = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/h2.psk", g_tmpdir);
+	umask(077);
+	f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fprintf(f, "%s\n", key);
+	fclose(f);
+	snprintf(doc, sizeof(doc),
+		 "{\"hosts\": [{\"nqn\": \"nqn.2014-08.org.nvmexpress:h1\", \"psk\": \"%s\"},"
+		 " {\"nqn\": \"nqn.2014-08.org.nvmexpress:h2\", \"psk_file\": \"%s\"}],"
+		 " \"ports\": [{\"portid\": 1, \"addr\": {\"trtype\": \"tcp\", \"adrfam\": "
+		 "\"ipv4\","
+		 "   \"traddr\": \"127.0.0.1\", \"trsvcid\": \"4420\", \"treq\": \"required\","
+		 "   \"tsas\": \"tls1.3\"}, \"subsystems\": []},"
+		 "  {\"portid\": 2, \"addr\": {\"trtype\": \"tcp\", \"adrfam\": \"ipv4\","
+		 "   \"traddr\": \"127.0.0.1\", \"trsvcid\": \"4421\", \"treq\": \"not required\","
+		 "   \"tsas\": \"tls1.3\"}, \"subsystems\": []}],"
+		 " \"subsystems\": []}",
+		 key, path);
+	round_trip(doc, "tls");
+	CU_ASSERT_EQUAL_FATAL(config_load_string(doc, "t", &a, g_err, sizeof(g_err)), 0);
+	CU_ASSERT_EQUAL(a->nhost_psks, 2);
+	CU_ASSERT_EQUAL(a->ports[0].addr.sectype, NVMF_TCP_SECTYPE_TLS13);
+	CU_ASSERT_EQUAL(a->ports[0].addr.treq, NVMF_TREQ_SECURE_REQUIRED);
+	CU_ASSERT_EQUAL(a->ports[1].addr.treq, NVMF_TREQ_SECURE_NOT_REQUIRED);
+	CU_ASSERT_STRING_EQUAL(a->host_psks[1].psk, key); /* read from the file */
+	CU_ASSERT(config_has_secrets(a));
+	/* Without secrets: the inline key is left out, the file's path (no secret) kept. */
+	CU_ASSERT_EQUAL(config_save_string(a, false, &s), 0);
+	CU_ASSERT_PTR_NULL(strstr(s, "NVMeTLSkey"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "h2.psk"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "\"tsas\": \"tls1.3\""));
+	free(s);
+	config_free(a);
+	/* A key file others may read is refused, naming the file and the mode. */
+	chmod(path, 0644);
+	CU_ASSERT_EQUAL(config_load_string(doc, "t", &a, g_err, sizeof(g_err)), -EPERM);
+	CU_ASSERT_PTR_NOT_NULL(strstr(g_err, "hosts[1].psk_file"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(g_err, "mode 0644, must be 0600"));
+	CU_ASSERT_PTR_NULL(strstr(g_err, "NVMeTLSkey"));
+	unlink(path);
+	umask(022);
+}
+
 static void test_secrets(void)
 {
 	struct tgt_config *a = NULL, *b = NULL;
@@ -383,6 +439,7 @@ int main(void)
 		{ "fixtures and examples round trip", test_fixtures_round_trip },
 		{ "every saved key round trips", test_every_key_round_trip },
 		{ "secrets: not in strings, files 0600", test_secrets },
+		{ "TLS ports and host PSKs", test_tls_round_trip },
 		{ "config_dup and the empty model", test_dup_and_empty },
 	};
 	CU_pSuite suite;

@@ -605,16 +605,43 @@ static const struct bad_case bad_cases[] = {
 	      "'trsvcid': '99999'}}",
 	      SUBSYS("")),
 	  -EINVAL, "ports[0].addr.trsvcid: \"99999\": expected a port number 1..65535" },
-	{ "treq required",
+	{ "treq required without tls",
 	  DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': '127.0.0.1', "
 	      "'trsvcid': '4420', 'treq': 'required'}}",
 	      SUBSYS("")),
-	  -ENOTSUP, "ports[0].addr.treq: a secure channel (TLS) is not supported" },
-	{ "tsas tls",
+	  -EINVAL,
+	  "ports[0].addr.treq: \"required\" needs a secure channel: \"tsas\": \"tls1.3\"" },
+	{ "tsas tls1.2",
 	  DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': '127.0.0.1', "
+	      "'trsvcid': '4420', 'tsas': 'tls1.2'}}",
+	      SUBSYS("")),
+	  -ENOTSUP, "ports[0].addr.tsas: \"tls1.2\": NVMe/TCP TLS is TLS 1.3 only here" },
+	{ "tsas junk",
+	  DOC("{'portid': 1, 'addr': {'trtype': 'tcp', 'adrfam': 'ipv4', 'traddr': '127.0.0.1', "
+	      "'trsvcid': '4420', 'tsas': 'ssl'}}",
+	      SUBSYS("")),
+	  -EINVAL, "ports[0].addr.tsas: \"ssl\": expected \"none\" or \"tls1.3\"" },
+	{ "tsas tls on rdma",
+	  DOC("{'portid': 1, 'addr': {'trtype': 'rdma', 'adrfam': 'ipv4', 'traddr': '127.0.0.1', "
 	      "'trsvcid': '4420', 'tsas': 'tls1.3'}}",
 	      SUBSYS("")),
-	  -ENOTSUP, "ports[0].addr.tsas: \"tls1.3\": only \"none\" is supported" },
+	  -EINVAL, "ports[0].addr.tsas: \"tls1.3\" is for tcp ports, not rdma" },
+	{ "psk bad crc",
+	  "{'hosts': [{'nqn': 'nqn.2014-08.x:h1', 'psk': "
+	  "'NVMeTLSkey-1:01:VRLbtnN9AQb2WXW3c9+wEf/DRLz0QuLdbYvEhwtdWwNf9LrA:'}]}",
+	  -EBADMSG,
+	  "hosts[0].psk: not a TLS PSK in interchange format (NVMeTLSkey-1:HH:...:): "
+	  "TLS PSK: CRC mismatch" },
+	{ "psk not a key", "{'hosts': [{'nqn': 'nqn.2014-08.x:h1', 'psk': 'secret'}]}", -EINVAL,
+	  "hosts[0].psk: not a TLS PSK in interchange format" },
+	{ "psk and psk_file",
+	  "{'hosts': [{'nqn': 'nqn.2014-08.x:h1', 'psk': 'x', "
+	  "'psk_file': '/nonexistent'}]}",
+	  -EINVAL, "hosts[0].psk_file: give \"psk\" or \"psk_file\", not both" },
+	{ "psk_file missing",
+	  "{'hosts': [{'nqn': 'nqn.2014-08.x:h1', "
+	  "'psk_file': '/nonexistent/k'}]}",
+	  -ENOENT, "hosts[0].psk_file: " },
 	{ "advertise hostname", DOC(PORT(", 'advertise': 'nat.example'"), SUBSYS("")), -EINVAL,
 	  "ports[0].advertise: \"nat.example\" is not an IPv4 address" },
 	{ "ana unknown state",

@@ -15,6 +15,7 @@
 #include "common/crc32c.h"
 #include "common/endian.h"
 #include "common/nvme_tcp_pdu.h"
+#include "common/tls_psk.h"
 #include "core/nvmf.h"
 #include "reactor/reactor.h"
 #include "tcp/tcp_internal.h"
@@ -55,6 +56,21 @@ void nvmf_qpair_fini(struct nvmf_qpair *qp)
 {
 	atomic_fetch_add(&n_fini, 1);
 	sem_post(&fini_sem);
+}
+
+/* TLS ports: one host's PSK (tcp_tls_ut.c sets it). */
+char ut_psk_host[NVME_NQN_FIELD];
+struct nvme_tls_key ut_psk;
+
+int nvmf_tgt_get_host_psk(struct nvmf_tgt *t, const char *hostnqn, struct nvme_tls_key *out)
+{
+	(void)t;
+	memset(out, 0, sizeof(*out));
+	if (!ut_psk.psk || strcmp(hostnqn, ut_psk_host))
+		return -ENOENT;
+	out->hmac = ut_psk.hmac;
+	out->psk = nvme_secret_from(ut_psk.psk->key, ut_psk.psk->len);
+	return out->psk ? 0 : -ENOMEM;
 }
 
 enum nvme_data_xfer nvmf_req_xfer(const struct nvme_cmd *cmd, bool admin)

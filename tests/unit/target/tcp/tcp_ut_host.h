@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "common/nvme_tcp_pdu.h"
+#include "common/tls_psk.h"
 #include "core/nvmf.h"
 #include "reactor/reactor.h"
 
@@ -32,6 +33,8 @@ extern struct nvmf_req *held[64];
 extern int nheld;
 extern struct nvmf_qpair *last_qp; /* the connection nvmf_qpair_init() saw last */
 extern int g_small_bufs;           /* next host_open(): tiny socket buffers (partial writes) */
+extern char ut_psk_host[];         /* the host nvmf_tgt_get_host_psk() knows, and its key */
+extern struct nvme_tls_key ut_psk;
 
 struct host {
 	int fd;
