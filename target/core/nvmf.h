@@ -268,7 +268,7 @@ struct nvmf_ns {
 	struct nvmf_ns_locks locks;    /* LBA range locks (range_lock.c) */
 	struct nvmf_ns_iostat *iostat; /* [iostat_slots][NVMF_NPATHS], by reactor id */
 	unsigned int iostat_slots;
-	struct nvmf_qos *qos; /* QoS limits and buckets (qos.c); NULL = none set */
+	struct nvmf_qos *qos;             /* QoS limits and buckets (qos.c); NULL = none set */
 	struct nvmf_qos_hosts *qos_hosts; /* per-host QoS on it (qos.c); NULL = none */
 };
 

@@ -32,11 +32,11 @@
 #include "resv_store.h"
 
 /* CDW10 fields */
-#define RESV_ACTION(cdw10) ((cdw10) & 0x7)
-#define RESV_IEKEY(cdw10) ((cdw10) & (1u << 3))
-#define RESV_RTYPE(cdw10) (((cdw10) >> 8) & 0xff)
-#define RESV_CPTPL(cdw10) ((cdw10) >> 30)
-#define RESV_EDS 0x1
+#define RESV_ACTION(cdw10) ((cdw10)&0x7)
+#define RESV_IEKEY(cdw10)  ((cdw10) & (1u << 3))
+#define RESV_RTYPE(cdw10)  (((cdw10) >> 8) & 0xff)
+#define RESV_CPTPL(cdw10)  ((cdw10) >> 30)
+#define RESV_EDS           0x1
 
 #define CPTPL_NO_CHANGE 0
 #define CPTPL_CLEAR     2
@@ -57,9 +57,9 @@ struct resv_reg {
 /* What reservation commands change (and stores keep, less the controller IDs). */
 struct resv_state {
 	uint32_t gen;
-	uint8_t rtype;			/* 0: no reservation */
-	bool ptpl;                      /* Persist Through Power Loss */
-	uint8_t holder[16];             /* holder host (types 1-4) */
+	uint8_t rtype;      /* 0: no reservation */
+	bool ptpl;          /* Persist Through Power Loss */
+	uint8_t holder[16]; /* holder host (types 1-4) */
 	unsigned int nregs;
 	struct resv_reg regs[NVMF_RESV_MAX_REGS];
 };
@@ -89,7 +89,7 @@ struct nvmf_resv {
 	TAILQ_HEAD(, nvmf_req) waiting; /* changing commands behind it, oldest first */
 	struct nvmf_resv_store *store;  /* NULL: the state lives in memory only */
 	struct nvmf_ns *ns;
-	bool legacy;			/* SPC-2 RESERVE(6) held */
+	bool legacy; /* SPC-2 RESERVE(6) held */
 	uint8_t legacy_holder[16];
 	bool active; /* atomic: cur.rtype != 0 || legacy */
 };

@@ -33,9 +33,9 @@ struct nvmf_req;
 struct nvmf_ns;
 struct nvmf_ctrlr;
 
-#define NVMF_RESV_MAX_REGS 128	/* registrants per namespace */
+#define NVMF_RESV_MAX_REGS 128 /* registrants per namespace */
 /* RESCAP: every reservation type; Persist Through Power Loss only with a store. */
-#define NVMF_RESV_RESCAP 0x7e
+#define NVMF_RESV_RESCAP       0x7e
 #define NVMF_RESV_RESCAP_PTPL  0x01
 #define NVMF_RESV_RESCAP_IEKEY 0x80
 

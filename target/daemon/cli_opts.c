@@ -186,7 +186,8 @@ void cli_usage(FILE *f)
 	      f);
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -336,7 +337,8 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 		return 0;
 	case OPT_BLOCK_SIZE:
 		if (parse_uint(arg, 512, 4096, &v) || (v != 512 && v != 4096))
-			return fail(err, errlen, "--block-size: expected 512 or 4096, got '%s'", arg);
+			return fail(err, errlen, "--block-size: expected 512 or 4096, got '%s'",
+				    arg);
 		o->block_size = (uint32_t)v;
 		return 0;
 	case OPT_NQN:
@@ -356,7 +358,8 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 		return 0;
 	case OPT_DISCOVERY_PORT:
 		if (parse_uint(arg, 0, 65535, &v))
-			return fail(err, errlen, "--discovery-port: expected 0-65535, got '%s'", arg);
+			return fail(err, errlen, "--discovery-port: expected 0-65535, got '%s'",
+				    arg);
 		o->discovery_port = (unsigned int)v;
 		return 0;
 	case OPT_ALLOW_HOST:
@@ -435,13 +438,15 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 	case OPT_IN_CAPSULE:
 		if (parse_bytes(arg, &bytes) || bytes > 1024 * 1024 || bytes % 16)
 			return fail(err, errlen,
-				    "--in-capsule: expected a multiple of 16 up to 1M, got '%s'", arg);
+				    "--in-capsule: expected a multiple of 16 up to 1M, got '%s'",
+				    arg);
 		o->in_capsule = (uint32_t)bytes;
 		o->in_capsule_set = true;
 		return 0;
 	case OPT_MAX_QD:
 		if (parse_uint(arg, 2, 4096, &v))
-			return fail(err, errlen, "--max-queue-depth: expected 2-4096, got '%s'", arg);
+			return fail(err, errlen, "--max-queue-depth: expected 2-4096, got '%s'",
+				    arg);
 		o->max_queue_depth = (uint32_t)v;
 		return 0;
 	case OPT_MAX_CONN:
@@ -482,7 +487,8 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 		o->log_level = parse_level(arg);
 		if (o->log_level < 0)
 			return fail(err, errlen,
-				    "--log-level: expected err, warn, notice, info or debug, got '%s'",
+				    "--log-level: expected err, warn, notice, info or debug, got "
+				    "'%s'",
 				    arg);
 		return 0;
 	case 'v':
@@ -578,7 +584,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t errle
 
 		if (c == '?') {
 			if (optopt)
-				return fail(err, errlen, "-%c: unknown option (see --help)", optopt);
+				return fail(err, errlen, "-%c: unknown option (see --help)",
+					    optopt);
 			return fail(err, errlen, "%s: unknown option (see --help)", name);
 		}
 		if (c == ':') {

@@ -15,7 +15,7 @@
 #include "common/log.h"
 #include "tcp_internal.h"
 
-#define TCP_LINGER_S 2.0 /* how long a C2HTermReq may take to leave before we close */
+#define TCP_LINGER_S       2.0 /* how long a C2HTermReq may take to leave before we close */
 #define TCP_CID_BITS_BYTES (65536 / 8)
 
 static size_t page_size(void)

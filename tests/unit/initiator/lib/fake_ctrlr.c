@@ -318,7 +318,8 @@ static void handle(struct conn *c, const uint8_t *pdu, const struct nvme_cmd *sq
 				pthread_mutex_unlock(&fc->lock);
 				ev(fc, "connect refused: host");
 				fk_send_resp(&c->fk, cid,
-					     sc(1, NVME_SC_CONNECT_INVALID_HOST) | NVME_STATUS_DNR, 0, 0);
+					     sc(1, NVME_SC_CONNECT_INVALID_HOST) | NVME_STATUS_DNR,
+					     0, 0);
 				return;
 			}
 			pthread_mutex_unlock(&fc->lock);

@@ -34,11 +34,11 @@ static struct {
 	unsigned int ns_adds, ns_removes; /* each one is a Namespace Attribute Changed */
 	struct fake_referral refs[16];
 	unsigned int nrefs;
-	unsigned int qos_sets; /* nvmf_ns_set_qos() calls */
+	unsigned int qos_sets;      /* nvmf_ns_set_qos() calls */
 	unsigned int host_qos_sets; /* nvmf_ns_set_host_qos() calls, and the last one's host */
 	char qos_host[NVME_NQN_FIELD];
 	struct nvmf_qos_limits host_qos;
-	uint32_t qos_nsid;     /* and the last one's arguments */
+	uint32_t qos_nsid; /* and the last one's arguments */
 	struct nvmf_qos_limits qos;
 } fake;
 

@@ -17,10 +17,10 @@
 #include "core/reservation.h"
 #include "core/resv_store.h"
 
-#define NHOSTS 3
-#define ST(sc) NVME_STATUS(NVME_SCT_GENERIC, sc)
+#define NHOSTS   3
+#define ST(sc)   NVME_STATUS(NVME_SCT_GENERIC, sc)
 #define CONFLICT ST(NVME_SC_RESERVATION_CONFLICT)
-#define INVALID ST(NVME_SC_INVALID_FIELD)
+#define INVALID  ST(NVME_SC_INVALID_FIELD)
 
 static struct fake_env env;
 static struct fake_qpair hosts[NHOSTS];
@@ -77,13 +77,13 @@ enum step_kind { REG, ACQ, REL, READ, WRITE };
 struct step {
 	enum step_kind kind;
 	int host;
-	uint32_t cdw10;		/* action | IEKEY << 3 | RTYPE << 8 */
+	uint32_t cdw10; /* action | IEKEY << 3 | RTYPE << 8 */
 	uint64_t k1, k2;
 	uint16_t status;
 };
 
 #define T(type) ((uint32_t)(type) << 8)
-#define IEKEY (1u << 3)
+#define IEKEY   (1u << 3)
 
 static uint16_t run_step(const struct step *s)
 {
@@ -120,18 +120,18 @@ static void run_script(const char *name, const struct step *steps, size_t n)
 static void test_register(void)
 {
 	static const struct step steps[] = {
-		{ REG, 0, 0, 0, 0xa, 0 },		/* register */
-		{ REG, 0, 0, 0, 0xa, 0 },		/* same key again: fine */
-		{ REG, 0, 0, 0, 0xb, CONFLICT },	/* different key */
-		{ REG, 0, 2, 0xb, 0xc, CONFLICT },	/* replace, wrong current key */
-		{ REG, 0, 2, 0xa, 0xc, 0 },		/* replace */
-		{ REG, 1, 2, 0, 0xd, CONFLICT },	/* replace while not registered */
-		{ REG, 1, 2 | IEKEY, 0, 0xd, 0 },	/* ... unless ignoring the key */
-		{ REG, 1, 1, 0x0, 0, CONFLICT },	/* unregister, wrong key */
-		{ REG, 1, 1, 0xd, 0, 0 },		/* unregister */
-		{ REG, 1, 1, 0xd, 0, CONFLICT },	/* not registered any more */
-		{ REG, 0, 1 | IEKEY, 0, 0, 0 },		/* unregister ignoring the key */
-		{ REG, 0, 3, 0, 0, INVALID },		/* reserved action */
+		{ REG, 0, 0, 0, 0xa, 0 },          /* register */
+		{ REG, 0, 0, 0, 0xa, 0 },          /* same key again: fine */
+		{ REG, 0, 0, 0, 0xb, CONFLICT },   /* different key */
+		{ REG, 0, 2, 0xb, 0xc, CONFLICT }, /* replace, wrong current key */
+		{ REG, 0, 2, 0xa, 0xc, 0 },        /* replace */
+		{ REG, 1, 2, 0, 0xd, CONFLICT },   /* replace while not registered */
+		{ REG, 1, 2 | IEKEY, 0, 0xd, 0 },  /* ... unless ignoring the key */
+		{ REG, 1, 1, 0x0, 0, CONFLICT },   /* unregister, wrong key */
+		{ REG, 1, 1, 0xd, 0, 0 },          /* unregister */
+		{ REG, 1, 1, 0xd, 0, CONFLICT },   /* not registered any more */
+		{ REG, 0, 1 | IEKEY, 0, 0, 0 },    /* unregister ignoring the key */
+		{ REG, 0, 3, 0, 0, INVALID },      /* reserved action */
 	};
 	RUN(steps);
 }
@@ -144,15 +144,15 @@ static void test_write_exclusive(void)
 		{ REG, 1, 0, 0, 0xb, 0 },
 		{ ACQ, 0, T(NVME_RESV_WRITE_EXCLUSIVE), 0xb, 0, CONFLICT }, /* wrong key */
 		{ ACQ, 0, T(NVME_RESV_WRITE_EXCLUSIVE), 0xa, 0, 0 },
-		{ ACQ, 0, T(NVME_RESV_WRITE_EXCLUSIVE), 0xa, 0, 0 },	    /* again: fine */
+		{ ACQ, 0, T(NVME_RESV_WRITE_EXCLUSIVE), 0xa, 0, 0 },         /* again: fine */
 		{ ACQ, 0, T(NVME_RESV_EXCLUSIVE_ACCESS), 0xa, 0, CONFLICT }, /* other type */
-		{ ACQ, 1, T(NVME_RESV_WRITE_EXCLUSIVE), 0xb, 0, CONFLICT }, /* held */
-		{ WRITE, 0, 0, 0, 0, 0 },				    /* holder */
-		{ READ, 1, 0, 0, 0, 0 },				    /* reads: anyone */
+		{ ACQ, 1, T(NVME_RESV_WRITE_EXCLUSIVE), 0xb, 0, CONFLICT },  /* held */
+		{ WRITE, 0, 0, 0, 0, 0 },                                    /* holder */
+		{ READ, 1, 0, 0, 0, 0 },                                     /* reads: anyone */
 		{ READ, 2, 0, 0, 0, 0 },
-		{ WRITE, 1, 0, 0, 0, CONFLICT },			    /* registrant */
-		{ WRITE, 2, 0, 0, 0, CONFLICT },			    /* stranger */
-		{ REL, 1, T(NVME_RESV_WRITE_EXCLUSIVE), 0xb, 0, 0 },	    /* not holder: nop */
+		{ WRITE, 1, 0, 0, 0, CONFLICT },                     /* registrant */
+		{ WRITE, 2, 0, 0, 0, CONFLICT },                     /* stranger */
+		{ REL, 1, T(NVME_RESV_WRITE_EXCLUSIVE), 0xb, 0, 0 }, /* not holder: nop */
 		{ WRITE, 1, 0, 0, 0, CONFLICT },
 		{ REL, 0, T(NVME_RESV_EXCLUSIVE_ACCESS), 0xa, 0, INVALID }, /* wrong type */
 		{ REL, 0, T(NVME_RESV_WRITE_EXCLUSIVE), 0xa, 0, 0 },
@@ -167,11 +167,11 @@ static void test_exclusive_access_reg_only(void)
 		{ REG, 0, 0, 0, 0xa, 0 },
 		{ REG, 1, 0, 0, 0xb, 0 },
 		{ ACQ, 0, T(NVME_RESV_EXCLUSIVE_ACCESS_REG_ONLY), 0xa, 0, 0 },
-		{ READ, 1, 0, 0, 0, 0 },	/* registrants may read and write */
+		{ READ, 1, 0, 0, 0, 0 }, /* registrants may read and write */
 		{ WRITE, 1, 0, 0, 0, 0 },
-		{ READ, 2, 0, 0, 0, CONFLICT },	/* others may not even read */
+		{ READ, 2, 0, 0, 0, CONFLICT }, /* others may not even read */
 		{ WRITE, 2, 0, 0, 0, CONFLICT },
-		{ REG, 0, 1, 0xa, 0, 0 },	/* the holder unregisters: released */
+		{ REG, 0, 1, 0xa, 0, 0 }, /* the holder unregisters: released */
 		{ READ, 2, 0, 0, 0, 0 },
 	};
 	RUN(steps);
@@ -187,9 +187,9 @@ static void test_all_registrants(void)
 		{ WRITE, 1, 0, 0, 0, 0 },
 		{ WRITE, 2, 0, 0, 0, CONFLICT },
 		{ READ, 2, 0, 0, 0, 0 },
-		{ REG, 0, 1, 0xa, 0, 0 },	/* one registrant leaves: still reserved */
+		{ REG, 0, 1, 0xa, 0, 0 }, /* one registrant leaves: still reserved */
 		{ WRITE, 2, 0, 0, 0, CONFLICT },
-		{ REG, 1, 1, 0xb, 0, 0 },	/* the last one leaves: gone */
+		{ REG, 1, 1, 0xb, 0, 0 }, /* the last one leaves: gone */
 		{ WRITE, 2, 0, 0, 0, 0 },
 	};
 	RUN(steps);
@@ -203,15 +203,15 @@ static void test_preempt_and_clear(void)
 		{ REG, 2, 0, 0, 0xc, 0 },
 		{ ACQ, 0, T(NVME_RESV_EXCLUSIVE_ACCESS), 0xa, 0, 0 },
 		{ ACQ, 1, 1 | T(NVME_RESV_WRITE_EXCLUSIVE), 0xb, 0xd, CONFLICT }, /* no such key */
-		{ ACQ, 1, 1 | T(NVME_RESV_WRITE_EXCLUSIVE), 0xb, 0, INVALID },	 /* key 0 */
-		{ ACQ, 1, 1 | T(NVME_RESV_WRITE_EXCLUSIVE), 0xb, 0xa, 0 },	/* preempt holder */
-		{ WRITE, 0, 0, 0, 0, CONFLICT },	/* host 0 lost registration and access */
+		{ ACQ, 1, 1 | T(NVME_RESV_WRITE_EXCLUSIVE), 0xb, 0, INVALID },    /* key 0 */
+		{ ACQ, 1, 1 | T(NVME_RESV_WRITE_EXCLUSIVE), 0xb, 0xa, 0 }, /* preempt holder */
+		{ WRITE, 0, 0, 0, 0, CONFLICT }, /* host 0 lost registration and access */
 		{ REG, 0, 2, 0xa, 0xe, CONFLICT },
 		{ WRITE, 1, 0, 0, 0, 0 },
 		{ ACQ, 1, 2 | T(NVME_RESV_WRITE_EXCLUSIVE), 0xb, 0xc, 0 }, /* preempt+abort c */
-		{ REG, 2, 1, 0xc, 0, CONFLICT },	/* host 2 was removed */
-		{ REL, 2, 1, 0xc, 0, CONFLICT },	/* clear needs a registration */
-		{ REL, 1, 1, 0xb, 0, 0 },		/* clear */
+		{ REG, 2, 1, 0xc, 0, CONFLICT },                           /* host 2 was removed */
+		{ REL, 2, 1, 0xc, 0, CONFLICT }, /* clear needs a registration */
+		{ REL, 1, 1, 0xb, 0, 0 },        /* clear */
 		{ WRITE, 0, 0, 0, 0, 0 },
 		{ ACQ, 1, T(NVME_RESV_WRITE_EXCLUSIVE), 0xb, 0, CONFLICT }, /* cleared too */
 	};
@@ -227,8 +227,9 @@ static void test_report(void)
 	setup();
 	CU_ASSERT_EQUAL(resv(0, NVME_OPC_RESERVATION_REGISTER, 0, 0, 0x1111), 0);
 	CU_ASSERT_EQUAL(resv(1, NVME_OPC_RESERVATION_REGISTER, 0, 0, 0x2222), 0);
-	CU_ASSERT_EQUAL(resv(1, NVME_OPC_RESERVATION_ACQUIRE,
-			     T(NVME_RESV_WRITE_EXCLUSIVE_REG_ONLY), 0x2222, 0), 0);
+	CU_ASSERT_EQUAL(resv(1, NVME_OPC_RESERVATION_ACQUIRE, T(NVME_RESV_WRITE_EXCLUSIVE_REG_ONLY),
+			     0x2222, 0),
+			0);
 	/* 64-bit host identifiers are not what fabrics use */
 	fake_cmd(&cmd, NVME_OPC_RESERVATION_REPORT, 1);
 	put_le32(&cmd.cdw10, sizeof(buf) / 4 - 1);
@@ -237,15 +238,15 @@ static void test_report(void)
 	put_le32(&cmd.cdw11, 1);
 	memset(buf, 0xff, sizeof(buf));
 	CU_ASSERT_EQUAL(st(fake_exec(&hosts[0], &cmd, buf, sizeof(buf), NULL)), 0);
-	CU_ASSERT_EQUAL(get_le32(&buf[0]), 2);	/* generation: two registrations */
+	CU_ASSERT_EQUAL(get_le32(&buf[0]), 2); /* generation: two registrations */
 	CU_ASSERT_EQUAL(buf[4], NVME_RESV_WRITE_EXCLUSIVE_REG_ONLY);
 	CU_ASSERT_EQUAL(get_le16(&buf[5]), 2);
 	CU_ASSERT_EQUAL(get_le64(&buf[64 + 8]), 0x1111);
-	CU_ASSERT_EQUAL(buf[64 + 2], 0);	/* not the holder */
-	CU_ASSERT_EQUAL(buf[64 + 17], 1);	/* host identifier */
+	CU_ASSERT_EQUAL(buf[64 + 2], 0);  /* not the holder */
+	CU_ASSERT_EQUAL(buf[64 + 17], 1); /* host identifier */
 	CU_ASSERT_EQUAL(get_le64(&buf[128 + 8]), 0x2222);
 	CU_ASSERT_EQUAL(buf[128 + 2], 1);
-	CU_ASSERT_EQUAL(buf[255], 0);		/* the rest is zeroed */
+	CU_ASSERT_EQUAL(buf[255], 0); /* the rest is zeroed */
 	/* a too small buffer for the registrants: only the header and what fits */
 	put_le32(&cmd.cdw10, 96 / 4 - 1);
 	CU_ASSERT_EQUAL(st(fake_exec(&hosts[0], &cmd, buf, 96, NULL)), 0);
@@ -261,16 +262,16 @@ static void test_reserve6(void)
 	setup();
 	ns = env.subsys->ns[1];
 	CU_ASSERT_EQUAL(nvmf_resv_legacy_reserve(ns, h0), 0);
-	CU_ASSERT_EQUAL(nvmf_resv_legacy_reserve(ns, h0), 0);	  /* again */
+	CU_ASSERT_EQUAL(nvmf_resv_legacy_reserve(ns, h0), 0); /* again */
 	CU_ASSERT_EQUAL(nvmf_resv_legacy_reserve(ns, h1), -EBUSY);
 	CU_ASSERT_TRUE(nvmf_resv_legacy_conflict(ns, h1));
 	CU_ASSERT_FALSE(nvmf_resv_legacy_conflict(ns, h0));
-	CU_ASSERT_EQUAL(rw(1, false), CONFLICT);		  /* even reads */
+	CU_ASSERT_EQUAL(rw(1, false), CONFLICT); /* even reads */
 	CU_ASSERT_EQUAL(rw(0, true), 0);
 	CU_ASSERT_EQUAL(resv(1, NVME_OPC_RESERVATION_REGISTER, 0, 0, 5), CONFLICT);
-	nvmf_resv_legacy_release(ns, h1);			  /* not the holder: nop */
+	nvmf_resv_legacy_release(ns, h1); /* not the holder: nop */
 	CU_ASSERT_EQUAL(rw(1, false), CONFLICT);
-	nvmf_resv_legacy_clear(ns);				  /* LU reset */
+	nvmf_resv_legacy_clear(ns); /* LU reset */
 	CU_ASSERT_EQUAL(rw(1, false), 0);
 	/* a persistent reservation: RESERVE(6) only for its holder */
 	CU_ASSERT_EQUAL(resv(1, NVME_OPC_RESERVATION_REGISTER, 0, 0, 5), 0);
