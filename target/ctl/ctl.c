@@ -406,7 +406,7 @@ static bool is_uint(const char *s)
 		if (argc != (n)) {                                                             \
 			fprintf(stderr, PROG ": %s %s: expected %d argument%s (see --help)\n", \
 				obj, verb, (n), (n) == 1 ? "" : "s");                          \
-			return EXIT_USAGE;                                                     \
+			goto usage;                                                            \
 		}                                                                              \
 	} while (0)
 
@@ -455,7 +455,7 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 		const char *mn = opt_val(&argc, argv, "--model", false, &bad);
 
 		if (bad)
-			return EXIT_USAGE;
+			goto usage;
 		NEED(1);
 		add_str(p, "nqn", argv[0]);
 		add_str(p, "serial_number", sn);
@@ -471,7 +471,7 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 		const char *nsid = opt_val(&argc, argv, "--nsid", false, &bad);
 
 		if (bad)
-			return EXIT_USAGE;
+			goto usage;
 		NEED(2);
 		add_str(p, "nqn", argv[0]);
 		add_str(p, "path", argv[1]);
@@ -493,12 +493,12 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 		const char *ck = opt_val(&argc, argv, "--dhchap-ctrl-key", false, &bad);
 
 		if (bad)
-			return EXIT_USAGE;
+			goto usage;
 		NEED(2);
 		if (k && !(k = secret_arg(k, kbuf, sizeof(kbuf))))
-			return EXIT_USAGE;
+			goto usage;
 		if (ck && !(ck = secret_arg(ck, cbuf, sizeof(cbuf))))
-			return EXIT_USAGE;
+			goto usage;
 		add_str(p, "nqn", argv[0]);
 		add_str(p, "host", argv[1]);
 		add_str(p, "dhchap_key", k);
@@ -524,13 +524,13 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 		const char *nqn = opt_val(&argc, argv, "--nqn", false, &bad);
 
 		if (bad)
-			return EXIT_USAGE;
+			goto usage;
 		NEED(1);
 		if (!is_uint(argv[0])) {
 			fprintf(stderr,
 				PROG ": controller disconnect: '%s' is not a controller ID\n",
 				argv[0]);
-			return EXIT_USAGE;
+			goto usage;
 		}
 		add_str(p, "cntlid", argv[0]);
 		add_str(p, "nqn", nqn);
@@ -544,7 +544,7 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 		NEED(1);
 		if (!is_uint(argv[0])) {
 			fprintf(stderr, PROG ": session disconnect: '%s' is not a TSIH\n", argv[0]);
-			return EXIT_USAGE;
+			goto usage;
 		}
 		add_str(p, "tsih", argv[0]);
 		method = "iscsi_disconnect_session";
@@ -586,11 +586,11 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 			given |= v != NULL;
 		}
 		if (bad)
-			return EXIT_USAGE;
+			goto usage;
 		NEED(2);
 		if (verb[0] == 's' && !given) {
 			fprintf(stderr, PROG ": qos set: give a limit (--rw-ios N, ...)\n");
-			return EXIT_USAGE;
+			goto usage;
 		}
 		add_str(p, "nqn", argv[0]);
 		add_str(p, "nsid", argv[1]);
@@ -604,7 +604,7 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 		if (argc > 1 || (argc == 1 && !(raw = json_tokener_parse(argv[0])))) {
 			fprintf(stderr, PROG ": rpc %s: expected one JSON object of parameters\n",
 				verb);
-			return EXIT_USAGE;
+			goto usage;
 		}
 		json_object_put(p);
 		p = raw;
@@ -612,8 +612,7 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 	}
 	if (!method) {
 		fprintf(stderr, PROG ": unknown command '%s %s' (see --help)\n", obj, verb);
-		json_object_put(p);
-		return EXIT_USAGE;
+		goto usage;
 	}
 	if (ctl_connect(c)) {
 		json_object_put(p);
@@ -647,6 +646,12 @@ static int run(struct ctl *c, const char *obj, const char *verb, int argc, char 
 									       "controllers"));
 	json_object_put(r);
 	return 0;
+
+usage:
+	json_object_put(p);
+	explicit_bzero(kbuf, sizeof(kbuf));
+	explicit_bzero(cbuf, sizeof(cbuf));
+	return EXIT_USAGE;
 }
 
 /* Commands without a verb: log-level, save, status. */
