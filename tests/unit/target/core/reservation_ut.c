@@ -541,7 +541,7 @@ static void test_ptpl_save_before_complete(void)
 	uint32_t gen;
 	uint8_t rtype, ptpls;
 	uint16_t nregs;
-	struct fake_req *fr;
+	struct fake_req *fr, *fr2;
 	struct nvme_cmd cmd;
 	uint8_t keys[16] = { 0 };
 
@@ -568,14 +568,23 @@ static void test_ptpl_save_before_complete(void)
 	CU_ASSERT_EQUAL(nregs, 1);
 	CU_ASSERT_EQUAL(ptpls, 0);
 	/* a second change waits its turn: not saved, not completed */
-	CU_ASSERT_EQUAL(resv(1, NVME_OPC_RESERVATION_ACQUIRE, T(NVME_RESV_WRITE_EXCLUSIVE), 0xb, 0),
-			st(0xffff));
+	fr2 = fake_req_alloc(&hosts[1]);
+	fake_cmd(&cmd, NVME_OPC_RESERVATION_ACQUIRE, 1);
+	put_le32(&cmd.cdw10, T(NVME_RESV_WRITE_EXCLUSIVE));
+	memset(keys, 0, sizeof(keys));
+	put_le64(&keys[0], 0xb);
+	fake_req_prep(fr2, &cmd, keys, 16);
+	nvmf_req_exec(&fr2->req);
+	CU_ASSERT_EQUAL(fr2->completions, 0);
 	CU_ASSERT_EQUAL(tstore.saves, 1);
 	tstore.defer = false;
 	test_store_finish(0);
 	CU_ASSERT_EQUAL(fr->completions, 1);
 	CU_ASSERT_EQUAL(st(fake_status(fr)), 0);
 	fake_req_free(fr);
+	CU_ASSERT_EQUAL(fr2->completions, 1);
+	CU_ASSERT_EQUAL(st(fake_status(fr2)), 0);
+	fake_req_free(fr2);
 	/* ... then the waiting Acquire ran, and was saved too (PTPL is on) */
 	CU_ASSERT_EQUAL(tstore.saves, 2);
 	CU_ASSERT_EQUAL(tstore.stored.rtype, NVME_RESV_WRITE_EXCLUSIVE);

@@ -126,10 +126,10 @@ static void test_choose(void)
 
 static void test_check(void)
 {
-	uint8_t chal[32], rsp[32];
+	uint8_t chal[33], rsp[32]; /* one more: the "wrong challenge" case starts at chal + 1 */
 	char hex[2 * 32 + 3];
 
-	for (int i = 0; i < 32; i++)
+	for (int i = 0; i < 33; i++)
 		chal[i] = (uint8_t)(0xa0 + i);
 	for (uint8_t alg = ISCSI_CHAP_MD5; alg <= ISCSI_CHAP_SHA3_256; alg++) {
 		unsigned int dl = iscsi_chap_digest_len(alg);
