@@ -20,19 +20,15 @@
 #include "common/uri.h"
 #include "config/config_file.h"
 #include "control.h"
+#include "control_internal.h"
 #include "core/ana.h"
 #include "core/nvmf.h"
 #include "iscsi/iscsi.h"
 
 /* ---- Errors and parameters ------------------------------------------------------------------ */
 
-struct rpc_err {
-	int code;
-	char msg[768];
-};
-
-__attribute__((format(printf, 3, 4))) static int rpc_fail(struct rpc_err *e, int code,
-							  const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) int rpc_fail(struct rpc_err *e, int code, const char *fmt,
+						   ...)
 {
 	va_list ap;
 
@@ -44,8 +40,8 @@ __attribute__((format(printf, 3, 4))) static int rpc_fail(struct rpc_err *e, int
 }
 
 /* A string parameter: 1 when present, 0 when absent and optional, -1 on error. */
-static int p_str(json_object *params, const char *name, bool required, char *out, size_t size,
-		 struct rpc_err *e)
+int p_str(json_object *params, const char *name, bool required, char *out, size_t size,
+	  struct rpc_err *e)
 {
 	json_object *v;
 	size_t len;
@@ -69,8 +65,8 @@ static int p_str(json_object *params, const char *name, bool required, char *out
 }
 
 /* An integer parameter in [min, max] (a decimal string is accepted too). */
-static int p_uint(json_object *params, const char *name, bool required, uint64_t min, uint64_t max,
-		  uint64_t *out, struct rpc_err *e)
+int p_uint(json_object *params, const char *name, bool required, uint64_t min, uint64_t max,
+	   uint64_t *out, struct rpc_err *e)
 {
 	json_object *v;
 	const char *txt;
@@ -218,7 +214,7 @@ static void drop_unused_host(struct tgt_config *cfg, const char *nqn)
 }
 
 /* Copy the running model, or fail with an internal error. */
-static struct tgt_config *begin(struct control_ctx *ctx, struct rpc_err *e)
+struct tgt_config *model_begin(struct control_ctx *ctx, struct rpc_err *e)
 {
 	struct tgt_config *next = NULL;
 
@@ -230,8 +226,8 @@ static struct tgt_config *begin(struct control_ctx *ctx, struct rpc_err *e)
 }
 
 /* Move the target to @next (consumed): on success it becomes the running model. */
-static int commit(struct control_ctx *ctx, struct tgt_config *next, const char *what,
-		  struct rpc_err *e)
+int model_commit(struct control_ctx *ctx, struct tgt_config *next, const char *what,
+		 struct rpc_err *e)
 {
 	char err[512] = "";
 	int rc;
@@ -249,7 +245,7 @@ static int commit(struct control_ctx *ctx, struct tgt_config *next, const char *
 	return 0;
 }
 
-static struct config_subsys *need_subsys(struct tgt_config *cfg, const char *nqn, struct rpc_err *e)
+struct config_subsys *need_subsys(struct tgt_config *cfg, const char *nqn, struct rpc_err *e)
 {
 	int i = subsys_index(cfg, nqn);
 
@@ -376,7 +372,7 @@ static int m_create_subsystem(struct control_ctx *ctx, json_object *params, json
 	if (subsys_index(*ctx->cfg, nqn) >= 0 || nvmf_subsys_find(ctx->tgt, nqn))
 		return rpc_fail(e, -EEXIST, "parameter \"nqn\": subsystem \"%s\" already exists",
 				nqn);
-	next = begin(ctx, e);
+	next = model_begin(ctx, e);
 	if (!next)
 		return -1;
 	v = realloc(next->subsystems, (next->nsubsystems + 1) * sizeof(*v));
@@ -394,7 +390,7 @@ static int m_create_subsystem(struct control_ctx *ctx, json_object *params, json
 	v->cntlid_min = 1; /* what the loader gives a file that does not say */
 	v->cntlid_max = 0xffef;
 	snprintf(what, sizeof(what), "subsystem %s created", nqn);
-	if (commit(ctx, next, what, e))
+	if (model_commit(ctx, next, what, e))
 		return -1;
 	*result = json_object_new_boolean(true);
 	return 0;
@@ -413,7 +409,7 @@ static int m_delete_subsystem(struct control_ctx *ctx, json_object *params, json
 		return 0;
 	if (!need_subsys(*ctx->cfg, nqn, e))
 		return -1;
-	next = begin(ctx, e);
+	next = model_begin(ctx, e);
 	if (!next)
 		return -1;
 	i = subsys_index(next, nqn);
@@ -432,7 +428,7 @@ static int m_delete_subsystem(struct control_ctx *ctx, json_object *params, json
 		free(gone.allowed_hosts);
 	}
 	snprintf(what, sizeof(what), "subsystem %s deleted", nqn);
-	if (commit(ctx, next, what, e))
+	if (model_commit(ctx, next, what, e))
 		return -1;
 	*result = json_object_new_boolean(true);
 	return 0;
@@ -460,7 +456,7 @@ static int m_add_ns(struct control_ctx *ctx, json_object *params, json_object **
 		return 0;
 	if (!need_subsys(*ctx->cfg, nqn, e))
 		return -1;
-	next = begin(ctx, e);
+	next = model_begin(ctx, e);
 	if (!next)
 		return -1;
 	cs = &next->subsystems[subsys_index(next, nqn)];
@@ -486,7 +482,7 @@ static int m_add_ns(struct control_ctx *ctx, json_object *params, json_object **
 	snprintf(v->path, sizeof(v->path), "%s", path);
 	snprintf(what, sizeof(what), "%s: namespace %llu added (%s)", nqn, (unsigned long long)nsid,
 		 path);
-	if (commit(ctx, next, what, e))
+	if (model_commit(ctx, next, what, e))
 		return -1;
 	*result = json_object_new_int64((int64_t)nsid);
 	return 0;
@@ -510,7 +506,7 @@ static int m_remove_ns(struct control_ctx *ctx, json_object *params, json_object
 	if (!config_find_ns(cs, (uint32_t)nsid))
 		return rpc_fail(e, -ENOENT, "parameter \"nsid\": %s has no namespace %llu", nqn,
 				(unsigned long long)nsid);
-	next = begin(ctx, e);
+	next = model_begin(ctx, e);
 	if (!next)
 		return -1;
 	cs = &next->subsystems[subsys_index(next, nqn)];
@@ -522,7 +518,7 @@ static int m_remove_ns(struct control_ctx *ctx, json_object *params, json_object
 			break;
 		}
 	snprintf(what, sizeof(what), "%s: namespace %llu removed", nqn, (unsigned long long)nsid);
-	if (commit(ctx, next, what, e))
+	if (model_commit(ctx, next, what, e))
 		return -1;
 	*result = json_object_new_boolean(true);
 	return 0;
@@ -618,7 +614,7 @@ static int m_add_host(struct control_ctx *ctx, json_object *params, json_object 
 		rpc_fail(e, -EEXIST, "parameter \"host\": %s is already allowed on %s", host, nqn);
 		goto fail;
 	}
-	if (!(next = begin(ctx, e)))
+	if (!(next = model_begin(ctx, e)))
 		goto fail;
 	cs = &next->subsystems[subsys_index(next, nqn)];
 	rc = 0;
@@ -651,7 +647,7 @@ static int m_add_host(struct control_ctx *ctx, json_object *params, json_object 
 	}
 	snprintf(what, sizeof(what), "%s: host %s allowed%s", nqn, host,
 		 k.key[0] ? " (with DH-HMAC-CHAP keys)" : "");
-	if (commit(ctx, next, what, e))
+	if (model_commit(ctx, next, what, e))
 		goto fail;
 ok:
 	explicit_bzero(&k, sizeof(k));
@@ -696,7 +692,7 @@ static int m_remove_host(struct control_ctx *ctx, json_object *params, json_obje
 	if (!host_in_list(cs->allowed_hosts, cs->nallowed_hosts, host))
 		return rpc_fail(e, -ENOENT, "parameter \"host\": %s is not allowed on %s", host,
 				nqn);
-	if (!(next = begin(ctx, e)))
+	if (!(next = model_begin(ctx, e)))
 		return -1;
 	cs = &next->subsystems[subsys_index(next, nqn)];
 	drop_nqn(cs->allowed_hosts, &cs->nallowed_hosts, host);
@@ -706,7 +702,7 @@ static int m_remove_host(struct control_ctx *ctx, json_object *params, json_obje
 	 * reload ends those of hosts no longer allowed; any still there are ended here). */
 	hc.hostnqn = host;
 	nvmf_tgt_list_ctrlrs(ctx->tgt, nqn, count_host_ctrlr, &hc);
-	if (commit(ctx, next, what, e))
+	if (model_commit(ctx, next, what, e))
 		return -1;
 	s = nvmf_subsys_find(ctx->tgt, nqn);
 	if (s)
@@ -765,7 +761,7 @@ static int m_add_listener(struct control_ctx *ctx, json_object *params, json_obj
 		return 0;
 	if (!need_subsys(*ctx->cfg, nqn, e))
 		return -1;
-	if (!(next = begin(ctx, e)))
+	if (!(next = model_begin(ctx, e)))
 		return -1;
 	/* Port 0 asks the kernel for a free port: always a new listener. */
 	i = u.port ? port_for(next, &u, svc) : -1;
@@ -815,7 +811,7 @@ static int m_add_listener(struct control_ctx *ctx, json_object *params, json_obj
 	}
 	snprintf(what, sizeof(what), "%s: listening on %s (port %u)", nqn, uri, p->portid);
 	i = p->portid;
-	if (commit(ctx, next, what, e))
+	if (model_commit(ctx, next, what, e))
 		return -1;
 	/* The model (and so save) records the port the kernel picked. */
 	if (!u.port) {
@@ -849,12 +845,12 @@ static int m_remove_listener(struct control_ctx *ctx, json_object *params, json_
 	    !host_in_list((*ctx->cfg)->ports[i].subsystems, (*ctx->cfg)->ports[i].nsubsystems, nqn))
 		return rpc_fail(e, -ENOENT, "parameter \"uri\": %s does not listen on %s", nqn,
 				uri);
-	if (!(next = begin(ctx, e)))
+	if (!(next = model_begin(ctx, e)))
 		return -1;
 	drop_nqn(next->ports[i].subsystems, &next->ports[i].nsubsystems, nqn);
 	drop_empty_ports(next);
 	snprintf(what, sizeof(what), "%s: no longer listening on %s", nqn, uri);
-	if (commit(ctx, next, what, e))
+	if (model_commit(ctx, next, what, e))
 		return -1;
 	*result = json_object_new_boolean(true);
 	return 0;
@@ -1062,348 +1058,6 @@ static int m_get_status(struct control_ctx *ctx, json_object *params, json_objec
 				       json_object_new_int((int)__atomic_load_n(
 					       &ctx->tgt->nconnections, __ATOMIC_RELAXED)));
 	*result = o;
-	return 0;
-}
-
-/* ---- ANA ---------------------------------------------------------------------------------- */
-
-/* Whether port @cp of a model exports @nqn. */
-static bool cfg_port_exports(const struct config_port *cp, const char *nqn)
-{
-	for (unsigned int i = 0; i < cp->nsubsystems; i++)
-		if (!strcmp(cp->subsystems[i], nqn))
-			return true;
-	return false;
-}
-
-/*
- * {"nqn", "portid", "grpid", "ana_state"}: the state of ANA group GRPID on port PORTID.
- * Groups are per port, as in nvmet: the state holds for every subsystem the port exports;
- * NQN names the subsystem the caller means and must be exported there. The running model
- * records it (ports[].ana_groups), so save_config keeps it.
- */
-static int m_set_ana_state(struct control_ctx *ctx, json_object *params, json_object **result,
-			   struct rpc_err *e)
-{
-	char nqn[NVME_NQN_FIELD], state[32], what[400];
-	uint64_t portid, grpid;
-	struct config_port *cp = NULL;
-	struct tgt_config *next;
-	unsigned int i;
-	uint8_t st;
-
-	if (p_str(params, "nqn", true, nqn, sizeof(nqn), e) < 0 ||
-	    p_uint(params, "portid", true, 1, 65535, &portid, e) < 0 ||
-	    p_uint(params, "grpid", true, 1, NVMF_ANA_MAX_GRPS, &grpid, e) < 0 ||
-	    p_str(params, "ana_state", true, state, sizeof(state), e) < 0)
-		return -1;
-	if (nvmf_ana_state_parse(state, &st))
-		return rpc_fail(e, -EINVAL,
-				"parameter \"ana_state\": \"%s\": expected optimized, "
-				"non-optimized, "
-				"inaccessible, persistent-loss or change",
-				state);
-	if (!ctx->tgt)
-		return 0;
-	if (!need_subsys(*ctx->cfg, nqn, e))
-		return -1;
-	next = begin(ctx, e);
-	if (!next)
-		return -1;
-	for (i = 0; i < next->nports; i++)
-		if (next->ports[i].portid == portid)
-			cp = &next->ports[i];
-	if (!cp || !cfg_port_exports(cp, nqn)) {
-		config_free(next);
-		return rpc_fail(e, -ENOENT, "parameter \"portid\": port %llu does not export %s",
-				(unsigned long long)portid, nqn);
-	}
-	for (i = 0; i < cp->nana_groups && cp->ana_groups[i].grpid != grpid; i++)
-		;
-	if (i == cp->nana_groups) {
-		struct config_ana_group *g = realloc(cp->ana_groups, (i + 1) * sizeof(*g));
-
-		if (!g) {
-			config_free(next);
-			return rpc_fail(e, RPC_INTERNAL_ERROR, "out of memory");
-		}
-		cp->ana_groups = g;
-		cp->nana_groups++;
-		memset(&g[i], 0, sizeof(g[i]));
-		g[i].grpid = (uint32_t)grpid;
-	}
-	snprintf(cp->ana_groups[i].state, sizeof(cp->ana_groups[i].state), "%s", state);
-	snprintf(what, sizeof(what), "port %llu: ANA group %llu %s (%s)",
-		 (unsigned long long)portid, (unsigned long long)grpid, state, nqn);
-	if (commit(ctx, next, what, e))
-		return -1;
-	*result = json_object_new_boolean(true);
-	return 0;
-}
-
-/* {"nqn"?}: the running state of every ANA group in use, per port: [{"portid", "trsvcid",
- * "grpid", "ana_state", "nqns": [...], "chgcnt", "refused"}]. */
-static int m_get_ana_states(struct control_ctx *ctx, json_object *params, json_object **result,
-			    struct rpc_err *e)
-{
-	char nqn[NVME_NQN_FIELD] = "";
-	json_object *arr;
-	struct nvmf_port *port;
-
-	if (p_str(params, "nqn", false, nqn, sizeof(nqn), e) < 0)
-		return -1;
-	if (!ctx->tgt)
-		return 0;
-	arr = json_object_new_array();
-	pthread_mutex_lock(&ctx->tgt->lock);
-	TAILQ_FOREACH(port, &ctx->tgt->ports, link)
-	{
-		if (port->discovery_only)
-			continue;
-		for (uint32_t g = 1; g <= NVMF_ANA_MAX_GRPS; g++) {
-			json_object *o = NULL, *nqns = NULL;
-
-			for (unsigned int i = 0; i < port->nsubsys; i++) {
-				struct nvmf_subsys *s = port->subsys[i];
-				bool used = false;
-
-				if (nqn[0] && strcmp(nqn, s->nqn))
-					continue;
-				pthread_mutex_lock(&s->lock);
-				for (uint32_t n = 1; n <= NVMF_MAX_NAMESPACES && !used; n++)
-					used = s->ns[n] && s->ns[n]->anagrpid == g;
-				pthread_mutex_unlock(&s->lock);
-				if (!used)
-					continue;
-				if (!o) {
-					o = json_object_new_object();
-					nqns = json_object_new_array();
-				}
-				json_object_array_add(nqns, json_object_new_string(s->nqn));
-			}
-			if (!o)
-				continue;
-			json_object_object_add(o, "portid", json_object_new_int(port->portid));
-			json_object_object_add(o, "trsvcid", json_object_new_string(port->trsvcid));
-			json_object_object_add(o, "grpid", json_object_new_int64(g));
-			json_object_object_add(o, "ana_state",
-					       json_object_new_string(nvmf_ana_state_name(
-						       nvmf_ana_get_state(port, g))));
-			json_object_object_add(o, "nqns", nqns);
-			json_object_object_add(o, "chgcnt",
-					       json_object_new_int64((int64_t)__atomic_load_n(
-						       &port->ana_chgcnt, __ATOMIC_ACQUIRE)));
-			json_object_object_add(o, "refused",
-					       json_object_new_int64((int64_t)__atomic_load_n(
-						       &port->ana_refused, __ATOMIC_RELAXED)));
-			json_object_array_add(arr, o);
-		}
-	}
-	pthread_mutex_unlock(&ctx->tgt->lock);
-	*result = arr;
-	return 0;
-}
-
-/* ---- QoS: a namespace's limits, and one host's on it ------------------------------------ */
-
-static const char *const qos_names[6] = { "rw_ios_per_sec",   "r_ios_per_sec",
-					  "w_ios_per_sec",    "rw_mbytes_per_sec",
-					  "r_mbytes_per_sec", "w_mbytes_per_sec" };
-
-static void limits_to_v(const struct nvmf_qos_limits *l, uint64_t v[6])
-{
-	v[0] = l->rw_ios_per_sec, v[1] = l->r_ios_per_sec, v[2] = l->w_ios_per_sec;
-	v[3] = l->rw_mbytes_per_sec, v[4] = l->r_mbytes_per_sec, v[5] = l->w_mbytes_per_sec;
-}
-
-static void v_to_limits(const uint64_t v[6], struct nvmf_qos_limits *l)
-{
-	l->rw_ios_per_sec = v[0], l->r_ios_per_sec = v[1], l->w_ios_per_sec = v[2];
-	l->rw_mbytes_per_sec = v[3], l->r_mbytes_per_sec = v[4], l->w_mbytes_per_sec = v[5];
-}
-
-static json_object *limits_json(const struct nvmf_qos_limits *l)
-{
-	json_object *o = json_object_new_object();
-	uint64_t v[6];
-
-	limits_to_v(l, v);
-	for (unsigned int i = 0; i < 6; i++)
-		json_object_object_add(o, qos_names[i], json_object_new_int64((int64_t)v[i]));
-	return o;
-}
-
-/* The namespace @nsid of @nqn in the model and the target, or an error. */
-static int qos_ns(struct control_ctx *ctx, json_object *params, char *nqn, uint64_t *nsid,
-		  struct config_ns **cns, struct nvmf_subsys **s, struct rpc_err *e)
-{
-	struct config_subsys *cs;
-
-	if (p_str(params, "nqn", true, nqn, NVME_NQN_FIELD, e) < 0 ||
-	    p_uint(params, "nsid", true, 1, NVMF_MAX_NAMESPACES, nsid, e) < 0)
-		return -1;
-	if (!ctx->tgt)
-		return 1;
-	if (!(cs = need_subsys(*ctx->cfg, nqn, e)))
-		return -1;
-	*cns = NULL;
-	for (unsigned int i = 0; i < cs->nnamespaces; i++)
-		if (cs->namespaces[i].nsid == *nsid)
-			*cns = &cs->namespaces[i];
-	*s = nvmf_subsys_find(ctx->tgt, nqn);
-	if (!*cns || !*s)
-		return rpc_fail(e, -ENOENT, "parameter \"nsid\": %s has no namespace %llu", nqn,
-				(unsigned long long)*nsid);
-	return 0;
-}
-
-/* Where the model keeps @host's limits on @q (added when @add); NULL when absent/full. */
-static struct config_host_qos *model_host_qos(struct config_qos *q, const char *host, bool add)
-{
-	for (unsigned int i = 0; i < q->nhosts; i++)
-		if (!strcmp(q->hosts[i].host, host))
-			return &q->hosts[i];
-	if (!add || q->nhosts == CONFIG_QOS_HOSTS)
-		return NULL;
-	memset(&q->hosts[q->nhosts], 0, sizeof(q->hosts[0]));
-	snprintf(q->hosts[q->nhosts].host, NVME_NQN_FIELD, "%s", host);
-	return &q->hosts[q->nhosts++];
-}
-
-static void model_host_drop(struct config_qos *q, struct config_host_qos *h)
-{
-	unsigned int i = (unsigned int)(h - q->hosts);
-
-	memmove(&q->hosts[i], &q->hosts[i + 1], (q->nhosts - i - 1) * sizeof(q->hosts[0]));
-	memset(&q->hosts[--q->nhosts], 0, sizeof(q->hosts[0]));
-}
-
-/* nvmf_namespace_set_qos {nqn, nsid, [host], limits...}: the limits given replace the
- * current ones (SPDK's bdev_set_qos_limit), the others stay; all zero remove them.
- * nvmf_namespace_clear_qos {nqn, nsid, [host]}: all of them off. */
-static int qos_change(struct control_ctx *ctx, json_object *params, json_object **result,
-		      struct rpc_err *e, bool clear)
-{
-	char nqn[NVME_NQN_FIELD], host[NVME_NQN_FIELD] = "";
-	struct config_host_qos *mh = NULL;
-	struct nvmf_qos_limits l;
-	struct config_ns *cns = NULL;
-	struct nvmf_subsys *s = NULL;
-	uint64_t nsid, v[6], given[6];
-	bool any_given = false, any = false, existed = false;
-	int rc, hrc;
-
-	rc = qos_ns(ctx, params, nqn, &nsid, &cns, &s, e);
-	if (rc < 0 || (hrc = p_str(params, "host", false, host, sizeof(host), e)) < 0)
-		return -1;
-	for (unsigned int i = 0; i < 6 && !clear; i++) {
-		json_object *x;
-
-		given[i] = UINT64_MAX;
-		if (params && json_object_object_get_ex(params, qos_names[i], &x)) {
-			if (p_uint(params, qos_names[i], true, 0, 100000000, &given[i], e) < 0)
-				return -1;
-			any_given = true;
-		}
-	}
-	if (!clear && !any_given)
-		return rpc_fail(e, RPC_INVALID_PARAMS, "no limit given (%s, %s, ...)", qos_names[0],
-				qos_names[3]);
-	if (rc) /* parse-only */
-		return 0;
-	existed = hrc && model_host_qos(&cns->qos, host, false);
-	if (hrc && !clear && !(mh = model_host_qos(&cns->qos, host, true)))
-		return rpc_fail(e, -ENOSPC,
-				"parameter \"host\": namespace %llu already limits %u hosts, the "
-				"most a configuration keeps",
-				(unsigned long long)nsid, CONFIG_QOS_HOSTS);
-	if (hrc && clear)
-		mh = model_host_qos(&cns->qos, host, false);
-	rc = hrc ? nvmf_ns_get_host_qos(s, (uint32_t)nsid, host, &l)
-		 : nvmf_ns_get_qos(s, (uint32_t)nsid, &l);
-	if (rc)
-		return rpc_fail(e, rc, "namespace %llu: %s", (unsigned long long)nsid,
-				strerror(-rc));
-	limits_to_v(&l, v);
-	for (unsigned int i = 0; i < 6; i++) {
-		v[i] = clear ? 0 : given[i] != UINT64_MAX ? given[i] : v[i];
-		any |= v[i] != 0;
-	}
-	v_to_limits(v, &l);
-	rc = hrc ? nvmf_ns_set_host_qos(s, (uint32_t)nsid, host, &l)
-		 : nvmf_ns_set_qos(s, (uint32_t)nsid, &l);
-	if (rc) {
-		if (mh && !existed)
-			model_host_drop(&cns->qos, mh);
-		return rpc_fail(e, rc, "namespace %llu%s%s: %s", (unsigned long long)nsid,
-				hrc ? ", host " : "", host, strerror(-rc));
-	}
-	if (mh) {
-		uint64_t *f[6] = { &mh->rw_ios_per_sec,   &mh->r_ios_per_sec,
-				   &mh->w_ios_per_sec,    &mh->rw_mbytes_per_sec,
-				   &mh->r_mbytes_per_sec, &mh->w_mbytes_per_sec };
-
-		for (unsigned int i = 0; i < 6; i++)
-			*f[i] = v[i];
-		if (!any)
-			model_host_drop(&cns->qos, mh);
-	} else if (!hrc) {
-		cns->qos.rw_ios_per_sec = v[0], cns->qos.r_ios_per_sec = v[1];
-		cns->qos.w_ios_per_sec = v[2], cns->qos.rw_mbytes_per_sec = v[3];
-		cns->qos.r_mbytes_per_sec = v[4], cns->qos.w_mbytes_per_sec = v[5];
-	}
-	ctx->dirty = true;
-	ctx->changes++;
-	log_notice("control: QoS of %s namespace %llu%s%s %s", nqn, (unsigned long long)nsid,
-		   hrc ? " for host " : "", host, any ? "set" : "cleared");
-	*result = limits_json(&l);
-	return 0;
-}
-
-static int m_set_qos(struct control_ctx *ctx, json_object *params, json_object **result,
-		     struct rpc_err *e)
-{
-	return qos_change(ctx, params, result, e, false);
-}
-
-static int m_clear_qos(struct control_ctx *ctx, json_object *params, json_object **result,
-		       struct rpc_err *e)
-{
-	return qos_change(ctx, params, result, e, true);
-}
-
-static void qos_host_cb(const char *hostnqn, const struct nvmf_qos_limits *lim, void *arg)
-{
-	json_object *h = limits_json(lim);
-
-	json_object_object_add(h, "host", json_object_new_string(hostnqn));
-	json_object_array_add(arg, h);
-}
-
-/* nvmf_namespace_get_qos {nqn, nsid}: {limits, hosts: [{host, limits...}]} */
-static int m_get_qos(struct control_ctx *ctx, json_object *params, json_object **result,
-		     struct rpc_err *e)
-{
-	char nqn[NVME_NQN_FIELD];
-	struct config_ns *cns = NULL;
-	struct nvmf_subsys *s = NULL;
-	struct nvmf_qos_limits l;
-	json_object *hosts;
-	uint64_t nsid;
-	int rc = qos_ns(ctx, params, nqn, &nsid, &cns, &s, e);
-
-	if (rc)
-		return rc < 0 ? -1 : 0;
-	if ((rc = nvmf_ns_get_qos(s, (uint32_t)nsid, &l)))
-		return rpc_fail(e, rc, "namespace %llu: %s", (unsigned long long)nsid,
-				strerror(-rc));
-	*result = json_object_new_object();
-	json_object_object_add(*result, "nqn", json_object_new_string(nqn));
-	json_object_object_add(*result, "nsid", json_object_new_int64((int64_t)nsid));
-	json_object_object_add(*result, "limits", limits_json(&l));
-	hosts = json_object_new_array();
-	nvmf_ns_list_host_qos(s, (uint32_t)nsid, qos_host_cb, hosts);
-	json_object_object_add(*result, "hosts", hosts);
 	return 0;
 }
 

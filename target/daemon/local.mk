@@ -5,7 +5,8 @@ libnvmeof_daemon_la_SOURCES = \
 	target/daemon/cli_opts.c target/daemon/cli_opts.h \
 	target/daemon/service.c target/daemon/service.h \
 	target/daemon/stats.c target/daemon/stats.h \
-	target/daemon/control.c target/daemon/control.h target/daemon/control_server.c \
+	target/daemon/control.c target/daemon/control.h target/daemon/control_internal.h \
+	target/daemon/control_ana.c target/daemon/control_qos.c target/daemon/control_server.c \
 	target/daemon/metrics.c target/daemon/metrics.h
 libnvmeof_daemon_la_CFLAGS = $(TARGET_CFLAGS) $(JSONC_CFLAGS) $(MHD_CFLAGS)
 libnvmeof_daemon_la_LIBADD = $(MHD_LIBS)
