@@ -746,11 +746,8 @@ static void revoke_rekeyed_in(struct apply_ctx *a, const struct tgt_config *set)
 	}
 	for (unsigned int i = 0; i < set->nhost_psks; i++) {
 		const char *nqn = set->host_psks[i].nqn;
-		bool in_new = false;
 
-		for (unsigned int j = 0; set == a->old && j < a->new_cfg->nhost_psks; j++)
-			in_new = in_new || !strcmp(a->new_cfg->host_psks[j].nqn, nqn);
-		if (in_new)
+		if (set == a->old && config_find_host_psk(a->new_cfg, nqn))
 			continue;
 		if (config_host_psk_changed(a->old, a->new_cfg, nqn))
 			revoke_host(a, nqn, "TLS PSK");
@@ -833,21 +830,13 @@ static void shrink(struct apply_ctx *a)
 
 /* ---- TLS PSKs: the hosts' keys onto the target (config_tls.c parses them) ---------------- */
 
-static const struct config_host_psk *find_psk(const struct tgt_config *cfg, const char *nqn)
-{
-	for (unsigned int i = 0; cfg && i < cfg->nhost_psks; i++)
-		if (!strcmp(cfg->host_psks[i].nqn, nqn))
-			return &cfg->host_psks[i];
-	return NULL;
-}
-
 int config_apply_psks(struct nvmf_tgt *tgt, const struct tgt_config *old,
 		      const struct tgt_config *cfg, char *err, size_t errlen)
 {
 	int rc = 0;
 
 	for (unsigned int i = 0; old && i < old->nhost_psks; i++)
-		if (!find_psk(cfg, old->host_psks[i].nqn))
+		if (!config_find_host_psk(cfg, old->host_psks[i].nqn))
 			nvmf_tgt_set_host_psk(tgt, old->host_psks[i].nqn, NULL);
 	for (unsigned int i = 0; i < cfg->nhost_psks; i++) {
 		struct nvme_tls_key key = { 0 };

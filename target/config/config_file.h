@@ -194,6 +194,8 @@ const struct config_host_key *config_find_host_key(const struct tgt_config *cfg,
  * authenticated with what is no longer configured. */
 bool config_host_keys_changed(const struct tgt_config *old, const struct tgt_config *cfg,
 			      const char *hostnqn);
+const struct config_host_psk *config_find_host_psk(const struct tgt_config *cfg,
+						   const char *hostnqn);
 /* Whether @hostnqn's TLS PSK differs between @old and @cfg (added, changed or removed). */
 bool config_host_psk_changed(const struct tgt_config *old, const struct tgt_config *cfg,
 			     const char *hostnqn);

@@ -115,10 +115,10 @@ bool config_host_keys_changed(const struct tgt_config *old, const struct tgt_con
 	return !host_key_same(a, b);
 }
 
-static const struct config_host_psk *find_host_psk(const struct tgt_config *cfg,
+const struct config_host_psk *config_find_host_psk(const struct tgt_config *cfg,
 						   const char *hostnqn)
 {
-	for (unsigned int i = 0; i < cfg->nhost_psks; i++)
+	for (unsigned int i = 0; cfg && i < cfg->nhost_psks; i++)
 		if (!strcmp(cfg->host_psks[i].nqn, hostnqn))
 			return &cfg->host_psks[i];
 	return NULL;
@@ -127,8 +127,8 @@ static const struct config_host_psk *find_host_psk(const struct tgt_config *cfg,
 bool config_host_psk_changed(const struct tgt_config *old, const struct tgt_config *cfg,
 			     const char *hostnqn)
 {
-	const struct config_host_psk *a = find_host_psk(old, hostnqn);
-	const struct config_host_psk *b = find_host_psk(cfg, hostnqn);
+	const struct config_host_psk *a = config_find_host_psk(old, hostnqn);
+	const struct config_host_psk *b = config_find_host_psk(cfg, hostnqn);
 
 	if (!a || !b)
 		return a != b;
