@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the control methods' files share (control.c, control_ana.c, control_qos.c): the
- * JSON-RPC error, parameter readers, editing a copy of the running model, and the methods
- * that live outside control.c. Private to target/daemon.
+ * What the control methods' files share (control.c, control_model.c, control_access.c,
+ * control_sessions.c, control_ana.c, control_qos.c): the JSON-RPC error, parameter readers,
+ * editing a copy of the running model, and the methods that live outside control.c.
+ * Private to target/daemon.
  */
 #ifndef NVMEOF_CONTROL_INTERNAL_H
 #define NVMEOF_CONTROL_INTERNAL_H
@@ -36,8 +37,34 @@ int model_commit(struct control_ctx *ctx, struct tgt_config *next, const char *w
 		 struct rpc_err *e);
 /* The subsystem @nqn of @cfg, or NULL and @e. */
 struct config_subsys *need_subsys(struct tgt_config *cfg, const char *nqn, struct rpc_err *e);
+/* Index of subsystem @nqn in @cfg, or -1. */
+int subsys_index(const struct tgt_config *cfg, const char *nqn);
+/* NQN lists of the model (hosts, allowed hosts, a port's subsystems). */
+bool host_in_list(char (*list)[NVME_NQN_FIELD], unsigned int n, const char *nqn);
+int push_nqn(char (**list)[NVME_NQN_FIELD], unsigned int *n, const char *nqn);
+bool drop_nqn(char (*list)[NVME_NQN_FIELD], unsigned int *n, const char *nqn);
+/* Remove ports that no longer name a subsystem. */
+void drop_empty_ports(struct tgt_config *cfg);
+/* Remove host @nqn from the model's host list when no subsystem allows it any more. */
+void drop_unused_host(struct tgt_config *cfg, const char *nqn);
 
 /* Methods: 0 with *@result, or -1 with @e. */
+int m_add_host(struct control_ctx *ctx, json_object *params, json_object **result,
+	       struct rpc_err *e);
+int m_remove_host(struct control_ctx *ctx, json_object *params, json_object **result,
+		  struct rpc_err *e);
+int m_add_listener(struct control_ctx *ctx, json_object *params, json_object **result,
+		   struct rpc_err *e);
+int m_remove_listener(struct control_ctx *ctx, json_object *params, json_object **result,
+		      struct rpc_err *e);
+int m_get_controllers(struct control_ctx *ctx, json_object *params, json_object **result,
+		      struct rpc_err *e);
+int m_disconnect_controller(struct control_ctx *ctx, json_object *params, json_object **result,
+			    struct rpc_err *e);
+int m_get_sessions(struct control_ctx *ctx, json_object *params, json_object **result,
+		   struct rpc_err *e);
+int m_disconnect_session(struct control_ctx *ctx, json_object *params, json_object **result,
+			 struct rpc_err *e);
 int m_set_ana_state(struct control_ctx *ctx, json_object *params, json_object **result,
 		    struct rpc_err *e);
 int m_get_ana_states(struct control_ctx *ctx, json_object *params, json_object **result,

@@ -6,6 +6,7 @@ libnvmeof_daemon_la_SOURCES = \
 	target/daemon/service.c target/daemon/service.h \
 	target/daemon/stats.c target/daemon/stats.h \
 	target/daemon/control.c target/daemon/control.h target/daemon/control_internal.h \
+	target/daemon/control_model.c target/daemon/control_access.c target/daemon/control_sessions.c \
 	target/daemon/control_ana.c target/daemon/control_qos.c target/daemon/control_server.c \
 	target/daemon/metrics.c target/daemon/metrics.h
 libnvmeof_daemon_la_CFLAGS = $(TARGET_CFLAGS) $(JSONC_CFLAGS) $(MHD_CFLAGS)
