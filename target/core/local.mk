@@ -23,7 +23,8 @@ libnvmeof_core_la_SOURCES = \
 	target/core/discovery.c \
 	target/core/subsystem.c \
 	target/core/port.c \
-	target/core/reservation.c target/core/reservation.h \
+	target/core/reservation.c target/core/reservation.h target/core/reservation_internal.h \
+	target/core/reservation_notify.c target/core/reservation_legacy.c \
 	target/core/resv_store.h target/core/resv_store_file.c \
 	target/core/fused.c target/core/fused.h \
 	target/core/lba_status.c target/core/lba_status.h \

@@ -2,8 +2,8 @@
 /*
  * NVMe reservations per namespace: registrants (host identifier + key), the reservation
  * (type, holder), the generation counter, Persist Through Power Loss, the command conflict
- * table, the reservation notifications (log page 80h and their events), and the SPC-2
- * RESERVE(6) holder of the iSCSI front end. Reservation commands are rare: they take the
+ * table (the notifications are in reservation_notify.c, the SPC-2 RESERVE(6) holder of
+ * the iSCSI front end in reservation_legacy.c). Reservation commands are rare: they take the
  * namespace's reservation lock. Other commands only read an atomic "anything reserved?"
  * flag unless a reservation exists.
  *
@@ -31,68 +31,7 @@
 #include "reactor/reactor.h"
 #include "resv_store.h"
 
-/* CDW10 fields */
-#define RESV_ACTION(cdw10) ((cdw10)&0x7)
-#define RESV_IEKEY(cdw10)  ((cdw10) & (1u << 3))
-#define RESV_RTYPE(cdw10)  (((cdw10) >> 8) & 0xff)
-#define RESV_CPTPL(cdw10)  ((cdw10) >> 30)
-#define RESV_EDS           0x1
-
-#define CPTPL_NO_CHANGE 0
-#define CPTPL_CLEAR     2
-#define CPTPL_SET       3
-
-#define ST_RESV_CONFLICT NVMF_ST_DNR(NVME_SCT_GENERIC, NVME_SC_RESERVATION_CONFLICT)
-#define ST_HOSTID_FORMAT NVMF_ST_DNR(NVME_SCT_GENERIC, NVME_SC_HOSTID_INCONSISTENT_FORMAT)
-
-#define CNTLID_NONE  0xffff /* registrant with no controller (restored, not seen yet) */
-#define SAVE_RETRIES 8      /* -EAGAIN from a cluster store: reload and rebuild */
-
-struct resv_reg {
-	uint8_t hostid[16];
-	uint64_t key;
-	uint16_t cntlid;
-};
-
-/* What reservation commands change (and stores keep, less the controller IDs). */
-struct resv_state {
-	uint32_t gen;
-	uint8_t rtype;      /* 0: no reservation */
-	bool ptpl;          /* Persist Through Power Loss */
-	uint8_t holder[16]; /* holder host (types 1-4) */
-	unsigned int nregs;
-	struct resv_reg regs[NVMF_RESV_MAX_REGS];
-};
-
-enum resv_save_state {
-	RESV_IDLE,
-	RESV_SAVING,
-	RESV_HANDOFF,
-};
-
-/* A notification owed to the controllers of one host, once the change is applied. */
-struct resv_note {
-	uint8_t hostid[16];
-	uint8_t type; /* NVMF_RESV_NOTE_* */
-};
-
-struct nvmf_resv {
-	pthread_mutex_t lock;
-	struct resv_state cur;  /* the working copy */
-	struct resv_state next; /* the change being built or saved */
-	struct resv_note notes[NVMF_RESV_MAX_REGS];
-	unsigned int nnotes;
-	struct nvmf_resv_image img; /* r->next as handed to the store */
-	enum resv_save_state state;
-	struct nvmf_req *saving; /* the command whose change is with the store */
-	unsigned int retries;
-	TAILQ_HEAD(, nvmf_req) waiting; /* changing commands behind it, oldest first */
-	struct nvmf_resv_store *store;  /* NULL: the state lives in memory only */
-	struct nvmf_ns *ns;
-	bool legacy; /* SPC-2 RESERVE(6) held */
-	uint8_t legacy_holder[16];
-	bool active; /* atomic: cur.rtype != 0 || legacy */
-};
+#include "reservation_internal.h"
 
 static const char *const state_names[] = {
 	[RESV_IDLE] = "idle",
@@ -124,7 +63,7 @@ static bool all_regs(uint8_t rtype)
 }
 
 /* The state of @ns, created on first use when @create. */
-static struct nvmf_resv *resv_get(struct nvmf_ns *ns, bool create)
+struct nvmf_resv *resv_get(struct nvmf_ns *ns, bool create)
 {
 	struct nvmf_resv *r = __atomic_load_n(&ns->resv, __ATOMIC_ACQUIRE), *expected = NULL;
 
@@ -158,14 +97,14 @@ void nvmf_resv_free(struct nvmf_ns *ns)
 	ns->resv = NULL;
 }
 
-static void update_active(struct nvmf_resv *r)
+void resv_update_active(struct nvmf_resv *r)
 {
 	__atomic_store_n(&r->active, r->cur.rtype != 0 || r->legacy, __ATOMIC_RELEASE);
 }
 
 /* The host identity of controller @c. A zero host identifier would make every such host
  * one: the controller ID tells them apart then. */
-static void ctrlr_host(const struct nvmf_ctrlr *c, uint8_t host[16])
+void resv_ctrlr_host(const struct nvmf_ctrlr *c, uint8_t host[16])
 {
 	static const uint8_t zero[16];
 
@@ -178,11 +117,11 @@ static void req_host(const struct nvmf_req *req, uint8_t host[16], uint16_t *cnt
 {
 	const struct nvmf_ctrlr *c = req->qpair->ctrlr;
 
-	ctrlr_host(c, host);
+	resv_ctrlr_host(c, host);
 	*cntlid = c->cntlid;
 }
 
-static struct resv_reg *find_reg(struct resv_state *r, const uint8_t host[16])
+struct resv_reg *resv_find_reg(struct resv_state *r, const uint8_t host[16])
 {
 	for (unsigned int i = 0; i < r->nregs; i++)
 		if (!memcmp(r->regs[i].hostid, host, 16))
@@ -190,7 +129,7 @@ static struct resv_reg *find_reg(struct resv_state *r, const uint8_t host[16])
 	return NULL;
 }
 
-static bool is_holder(const struct resv_state *r, const uint8_t host[16], bool registered)
+bool resv_is_holder(const struct resv_state *r, const uint8_t host[16], bool registered)
 {
 	if (!r->rtype)
 		return false;
@@ -240,16 +179,16 @@ static int state_from_image(struct resv_state *s, const struct nvmf_resv_image *
 	s->ptpl = img->ptpl;
 	memcpy(s->holder, img->holder, 16);
 	for (unsigned int i = 0; i < img->nregs; i++) {
-		struct resv_reg *known = find_reg(&old, img->regs[i].hostid);
+		struct resv_reg *known = resv_find_reg(&old, img->regs[i].hostid);
 
-		if (find_reg(s, img->regs[i].hostid))
+		if (resv_find_reg(s, img->regs[i].hostid))
 			return -EINVAL; /* a host registered twice */
 		memcpy(s->regs[i].hostid, img->regs[i].hostid, 16);
 		s->regs[i].key = img->regs[i].key;
 		s->regs[i].cntlid = known ? known->cntlid : CNTLID_NONE;
 		s->nregs = i + 1;
 	}
-	if (s->rtype && !all_regs(s->rtype) && !find_reg(s, s->holder))
+	if (s->rtype && !all_regs(s->rtype) && !resv_find_reg(s, s->holder))
 		return -EINVAL; /* the holder is always a registrant */
 	return 0;
 }
@@ -292,8 +231,8 @@ uint16_t nvmf_resv_check(struct nvmf_req *req)
 	if (r->legacy && memcmp(r->legacy_holder, host, 16)) {
 		allowed = false;
 	} else if (r->cur.rtype) {
-		reg = find_reg(&r->cur, host) != NULL;
-		if (!is_holder(&r->cur, host, reg)) {
+		reg = resv_find_reg(&r->cur, host) != NULL;
+		if (!resv_is_holder(&r->cur, host, reg)) {
 			switch (r->cur.rtype) {
 			case NVME_RESV_WRITE_EXCLUSIVE:
 				allowed = !write;
@@ -320,7 +259,7 @@ uint16_t nvmf_resv_check(struct nvmf_req *req)
 static uint16_t do_register(struct resv_state *r, const uint8_t host[16], uint16_t cntlid,
 			    uint32_t cdw10, uint64_t crkey, uint64_t nrkey)
 {
-	struct resv_reg *reg = find_reg(r, host);
+	struct resv_reg *reg = resv_find_reg(r, host);
 	bool iekey = RESV_IEKEY(cdw10);
 
 	switch (RESV_ACTION(cdw10)) {
@@ -391,7 +330,7 @@ static unsigned int remove_key(struct resv_state *r, uint64_t key, const uint8_t
 static uint16_t do_acquire(struct resv_state *r, const uint8_t host[16], uint16_t cntlid,
 			   uint32_t cdw10, uint64_t crkey, uint64_t prkey)
 {
-	struct resv_reg *reg = find_reg(r, host);
+	struct resv_reg *reg = resv_find_reg(r, host);
 	uint8_t type = RESV_RTYPE(cdw10);
 	uint8_t action = RESV_ACTION(cdw10);
 
@@ -407,7 +346,7 @@ static uint16_t do_acquire(struct resv_state *r, const uint8_t host[16], uint16_
 			memcpy(r->holder, host, 16);
 			return 0;
 		}
-		if (is_holder(r, host, true) && r->rtype == type)
+		if (resv_is_holder(r, host, true) && r->rtype == type)
 			return 0;
 		return ST_RESV_CONFLICT;
 	}
@@ -432,7 +371,7 @@ static uint16_t do_acquire(struct resv_state *r, const uint8_t host[16], uint16_
 			return ST_RESV_CONFLICT;
 		}
 	} else {
-		struct resv_reg *h = find_reg(r, r->holder);
+		struct resv_reg *h = resv_find_reg(r, r->holder);
 
 		if (h && h->key == prkey) {
 			remove_key(r, prkey, host);
@@ -454,7 +393,7 @@ static uint16_t do_acquire(struct resv_state *r, const uint8_t host[16], uint16_
 static uint16_t do_release(struct resv_state *r, const uint8_t host[16], uint16_t cntlid,
 			   uint32_t cdw10, uint64_t crkey)
 {
-	struct resv_reg *reg = find_reg(r, host);
+	struct resv_reg *reg = resv_find_reg(r, host);
 	uint8_t action = RESV_ACTION(cdw10);
 
 	if (action > 1)
@@ -468,133 +407,12 @@ static uint16_t do_release(struct resv_state *r, const uint8_t host[16], uint16_
 		r->gen++;
 		return 0;
 	}
-	if (!r->rtype || !is_holder(r, host, true))
+	if (!r->rtype || !resv_is_holder(r, host, true))
 		return 0; /* nothing held by this host: no effect */
 	if (RESV_RTYPE(cdw10) != r->rtype)
 		return ST_INVALID_FIELD;
 	r->rtype = 0;
 	return 0;
-}
-
-/* ---- notifications (NVMe Base 2.0, 8.19.5 and the Reservation Notification log) ---------- */
-
-static void add_note(struct nvmf_resv *r, const uint8_t host[16], uint8_t type)
-{
-	if (r->nnotes < NVMF_RESV_MAX_REGS) {
-		memcpy(r->notes[r->nnotes].hostid, host, 16);
-		r->notes[r->nnotes++].type = type;
-	}
-}
-
-/*
- * What the change from r->cur to r->next tells other hosts (never the one that made it):
- *   - a registration removed by Preempt (or Preempt and Abort): Registration Preempted;
- *   - every registration removed by Clear: Reservation Preempted;
- *   - a reservation of a registrants-only or all-registrants type released (Release,
- *     or its holder unregistering), or a reservation whose type a Preempt changed:
- *     Reservation Released to the registrants that remain.
- */
-static void build_notes(struct nvmf_resv *r, uint8_t opc, uint32_t cdw10, const uint8_t me[16])
-{
-	const struct resv_state *a = &r->cur, *b = &r->next;
-	bool clear = opc == NVME_OPC_RESERVATION_RELEASE && RESV_ACTION(cdw10) == 1;
-
-	r->nnotes = 0;
-	for (unsigned int i = 0; i < a->nregs; i++) {
-		const uint8_t *h = a->regs[i].hostid;
-
-		if (!memcmp(h, me, 16) || find_reg(&r->next, h))
-			continue;
-		if (clear)
-			add_note(r, h, NVMF_RESV_NOTE_RESV_PREEMPTED);
-		else if (opc == NVME_OPC_RESERVATION_ACQUIRE)
-			add_note(r, h, NVMF_RESV_NOTE_REG_PREEMPTED);
-	}
-	if (clear || !a->rtype || a->rtype == b->rtype)
-		return;
-	if (!b->rtype && a->rtype <= NVME_RESV_EXCLUSIVE_ACCESS)
-		return; /* Write Exclusive / Exclusive Access: the holder alone knew */
-	for (unsigned int i = 0; i < b->nregs; i++)
-		if (memcmp(b->regs[i].hostid, me, 16))
-			add_note(r, b->regs[i].hostid, NVMF_RESV_NOTE_RESV_RELEASED);
-}
-
-/* Queue one notification on controller @c and tell its host (any thread). */
-static void ctrlr_note(struct nvmf_ctrlr *c, uint8_t type, uint32_t nsid)
-{
-	unsigned int slot;
-
-	if (__atomic_load_n(&c->resv_mask[nsid], __ATOMIC_RELAXED) & (1u << type))
-		return; /* masked (Reservation Notification Mask) */
-	pthread_mutex_lock(&c->err_lock);
-	if (++c->resv_log_count == 0)
-		c->resv_log_count = 1; /* the count wraps to 1, never 0 */
-	if (c->resv_log_n == NVMF_RESV_LOG_ENTRIES) {
-		/* full: the oldest goes, the host sees the gap in the counts */
-		c->resv_log_head = (c->resv_log_head + 1) % NVMF_RESV_LOG_ENTRIES;
-		c->resv_log_n--;
-	}
-	slot = (c->resv_log_head + c->resv_log_n++) % NVMF_RESV_LOG_ENTRIES;
-	c->resv_log[slot].count = c->resv_log_count;
-	c->resv_log[slot].type = type;
-	c->resv_log[slot].nsid = nsid;
-	pthread_mutex_unlock(&c->err_lock);
-	nvmf_ctrlr_notify_resv(c);
-}
-
-/* Deliver r->notes to the controllers of their hosts (caller holds r->lock). */
-static void send_notes(struct nvmf_resv *r)
-{
-	struct nvmf_subsys *s = r->ns->subsys;
-	struct nvmf_ctrlr *c;
-	uint8_t host[16];
-
-	if (!r->nnotes || !s)
-		return;
-	pthread_mutex_lock(&s->lock);
-	TAILQ_FOREACH(c, &s->ctrlrs, link)
-	{
-		if (c->local || __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == NVMF_CTRLR_DEAD)
-			continue;
-		ctrlr_host(c, host);
-		for (unsigned int i = 0; i < r->nnotes; i++)
-			if (!memcmp(r->notes[i].hostid, host, 16))
-				ctrlr_note(c, r->notes[i].type, r->ns->nsid);
-	}
-	pthread_mutex_unlock(&s->lock);
-	r->nnotes = 0;
-}
-
-void *nvmf_resv_log_build(struct nvmf_ctrlr *c, size_t *len)
-{
-	uint8_t *p = calloc(1, NVMF_RESV_LOG_PAGE_SIZE);
-
-	if (!p)
-		return NULL;
-	*len = NVMF_RESV_LOG_PAGE_SIZE;
-	pthread_mutex_lock(&c->err_lock);
-	if (c->resv_log_n) { /* the oldest page; none: an empty page (count 0) */
-		const struct nvmf_resv_log_entry *e = &c->resv_log[c->resv_log_head];
-
-		c->resv_log_head = (c->resv_log_head + 1) % NVMF_RESV_LOG_ENTRIES;
-		c->resv_log_n--;
-		put_le64(&p[0], e->count);
-		p[8] = e->type;
-		p[9] = (uint8_t)c->resv_log_n; /* Number of Available Log Pages (< 255) */
-		put_le32(&p[12], e->nsid);
-	}
-	pthread_mutex_unlock(&c->err_lock);
-	return p;
-}
-
-bool nvmf_resv_log_pending(struct nvmf_ctrlr *c)
-{
-	bool pending;
-
-	pthread_mutex_lock(&c->err_lock);
-	pending = c->resv_log_n != 0;
-	pthread_mutex_unlock(&c->err_lock);
-	return pending;
 }
 
 /* ---- Reservation Report (extended data structure) ---------------------------------------- */
@@ -615,7 +433,7 @@ static void do_report(struct nvmf_req *req, struct nvmf_resv *r)
 			uint8_t e[64] = { 0 };
 
 			put_le16(&e[0], st->regs[i].cntlid);
-			e[2] = is_holder(st, st->regs[i].hostid, true) ? 1 : 0;
+			e[2] = resv_is_holder(st, st->regs[i].hostid, true) ? 1 : 0;
 			put_le64(&e[8], st->regs[i].key);
 			memcpy(&e[16], st->regs[i].hostid, 16);
 			if (off + sizeof(e) > req->length)
@@ -676,8 +494,8 @@ static void post_turn(struct nvmf_req *w)
 static void apply_next(struct nvmf_resv *r)
 {
 	r->cur = r->next;
-	update_active(r);
-	send_notes(r);
+	resv_update_active(r);
+	resv_send_notes(r);
 }
 
 static void save_done(void *arg, int rc)
@@ -692,7 +510,7 @@ static void save_done(void *arg, int rc)
 		/* another gateway changed the stored state: take it and rebuild on it */
 		if (!r->store->ops->load(r->store, &r->img))
 			state_from_image(&r->cur, &r->img);
-		update_active(r);
+		resv_update_active(r);
 		r->retries++;
 		pthread_mutex_unlock(&r->lock);
 		resv_change(req, true);
@@ -745,7 +563,7 @@ static uint16_t build_change(struct nvmf_resv *r, struct nvmf_req *req)
 		break;
 	}
 	if (!status)
-		build_notes(r, req->cmd.opc, cdw10, host);
+		resv_build_notes(r, req->cmd.opc, cdw10, host);
 	return status;
 }
 
@@ -935,7 +753,7 @@ int nvmf_resv_store_attach(struct nvmf_ns *ns, struct nvmf_resv_store *st)
 			ns->subsys ? ns->subsys->nqn : "?", ns->nsid, st->ops->name);
 		rc = -EINVAL;
 	}
-	update_active(r);
+	resv_update_active(r);
 	pthread_mutex_unlock(&r->lock);
 	if (old && old->ops->close)
 		old->ops->close(old);
@@ -962,70 +780,7 @@ int nvmf_resv_reload(struct nvmf_ns *ns)
 	}
 	if (!rc)
 		rc = state_from_image(&r->cur, &r->img);
-	update_active(r);
+	resv_update_active(r);
 	pthread_mutex_unlock(&r->lock);
 	return rc;
-}
-
-/* ---- SPC-2 RESERVE(6) / RELEASE(6) --------------------------------------------------------- */
-
-int nvmf_resv_legacy_reserve(struct nvmf_ns *ns, const uint8_t hostid[16])
-{
-	struct nvmf_resv *r = resv_get(ns, true);
-	int rc = 0;
-
-	if (!r)
-		return -ENOMEM;
-	pthread_mutex_lock(&r->lock);
-	if (r->cur.rtype) {
-		/* a persistent reservation: only its holder gets GOOD (and nothing changes) */
-		if (!is_holder(&r->cur, hostid, find_reg(&r->cur, hostid) != NULL))
-			rc = -EBUSY;
-	} else if (r->legacy && memcmp(r->legacy_holder, hostid, 16)) {
-		rc = -EBUSY;
-	} else {
-		r->legacy = true;
-		memcpy(r->legacy_holder, hostid, 16);
-	}
-	update_active(r);
-	pthread_mutex_unlock(&r->lock);
-	return rc;
-}
-
-void nvmf_resv_legacy_release(struct nvmf_ns *ns, const uint8_t hostid[16])
-{
-	struct nvmf_resv *r = resv_get(ns, false);
-
-	if (!r)
-		return;
-	pthread_mutex_lock(&r->lock);
-	if (r->legacy && !memcmp(r->legacy_holder, hostid, 16))
-		r->legacy = false;
-	update_active(r);
-	pthread_mutex_unlock(&r->lock);
-}
-
-bool nvmf_resv_legacy_conflict(struct nvmf_ns *ns, const uint8_t hostid[16])
-{
-	struct nvmf_resv *r = resv_get(ns, false);
-	bool conflict;
-
-	if (!r || !__atomic_load_n(&r->active, __ATOMIC_ACQUIRE))
-		return false;
-	pthread_mutex_lock(&r->lock);
-	conflict = r->legacy && memcmp(r->legacy_holder, hostid, 16);
-	pthread_mutex_unlock(&r->lock);
-	return conflict;
-}
-
-void nvmf_resv_legacy_clear(struct nvmf_ns *ns)
-{
-	struct nvmf_resv *r = resv_get(ns, false);
-
-	if (!r)
-		return;
-	pthread_mutex_lock(&r->lock);
-	r->legacy = false;
-	update_active(r);
-	pthread_mutex_unlock(&r->lock);
 }
