@@ -18,7 +18,7 @@
 #include "core/nvmf.h"
 
 int m_add_host(struct control_ctx *ctx, json_object *params, json_object **result,
-		      struct rpc_err *e)
+	       struct rpc_err *e)
 {
 	char nqn[NVME_NQN_FIELD], host[NVME_NQN_FIELD], what[600];
 	struct config_host_key k = { 0 };
@@ -118,7 +118,7 @@ static void count_host_ctrlr(const struct nvmf_ctrlr_info *ci, void *arg)
 }
 
 int m_remove_host(struct control_ctx *ctx, json_object *params, json_object **result,
-			 struct rpc_err *e)
+		  struct rpc_err *e)
 {
 	struct host_count hc = { 0 };
 	char nqn[NVME_NQN_FIELD], host[NVME_NQN_FIELD], what[600];
@@ -193,7 +193,7 @@ static int parse_listener(json_object *params, char *nqn, struct uri_listen *u, 
 }
 
 int m_add_listener(struct control_ctx *ctx, json_object *params, json_object **result,
-			  struct rpc_err *e)
+		   struct rpc_err *e)
 {
 	char nqn[NVME_NQN_FIELD], svc[16], uri[512], what[800];
 	struct tgt_config *next;
@@ -275,7 +275,7 @@ int m_add_listener(struct control_ctx *ctx, json_object *params, json_object **r
 }
 
 int m_remove_listener(struct control_ctx *ctx, json_object *params, json_object **result,
-			     struct rpc_err *e)
+		      struct rpc_err *e)
 {
 	char nqn[NVME_NQN_FIELD], svc[16], uri[512], what[800];
 	struct tgt_config *next;

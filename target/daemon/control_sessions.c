@@ -51,7 +51,7 @@ static void ctrlr_to_json(const struct nvmf_ctrlr_info *ci, void *arg)
 }
 
 int m_get_controllers(struct control_ctx *ctx, json_object *params, json_object **result,
-			     struct rpc_err *e)
+		      struct rpc_err *e)
 {
 	char nqn[NVME_NQN_FIELD];
 	int has = p_str(params, "nqn", false, nqn, sizeof(nqn), e);
@@ -82,8 +82,8 @@ static void find_cntlid_cb(const struct nvmf_ctrlr_info *ci, void *arg)
 	}
 }
 
-int m_disconnect_controller(struct control_ctx *ctx, json_object *params,
-				   json_object **result, struct rpc_err *e)
+int m_disconnect_controller(struct control_ctx *ctx, json_object *params, json_object **result,
+			    struct rpc_err *e)
 {
 	struct find_cntlid f = { 0 };
 	struct nvmf_subsys *s;
@@ -148,7 +148,7 @@ static void session_cb(const struct iscsi_session_info *si, void *arg)
 
 /* iscsi_get_sessions {[target]}: sessions in full feature phase. */
 int m_get_sessions(struct control_ctx *ctx, json_object *params, json_object **result,
-			  struct rpc_err *e)
+		   struct rpc_err *e)
 {
 	char target[256] = "";
 	json_object *all, *out;
@@ -178,7 +178,7 @@ int m_get_sessions(struct control_ctx *ctx, json_object *params, json_object **r
 
 /* iscsi_disconnect_session {tsih} */
 int m_disconnect_session(struct control_ctx *ctx, json_object *params, json_object **result,
-				struct rpc_err *e)
+			 struct rpc_err *e)
 {
 	uint64_t tsih;
 	int rc;
