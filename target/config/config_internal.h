@@ -43,6 +43,15 @@ int cfg_get_str(struct pctx *c, json_object *obj, const char *kp, const char *ke
 		size_t size, int required, bool int_ok);
 int cfg_get_typed(struct pctx *c, json_object *obj, const char *kp, const char *key,
 		  enum json_type type, int required, json_object **out);
+/* The optional array @key of @obj: *@arr (NULL when absent), its length *@n (refused with
+ * "N @what, at most @max" above @max) and *@out, a zeroed array of *@n elements of @size
+ * (at least one). 0 or a negative errno, reported. */
+int cfg_get_array(struct pctx *c, json_object *obj, const char *kp, const char *key,
+		  const char *what, unsigned int max, size_t size, json_object **arr,
+		  unsigned int *n, void **out);
+/* An NQN list's element @v (at key path @item; @what: "subsystem", "host") into @out. */
+int cfg_nqn_item(struct pctx *c, json_object *v, const char *item, const char *what,
+		 char out[NVME_NQN_FIELD]);
 void cfg_kp_index(char *out, const char *base, const char *key, unsigned int i);
 void cfg_kp_join(char *out, const char *base, const char *key);
 json_object *cfg_member(json_object *obj, const char *key);

@@ -255,6 +255,39 @@ int cfg_get_typed(struct pctx *c, json_object *obj, const char *kp, const char *
 	return 1;
 }
 
+int cfg_get_array(struct pctx *c, json_object *obj, const char *kp, const char *key,
+		  const char *what, unsigned int max, size_t size, json_object **arr,
+		  unsigned int *n, void **out)
+{
+	char sub[KP_MAX];
+	int rc = cfg_get_typed(c, obj, kp, key, json_type_array, OPT, arr);
+
+	*out = NULL;
+	*n = 0;
+	if (rc < 0)
+		return rc;
+	*n = *arr ? (unsigned int)json_object_array_length(*arr) : 0;
+	if (*n > max) {
+		cfg_kp_join(sub, kp, key);
+		return cfg_err(c, -E2BIG, sub, "%u %s, at most %u", *n, what, max);
+	}
+	*out = calloc(*n ? *n : 1, size);
+	if (!*out)
+		return cfg_err(c, -ENOMEM, NULL, "out of memory");
+	return 0;
+}
+
+int cfg_nqn_item(struct pctx *c, json_object *v, const char *item, const char *what,
+		 char out[NVME_NQN_FIELD])
+{
+	if (!json_object_is_type(v, json_type_string))
+		return cfg_err(c, -EINVAL, item, "expected a %s NQN string", what);
+	if ((size_t)json_object_get_string_len(v) >= NVME_NQN_FIELD)
+		return cfg_err(c, -EINVAL, item, "NQN longer than %d bytes", NVME_NQN_MAX);
+	snprintf(out, NVME_NQN_FIELD, "%s", json_object_get_string(v));
+	return 0;
+}
+
 /*
  * A string value into @buf (NUL-terminated, < @size). With @int_ok a JSON integer is
  * accepted and converted. 1 if present, 0 if absent (@buf untouched), -errno on error.

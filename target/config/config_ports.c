@@ -246,6 +246,7 @@ static int parse_port_param(struct pctx *c, json_object *param, const char *kp,
 int cfg_parse_port(struct pctx *c, json_object *obj, const char *kp, struct config_port *p)
 {
 	json_object *addr, *param, *arr;
+	void *list;
 	char sub[KP_MAX], item[KP_MAX];
 	unsigned int i, n;
 	int64_t v;
@@ -295,39 +296,25 @@ int cfg_parse_port(struct pctx *c, json_object *obj, const char *kp, struct conf
 			return rc;
 	}
 
-	rc = cfg_get_typed(c, obj, kp, "subsystems", json_type_array, OPT, &arr);
-	if (rc < 0)
+	rc = cfg_get_array(c, obj, kp, "subsystems", "subsystems per port", 64,
+			   sizeof(*p->subsystems), &arr, &n, &list);
+	p->subsystems = list;
+	if (rc)
 		return rc;
-	n = arr ? (unsigned int)json_object_array_length(arr) : 0;
-	cfg_kp_join(sub, kp, "subsystems");
-	if (n > 64)
-		return cfg_err(c, -E2BIG, sub, "%u subsystems, at most 64 per port", n);
-	p->subsystems = calloc(n ? n : 1, sizeof(*p->subsystems));
-	if (!p->subsystems)
-		return cfg_err(c, -ENOMEM, NULL, "out of memory");
 	for (i = 0; i < n; i++) {
-		json_object *s = json_object_array_get_idx(arr, i);
-
 		cfg_kp_index(item, kp, "subsystems", i);
-		if (!json_object_is_type(s, json_type_string))
-			return cfg_err(c, -EINVAL, item, "expected a subsystem NQN string");
-		if ((size_t)json_object_get_string_len(s) >= NVME_NQN_FIELD)
-			return cfg_err(c, -EINVAL, item, "NQN longer than %d bytes", NVME_NQN_MAX);
-		snprintf(p->subsystems[i], NVME_NQN_FIELD, "%s", json_object_get_string(s));
+		rc = cfg_nqn_item(c, json_object_array_get_idx(arr, i), item, "subsystem",
+				  p->subsystems[i]);
+		if (rc)
+			return rc;
 		p->nsubsystems++;
 	}
 
-	rc = cfg_get_typed(c, obj, kp, "referrals", json_type_array, OPT, &arr);
-	if (rc < 0)
+	rc = cfg_get_array(c, obj, kp, "referrals", "referrals", CONFIG_MAX_REFERRALS,
+			   sizeof(*p->referrals), &arr, &n, &list);
+	p->referrals = list;
+	if (rc)
 		return rc;
-	n = arr ? (unsigned int)json_object_array_length(arr) : 0;
-	if (n > CONFIG_MAX_REFERRALS) {
-		cfg_kp_join(sub, kp, "referrals");
-		return cfg_err(c, -E2BIG, sub, "%u referrals, at most %u", n, CONFIG_MAX_REFERRALS);
-	}
-	p->referrals = calloc(n ? n : 1, sizeof(*p->referrals));
-	if (!p->referrals)
-		return cfg_err(c, -ENOMEM, NULL, "out of memory");
 	for (i = 0; i < n; i++) {
 		cfg_kp_index(item, kp, "referrals", i);
 		rc = parse_referral(c, json_object_array_get_idx(arr, i), item, &p->referrals[i]);
@@ -336,18 +323,11 @@ int cfg_parse_port(struct pctx *c, json_object *obj, const char *kp, struct conf
 		p->nreferrals++;
 	}
 
-	rc = cfg_get_typed(c, obj, kp, "ana_groups", json_type_array, OPT, &arr);
-	if (rc < 0)
+	rc = cfg_get_array(c, obj, kp, "ana_groups", "ANA groups", CONFIG_MAX_ANA_GROUPS,
+			   sizeof(*p->ana_groups), &arr, &n, &list);
+	p->ana_groups = list;
+	if (rc)
 		return rc;
-	n = arr ? (unsigned int)json_object_array_length(arr) : 0;
-	if (n > CONFIG_MAX_ANA_GROUPS) {
-		cfg_kp_join(sub, kp, "ana_groups");
-		return cfg_err(c, -E2BIG, sub, "%u ANA groups, at most %u", n,
-			       CONFIG_MAX_ANA_GROUPS);
-	}
-	p->ana_groups = calloc(n ? n : 1, sizeof(*p->ana_groups));
-	if (!p->ana_groups)
-		return cfg_err(c, -ENOMEM, NULL, "out of memory");
 	for (i = 0; i < n; i++) {
 		unsigned int j;
 

@@ -295,6 +295,7 @@ static int parse_subsys_attr(struct pctx *c, json_object *attr, const char *kp,
 int cfg_parse_subsys(struct pctx *c, json_object *obj, const char *kp, struct config_subsys *s)
 {
 	json_object *attr, *arr;
+	void *list;
 	char sub[KP_MAX], item[KP_MAX];
 	unsigned int i, j, n;
 	int rc;
@@ -333,17 +334,11 @@ int cfg_parse_subsys(struct pctx *c, json_object *obj, const char *kp, struct co
 			       "passthru controllers are not supported by nvmeof-target");
 	}
 
-	rc = cfg_get_typed(c, obj, kp, "namespaces", json_type_array, OPT, &arr);
-	if (rc < 0)
+	rc = cfg_get_array(c, obj, kp, "namespaces", "namespaces", NVMF_MAX_NAMESPACES,
+			   sizeof(*s->namespaces), &arr, &n, &list);
+	s->namespaces = list;
+	if (rc)
 		return rc;
-	n = arr ? (unsigned int)json_object_array_length(arr) : 0;
-	if (n > NVMF_MAX_NAMESPACES) {
-		cfg_kp_join(sub, kp, "namespaces");
-		return cfg_err(c, -E2BIG, sub, "%u namespaces, at most %d", n, NVMF_MAX_NAMESPACES);
-	}
-	s->namespaces = calloc(n ? n : 1, sizeof(*s->namespaces));
-	if (!s->namespaces)
-		return cfg_err(c, -ENOMEM, NULL, "out of memory");
 	for (i = 0; i < n; i++) {
 		cfg_kp_index(item, kp, "namespaces", i);
 		rc = parse_ns(c, json_object_array_get_idx(arr, i), item, &s->namespaces[i]);
@@ -359,26 +354,17 @@ int cfg_parse_subsys(struct pctx *c, json_object *obj, const char *kp, struct co
 		s->nnamespaces++;
 	}
 
-	rc = cfg_get_typed(c, obj, kp, "allowed_hosts", json_type_array, OPT, &arr);
-	if (rc < 0)
+	rc = cfg_get_array(c, obj, kp, "allowed_hosts", "hosts", CONFIG_MAX_HOSTS,
+			   sizeof(*s->allowed_hosts), &arr, &n, &list);
+	s->allowed_hosts = list;
+	if (rc)
 		return rc;
-	n = arr ? (unsigned int)json_object_array_length(arr) : 0;
-	if (n > CONFIG_MAX_HOSTS) {
-		cfg_kp_join(sub, kp, "allowed_hosts");
-		return cfg_err(c, -E2BIG, sub, "%u hosts, at most %u", n, CONFIG_MAX_HOSTS);
-	}
-	s->allowed_hosts = calloc(n ? n : 1, sizeof(*s->allowed_hosts));
-	if (!s->allowed_hosts)
-		return cfg_err(c, -ENOMEM, NULL, "out of memory");
 	for (i = 0; i < n; i++) {
-		json_object *h = json_object_array_get_idx(arr, i);
-
 		cfg_kp_index(item, kp, "allowed_hosts", i);
-		if (!json_object_is_type(h, json_type_string))
-			return cfg_err(c, -EINVAL, item, "expected a host NQN string");
-		if ((size_t)json_object_get_string_len(h) >= NVME_NQN_FIELD)
-			return cfg_err(c, -EINVAL, item, "NQN longer than %d bytes", NVME_NQN_MAX);
-		snprintf(s->allowed_hosts[i], NVME_NQN_FIELD, "%s", json_object_get_string(h));
+		rc = cfg_nqn_item(c, json_object_array_get_idx(arr, i), item, "host",
+				  s->allowed_hosts[i]);
+		if (rc)
+			return rc;
 		for (j = 0; j < i; j++)
 			if (!strcmp(s->allowed_hosts[j], s->allowed_hosts[i]))
 				return cfg_err(c, -EINVAL, item,
