@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "crc32c.h"
+#include "hex.h"
 
 void iscsi_bhs_init(void *bhs, uint8_t opcode, uint8_t flags)
 {
@@ -147,17 +148,6 @@ int iscsi_text_parse_u32(const char *s, uint32_t *out)
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int b64val(char c)
 {
 	if (c >= 'A' && c <= 'Z')
@@ -186,7 +176,7 @@ int iscsi_text_decode_binary(const char *s, uint8_t *out, size_t cap)
 		if (hl == 0)
 			return -EINVAL;
 		if (hl % 2) { /* odd digit count: leading nibble */
-			int v = hexval(*h++);
+			int v = hex_digit(*h++);
 
 			if (v < 0)
 				return -EINVAL;
@@ -195,7 +185,7 @@ int iscsi_text_decode_binary(const char *s, uint8_t *out, size_t cap)
 			out[n++] = (uint8_t)v;
 		}
 		for (; *h; h += 2) {
-			int hi = hexval(h[0]), lo = hexval(h[1]);
+			int hi = hex_digit(h[0]), lo = hex_digit(h[1]);
 
 			if (hi < 0 || lo < 0)
 				return -EINVAL;

@@ -9,7 +9,8 @@ libnvmeof_common_la_SOURCES = \
 	common/log.c common/log.h \
 	common/hist.c common/hist.h \
 	common/nvme_tcp_pdu.c common/nvme_tcp_pdu.h \
-	common/uri.c common/uri.h
+	common/uri.c common/uri.h \
+	common/hex.h
 libnvmeof_common_la_CFLAGS = $(AM_CFLAGS) $(ISAL_CFLAGS)
 libnvmeof_common_la_LIBADD = $(ISAL_LIBS)
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hex.h"
 #include "nvme_spec.h"
 
 static int uri_fail(char *err, size_t errlen, const char *fmt, ...)
@@ -205,17 +206,6 @@ int uri_parse_listen(const char *s, struct uri_listen *out, char *err, size_t er
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Percent-decode @len bytes into @out (@outlen bytes with the NUL). */
 static int pct_decode(const char *s, size_t len, char *out, size_t outlen, const char *what,
 		      char *err, size_t errlen)
@@ -228,10 +218,10 @@ static int pct_decode(const char *s, size_t len, char *out, size_t outlen, const
 		if (c == '%') {
 			if (i + 2 >= len)
 				return uri_fail(err, errlen, "truncated percent escape in %s", what);
-			if (hexval(s[i + 1]) < 0 || hexval(s[i + 2]) < 0)
+			if (hex_digit(s[i + 1]) < 0 || hex_digit(s[i + 2]) < 0)
 				return uri_fail(err, errlen, "bad percent escape '%.3s' in %s",
 						s + i, what);
-			c = (char)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
+			c = (char)(hex_digit(s[i + 1]) << 4 | hex_digit(s[i + 2]));
 			if (c == '\0')
 				return uri_fail(err, errlen, "%%00 in %s", what);
 			i += 2;

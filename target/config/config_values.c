@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/hex.h"
 #include "common/log.h"
 #include "core/nvmf.h"
 
@@ -54,16 +55,6 @@ bool cfg_printable(const char *s)
 	return true;
 }
 
-static int hexval(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	ch = tolower(ch);
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	return -1;
-}
-
 /* @n bytes of hex digits, ignoring '-' and ':' separators (UUID or EUI-64 notation). */
 bool cfg_parse_hex_id(const char *s, uint8_t *out, size_t n)
 {
@@ -75,7 +66,7 @@ bool cfg_parse_hex_id(const char *s, uint8_t *out, size_t n)
 
 		if (*s == '-' || *s == ':')
 			continue;
-		v = hexval((unsigned char)*s);
+		v = hex_digit((unsigned char)*s);
 		if (v < 0 || got == n)
 			return false;
 		if (hi < 0) {

@@ -23,18 +23,8 @@
 #include <openssl/rand.h>
 
 #include "ns_ident.h"
+#include "common/hex.h"
 #include "common/log.h"
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* @n bytes from hex digits in @s ('-' skipped); 0 or -EINVAL. */
 static int parse_hex(const char *s, uint8_t *out, size_t n)
@@ -48,18 +38,12 @@ static int parse_hex(const char *s, uint8_t *out, size_t n)
 			s++;
 			continue;
 		}
-		if ((v = hexval(*s++)) < 0)
+		if ((v = hex_digit(*s++)) < 0)
 			return -EINVAL;
 		out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] | v : v << 4);
 		i++;
 	}
 	return i == 2 * n && (!*s || *s == '\n') ? 0 : -EINVAL;
-}
-
-static void put_hex(char *out, const uint8_t *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", b[i]);
 }
 
 static int ident_path(char *out, size_t len, const char *dir, const char *nqn, uint32_t nsid)
@@ -96,8 +80,8 @@ static int ident_write(const char *dir, const char *path, const char *nqn, uint3
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	put_hex(g, id->nguid, 16);
-	put_hex(e, id->eui64, 8);
+	hex_put(g, id->nguid, 16);
+	hex_put(e, id->eui64, 8);
 	n = snprintf(text, sizeof(text),
 		     "# nvmeof-target namespace identity: generated once, never changed\n"
 		     "nqn=%s\nnsid=%u\nnguid=%s\n"

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "common/crc32c.h"
+#include "common/hex.h"
 #include "common/log.h"
 #include "nvmf.h"
 #include "reactor/reactor.h"
@@ -60,28 +61,11 @@ struct file_store {
 	bool busy; /* atomic: a save is in flight */
 };
 
-static void put_hex(char *out, const uint8_t *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", b[i]);
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Exactly 2 * @n hex digits from @s, then @end; 0 or -EINVAL. */
 static int get_hex(const char *s, uint8_t *out, size_t n, char end)
 {
 	for (size_t i = 0; i < 2 * n; i++) {
-		int v = hexval(s[i]);
+		int v = hex_digit(s[i]);
 
 		if (v < 0)
 			return -EINVAL;
@@ -111,14 +95,14 @@ static size_t image_text(const struct file_store *fs, const struct nvmf_resv_ima
 	char h[33];
 	size_t n;
 
-	put_hex(h, img->holder, 16);
+	hex_put(h, img->holder, 16);
 	n = (size_t)snprintf(out, cap,
 			     "# nvmeof-target reservation state (Persist Through Power Loss)\n"
 			     "format=1\nnqn=%s\nnsid=%u\ngen=%" PRIu32 "\nrtype=%u\nptpl=%u\n"
 			     "holder=%s\n",
 			     fs->nqn, fs->nsid, img->gen, img->rtype, img->ptpl ? 1 : 0, h);
 	for (unsigned int i = 0; i < img->nregs && n < cap; i++) {
-		put_hex(h, img->regs[i].hostid, 16);
+		hex_put(h, img->regs[i].hostid, 16);
 		n += (size_t)snprintf(out + n, cap - n, "reg=%s %016" PRIx64 "\n", h,
 				      img->regs[i].key);
 	}
@@ -443,7 +427,7 @@ struct nvmf_resv_store *nvmf_resv_store_file_open(const char *dir, const char *n
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	put_hex(hex, key, 16);
+	hex_put(hex, key, 16);
 	if (snprintf(fs->dir, sizeof(fs->dir), "%s", dir) >= (int)sizeof(fs->dir) ||
 	    snprintf(fs->path, sizeof(fs->path), "%s/resv-%s.state", dir, hex) >=
 		    (int)sizeof(fs->path)) {
