@@ -173,6 +173,7 @@ static void test_json(void)
 	s->reactor[0].cpu_ns = 11;
 	s->reactor[1].cpu_ns = 22;
 	s->reactor[1].xlate_calls = 9;
+	s->reactor[1].fabric_io_cmds = 10;
 	s->total.cpu_ns = 33;
 	s->total.xlate_ns = 4500;
 	s->total.xlate_calls = 9;
@@ -197,9 +198,10 @@ static void test_json(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"reactor_total\":{\"cpu_ns\":33,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"xlate_ns\":4500,\"xlate_calls\":9,\"xlate_sampled\":"
 					   "0,\"poll_events\":0,\"poll_empty\":0,\"poll_sleeps\":"
-					   "0}"));
+					   "0,\"fabric_io_cmds\":0}"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"reactors\":[{\"id\":0,\"cpu_ns\":11,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "{\"id\":1,\"cpu_ns\":22,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"poll_sleeps\":0,\"fabric_io_cmds\":10}]"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"nvme\":{\"ctrlrs\":0,\"io_queues\":0,\"read_cmds\":5,"
 					   "\"write_cmds\":6,\"other_cmds\":0,\"cmds\":11,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"scsi\":{\"ctrlrs\":1,"));
