@@ -486,10 +486,13 @@ static int job_pass(struct bench_job *j, enum bench_phase ph, uint64_t *last_don
 	}
 	if (!busy)
 		return 0;
-	if (again)
-		return 1; /* completions freed slots: refill before waiting */
-	if (sh->poll_ns && mono_ns() - *last_done < sh->poll_ns)
-		t = 0; /* a completion came lately: the next one likely soon */
+	/* Completions freed slots: refill before waiting. With one queue pair, straight away;
+	 * with more, after a look (no wait) at the others' replies, so that a busy queue
+	 * pair never starves the rest. */
+	if (again && sh->queues == 1)
+		return 1;
+	if (again || (sh->poll_ns && mono_ns() - *last_done < sh->poll_ns))
+		t = 0; /* or a completion came lately: the next one likely soon */
 	rc = poll(np ? pfd : NULL, np, t);
 	if (rc < 0 && errno != EINTR) {
 		queue_fail(&j->q[0], "poll: %s", strerror(errno));
