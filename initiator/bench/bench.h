@@ -10,7 +10,7 @@
  *
  *   bench_main.c    the workload matrix, alternation and repeats, progress
  *   bench_opts.c    options: parsing and every check made before anything runs
- *   bench_run.c     connections, job threads (one queue pair each), one measured run
+ *   bench_run.c     connections, job threads (--queues queue pairs each), one measured run
  *   bench_hist.c    latency histograms
  *   bench_stats.c   per-run metrics, median/min/max over repeats, differences
  *   bench_target.c  the target's statistics socket, and the tcp-ceiling reference run
