@@ -36,7 +36,7 @@ struct nvmf_qpair_stats;
 struct stats_server;
 
 #define STATS_MAX_REACTORS 64 /* reactors listed one by one in a snapshot */
-#define STATS_JSON_MAX 16384  /* a snapshot's JSON line fits in this */
+#define STATS_JSON_MAX     32768 /* a snapshot's JSON line fits in this (widest: about 28K) */
 
 /* ---- translation timing ------------------------------------------------------------------ */
 /* The per-command sampler lives beside the reactors (reactor/xlate_timer.h), where the

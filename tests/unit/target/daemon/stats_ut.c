@@ -220,6 +220,34 @@ static void test_json(void)
 	free(s);
 }
 
+/* The largest snapshot (every reactor and port listed, every counter at its widest) fits
+ * in the line the server sends. */
+static void test_json_largest(void)
+{
+	struct stats_snapshot *s = calloc(1, sizeof(*s));
+	char *buf = malloc(STATS_JSON_MAX);
+	int n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	memset(s, 0xff, sizeof(*s));
+	s->nreactors = STATS_MAX_REACTORS;
+	s->nports = STATS_MAX_PORTS;
+	for (unsigned int i = 0; i < STATS_MAX_PORTS; i++) {
+		s->port[i].portid = UINT16_MAX;
+		snprintf(s->port[i].trsvcid, sizeof(s->port[i].trsvcid), "65535");
+	}
+	s->tick_hz = 1e10;
+	s->tick_overhead_ns = 1e6;
+	s->probe_ns = 1e6;
+	n = stats_format_json(s, buf, STATS_JSON_MAX);
+	if (n < 0)
+		fprintf(stderr, "\nthe largest snapshot does not fit %d bytes\n", STATS_JSON_MAX);
+	CU_ASSERT(n > 0);
+	free(buf);
+	free(s);
+}
+
 /* ---- with reactors ------------------------------------------------------------------------- */
 static int g_done;
 
@@ -536,6 +564,7 @@ int main(void)
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
 	s = CU_add_suite("target_stats", suite_init, suite_fini);
+	CU_add_test(s, "the largest snapshot fits a line", test_json_largest);
 	CU_add_test(s, "translation probes sample 1 command in 16", test_probe_sampling);
 	CU_add_test(s, "translation estimate is unbiased by the command mix", test_estimator_bias);
 	CU_add_test(s, "translation time estimate", test_estimate);
