@@ -3,9 +3,14 @@
  * nvmeof-bench: the same workloads over native NVMe/TCP and over SCSI commands through
  * iSCSI, against the same target, in alternation.
  *
+ * A job is a thread; it drives --queues I/O queue pairs of the path's one connection (as
+ * a Linux host drives one controller with a queue per CPU): native, I/O queues of one
+ * controller; SCSI, one iSCSI session (one TCP connection) per queue pair. --qd is per
+ * queue pair.
+ *
  *   bench_main.c    the workload matrix, alternation and repeats, progress
  *   bench_opts.c    options: parsing and every check made before anything runs
- *   bench_run.c     connections, job threads (one queue pair each), one measured run
+ *   bench_run.c     connections, job threads (--queues queue pairs each), one measured run
  *   bench_hist.c    latency histograms
  *   bench_stats.c   per-run metrics, median/min/max over repeats, differences
  *   bench_target.c  the target's statistics socket, and the tcp-ceiling reference run
@@ -24,6 +29,8 @@
 #include "lib/nvmeof.h"
 
 #define BENCH_MAX_JOBS 64
+#define BENCH_MAX_QPAIRS   64 /* --jobs x --queues */
+#define BENCH_MAX_REACTORS 64 /* target reactors reported one by one */
 #define BENCH_MAX_REPEAT 25
 #define BENCH_MAX_CELLS 64
 #define BENCH_DEFAULT_SIZE (1ull << 30) /* I/O range: the namespace, at most 1 GiB */
@@ -38,7 +45,7 @@ enum bench_rw { BENCH_RANDREAD, BENCH_RANDWRITE, BENCH_SEQREAD, BENCH_SEQWRITE, 
 struct bench_workload {
 	enum bench_rw rw;
 	uint32_t bs;          /* bytes per I/O */
-	unsigned int qd;      /* per job */
+	unsigned int qd;      /* per queue pair */
 	unsigned int mixread; /* BENCH_RANDRW: % of I/Os that read */
 };
 
@@ -52,6 +59,7 @@ struct bench_opts {
 	unsigned int repeat;
 	unsigned int qd; /* 0: the matrix's (32 and 1) */
 	unsigned int jobs;
+	unsigned int queues; /* --queues: I/O queue pairs per job (default 1) */
 	uint64_t size; /* 0: namespace size, at most BENCH_DEFAULT_SIZE */
 	bool custom;   /* --rw/--bs: these workloads instead of the matrix */
 	enum bench_rw rw;
@@ -132,6 +140,15 @@ struct bench_sample {
 	bool have_pid_cpu;   /* --target-pid CPU time over the run */
 	double pid_cpu_ns;
 	bool tgt_pid_only; /* target figures are that process's CPU time only */
+	/* each queue pair's measured I/Os: job j's queue q at [j * queues + q] */
+	unsigned int nqueues;
+	uint64_t q_ios[BENCH_MAX_QPAIRS];
+	/* each target reactor over the measurement (with have_target): CPU time, and the
+	 * path's I/O commands it served (native: its NVMe-oF queue pairs' reads and writes;
+	 * SCSI: the SCSI commands it started) */
+	unsigned int nreactors;
+	double r_cpu_ns[BENCH_MAX_REACTORS];
+	double r_ios[BENCH_MAX_REACTORS];
 };
 
 /* ---- metrics (bench_stats.c) ------------------------------------------------------------- */
@@ -220,6 +237,11 @@ struct bench_report {
 const char *bench_path_name(enum bench_path p); /* "native", "SCSI" */
 const char *bench_path_key(enum bench_path p);	/* "native", "scsi" */
 const char *bench_rw_name(enum bench_rw rw);	/* "randread" */
+/* Job @j's queue pairs are qp[j * queues + q], q < queues. */
+static inline unsigned int bench_qpairs(const struct bench_opts *o)
+{
+	return o->jobs * (o->queues ? o->queues : 1);
+}
 /* Spread of a statistic: half the min-max range, % of the median (NAN: unknown). */
 double bench_spread_pct(const struct bench_stat *s);
 void bench_cell_label(const struct bench_workload *w, char *buf, size_t len);
@@ -241,8 +263,8 @@ struct bench_conn {
 	struct nvmeof_ns *ns;
 	uint32_t block_size;
 	uint64_t nblocks;
-	unsigned int nqp;
-	struct nvmeof_qpair *qp[BENCH_MAX_JOBS];
+	unsigned int nqp; /* jobs x queues */
+	struct nvmeof_qpair *qp[BENCH_MAX_QPAIRS];
 };
 
 int bench_conn_open(struct bench_conn *c, enum bench_path path, const char *uri,
@@ -291,6 +313,10 @@ struct bench_tstats {
 	double probe_ns;
 	double cmds[BENCH_NPATHS];
 	unsigned int nreactors;
+	/* per reactor (the first BENCH_MAX_REACTORS): CPU time, NVMe-oF I/O commands of its
+	 * live queue pairs ("fabric_io_cmds"; 0 from a target without it), SCSI commands */
+	double r_cpu_ns[BENCH_MAX_REACTORS];
+	double r_ios[BENCH_NPATHS][BENCH_MAX_REACTORS];
 };
 
 /* The number at @path ("paths.scsi.cmds", "reactors.0.cpu_ns") of the JSON text @json. */
@@ -327,6 +353,9 @@ const struct bench_sample *bench_median_sample(const struct bench_path_result *r
 /* fio-style JSON: a job per workload and path with read/write iops, bw, lat_ns. */
 int bench_report_fio_json(FILE *f, const struct bench_report *r);
 int bench_report_json(FILE *f, const struct bench_report *r);
+/* Per queue pair IOPS and each target reactor's CPU and I/O share, of the median run of
+ * every workload and path (nothing with one queue pair and no per-reactor figures). */
+void bench_report_queues(FILE *f, const struct bench_report *r);
 int bench_svg_write(FILE *f, const struct bench_report *r);
 
 #endif

@@ -229,6 +229,16 @@ static void on_mark(void *arg, enum bench_phase ph)
 	s->tgt_xlate_calls = (uint64_t)(ts.xlate_calls - x->ts0.xlate_calls);
 	s->tgt_cmds = (uint64_t)(ts.cmds[x->cur_path] - x->ts0.cmds[x->cur_path]);
 	s->tgt_probe_ns = ts.probe_ns;
+	s->nreactors = ts.nreactors < x->ts0.nreactors ? ts.nreactors : x->ts0.nreactors;
+	if (s->nreactors > BENCH_MAX_REACTORS)
+		s->nreactors = BENCH_MAX_REACTORS;
+	for (unsigned int i = 0; i < s->nreactors; i++) {
+		double io = ts.r_ios[x->cur_path][i] - x->ts0.r_ios[x->cur_path][i];
+
+		s->r_cpu_ns[i] = ts.r_cpu_ns[i] - x->ts0.r_cpu_ns[i];
+		/* a queue pair that closed meanwhile takes its count away */
+		s->r_ios[i] = io > 0 ? io : 0;
+	}
 }
 
 /* ---- running ---------------------------------------------------------------------------- */
@@ -571,6 +581,7 @@ int main(int argc, char **argv)
 				fprintf(x->out, "%s path unavailable: %s\n",
 					bench_path_name((enum bench_path)p), x->down_why[p]);
 		bench_report_summary(x->out, x->rep);
+		bench_report_queues(x->out, x->rep);
 		if (x->o.detail)
 			bench_report_table(x->out, x->rep);
 	}

@@ -42,8 +42,13 @@ void bench_usage(FILE *f)
 	      "  --rw RW               randread, randwrite, randrw, read or write\n"
 	      "  --bs SIZE[,SIZE...]   bytes per I/O, one workload each (default 4k)\n"
 	      "  --rwmixread PCT       with --rw randrw: % of I/Os that read (default 50)\n"
-	      "  --qd N                queue depth per job (default: the matrix's 32 and 1)\n"
-	      "  --jobs N              queue pairs (iSCSI sessions), one thread each (default 1)\n"
+	      "  --qd N                queue depth per queue pair (default: the matrix's 32\n"
+	      "                        and 1); a job keeps --queues x N commands in flight\n"
+	      "  --jobs N              threads, each with its own --queues queue pairs\n"
+	      "                        (default 1)\n"
+	      "  --queues M            I/O queue pairs per job (default 1): native, I/O queues\n"
+	      "                        of the path's one controller; SCSI, one iSCSI session\n"
+	      "                        (one connection) each; jobs x M at most 64\n"
 	      "  --time S              measured seconds per run (default 3)\n"
 	      "  --warmup S            seconds before measuring (default 1)\n"
 	      "  --repeat N            runs per path and workload; median (min-max) (default 3)\n"
@@ -258,6 +263,7 @@ enum {
 	OPT_REPEAT,
 	OPT_QD,
 	OPT_JOBS,
+	OPT_QUEUES,
 	OPT_SIZE,
 	OPT_RW,
 	OPT_BS,
@@ -303,6 +309,7 @@ static const struct option long_opts[] = {
 	{ "iodepth", required_argument, NULL, OPT_QD }, /* fio's name */
 	{ "jobs", required_argument, NULL, OPT_JOBS },
 	{ "numjobs", required_argument, NULL, OPT_JOBS }, /* fio's name */
+	{ "queues", required_argument, NULL, OPT_QUEUES },
 	{ "size", required_argument, NULL, OPT_SIZE },
 	{ "rw", required_argument, NULL, OPT_RW },
 	{ "bs", required_argument, NULL, OPT_BS },
@@ -364,6 +371,7 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 	o->warmup_s = 1;
 	o->repeat = 3;
 	o->jobs = 1;
+	o->queues = 1;
 	o->tls_identity = 1;
 	o->rw = BENCH_RANDREAD;
 	o->bs = o->bs_list[0] = 4096;
@@ -418,6 +426,10 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 		case OPT_JOBS:
 			bad = parse_uint(a, 1, BENCH_MAX_JOBS, &o->jobs);
 			snprintf(why, sizeof(why), "1 to %d", BENCH_MAX_JOBS);
+			break;
+		case OPT_QUEUES:
+			bad = parse_uint(a, 1, BENCH_MAX_QPAIRS, &o->queues);
+			snprintf(why, sizeof(why), "1 to %d queue pairs per job", BENCH_MAX_QPAIRS);
 			break;
 		case OPT_SIZE:
 			bad = parse_size(a, &o->size) || o->size < 4096;
@@ -577,6 +589,9 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 		return fail(err, errlen, "unexpected argument '%s'", argv[optind]);
 	if (!o->uri[BENCH_NATIVE] && !o->uri[BENCH_SCSI])
 		return fail(err, errlen, "give --native URI and/or --scsi URI (see --help)");
+	if (o->jobs * o->queues > BENCH_MAX_QPAIRS)
+		return fail(err, errlen, "--jobs %u x --queues %u: at most %d queue pairs in all",
+			    o->jobs, o->queues, BENCH_MAX_QPAIRS);
 	if (mix_set && o->rw != BENCH_RANDRW)
 		return fail(err, errlen, "--rwmixread: only with --rw randrw");
 	if (o->quick && (rw_set || bs_set))

@@ -192,6 +192,10 @@ static void settings_line(FILE *f, enum bench_path p, const struct bench_setting
 void bench_report_settings(FILE *f, const struct bench_report *r)
 {
 	const struct bench_opts *o = r->o;
+	char qnote[40] = "";
+
+	if (o->queues > 1)
+		snprintf(qnote, sizeof(qnote), " x %u queue pairs", o->queues);
 
 	fprintf(f, "nvmeof-bench, %s, %s\n", r->started, r->host);
 	if (o->target_label)
@@ -200,10 +204,10 @@ void bench_report_settings(FILE *f, const struct bench_report *r)
 		if (o->uri[p])
 			settings_line(f, (enum bench_path)p, &r->set[p], NULL);
 	fprintf(f,
-		"  runs    %u job%s, %.1f s measured after %.1f s warm-up, %u repeat%s%s, I/O "
+		"  runs    %u job%s%s, %.1f s measured after %.1f s warm-up, %u repeat%s%s, I/O "
 		"range "
 		"%llu MiB%s",
-		o->jobs, o->jobs == 1 ? "" : "s", o->time_s, o->warmup_s, o->repeat,
+		o->jobs, o->jobs == 1 ? "" : "s", qnote, o->time_s, o->warmup_s, o->repeat,
 		o->repeat == 1 ? "" : "s", o->repeat > 1 ? " (median, min-max)" : "",
 		(unsigned long long)(r->size >> 20),
 		o->verify         ? ", data verified"
@@ -395,7 +399,48 @@ static void jsettings(FILE *f, const struct bench_settings *s)
 	fputc('}', f);
 }
 
-static void jsample(FILE *f, const struct bench_sample *s)
+/* "queues":[{"job":0,"queue":0,"ios":N,"iops":X},...]: job j's queue q at j * queues + q */
+static void jqueues(FILE *f, const struct bench_sample *s, unsigned int queues)
+{
+	unsigned int per = queues ? queues : 1;
+
+	fprintf(f, ",\"queues\":[");
+	for (unsigned int i = 0; i < s->nqueues; i++) {
+		fprintf(f, "%s{\"job\":%u,\"queue\":%u,\"ios\":%llu,\"iops\":", i ? "," : "",
+			i / per, i % per, (unsigned long long)s->q_ios[i]);
+		jnum(f, s->secs > 0 ? (double)s->q_ios[i] / s->secs : NAN);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+/* Each target reactor over the measurement: CPU time, the path's I/O it served, and both
+ * as shares of all reactors' (and CPU as a share of the wall clock: "cpu_util"). */
+static void jreactors(FILE *f, const struct bench_sample *s)
+{
+	double cpu = 0, ios = 0;
+
+	for (unsigned int i = 0; i < s->nreactors; i++) {
+		cpu += s->r_cpu_ns[i];
+		ios += s->r_ios[i];
+	}
+	fprintf(f, ",\"reactors\":[");
+	for (unsigned int i = 0; i < s->nreactors; i++) {
+		fprintf(f, "%s{\"id\":%u,\"cpu_ns\":%.0f,\"ios\":%.0f,\"cpu_share\":", i ? "," : "",
+			i, s->r_cpu_ns[i], s->r_ios[i]);
+		jnum(f, cpu > 0 ? s->r_cpu_ns[i] / cpu : NAN);
+		fprintf(f, ",\"io_share\":");
+		jnum(f, ios > 0 ? s->r_ios[i] / ios : NAN);
+		fprintf(f, ",\"cpu_util\":");
+		jnum(f, s->secs > 0 ? s->r_cpu_ns[i] / (s->secs * 1e9) : NAN);
+		fprintf(f, ",\"cpu_ns_per_io\":");
+		jnum(f, s->r_ios[i] > 0 ? s->r_cpu_ns[i] / s->r_ios[i] : NAN);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+static void jsample(FILE *f, const struct bench_sample *s, unsigned int queues)
 {
 	fprintf(f,
 		"{\"secs\":%.6f,\"ios\":%llu,\"bytes\":%llu,\"errors\":%llu,\"verify_errors\":%llu,"
@@ -421,6 +466,9 @@ static void jsample(FILE *f, const struct bench_sample *s)
 			s->tgt_cpu_ns, s->tgt_proc_cpu_ns, s->tgt_xlate_ns,
 			(unsigned long long)s->tgt_xlate_calls, (unsigned long long)s->tgt_cmds,
 			s->tgt_probe_ns);
+	jqueues(f, s, queues);
+	if (s->have_target && s->nreactors)
+		jreactors(f, s);
 	fputc('}', f);
 }
 
@@ -430,7 +478,7 @@ static void jstats(FILE *f, const struct bench_path_result *res, const char *whi
 	for (unsigned int m = 0; m < BM_COUNT; m++) {
 		const struct bench_stat *s = &res->stat[m];
 		double v = strcmp(which, "median") == 0 ? s->median
-			   : strcmp(which, "min") == 0	? s->min
+			   : strcmp(which, "min") == 0  ? s->min
 							: s->max;
 
 		fprintf(f, "%s\"%s\":", m ? "," : "", bench_metrics[m].key);
@@ -439,7 +487,7 @@ static void jstats(FILE *f, const struct bench_path_result *res, const char *whi
 	fputc('}', f);
 }
 
-static void jpath(FILE *f, const struct bench_path_result *res)
+static void jpath(FILE *f, const struct bench_path_result *res, unsigned int queues)
 {
 	fprintf(f, "{\"ran\":%s,\"error\":", res->ran ? "true" : "false");
 	json_write_str(f, res->error);
@@ -455,7 +503,7 @@ static void jpath(FILE *f, const struct bench_path_result *res)
 	for (unsigned int i = 0; i < res->nsamples; i++) {
 		if (i)
 			fputc(',', f);
-		jsample(f, &res->samples[i]);
+		jsample(f, &res->samples[i], queues);
 	}
 	fprintf(f, "]}");
 }
@@ -495,13 +543,15 @@ int bench_report_json(FILE *f, const struct bench_report *r)
 	json_write_str(f, o->target_label ? o->target_label : "");
 	fprintf(f,
 		",\n\"options\":{\"time_s\":%.3f,\"warmup_s\":%.3f,\"repeat\":%u,\"jobs\":%u,"
+		"\"queues\":%u,"
 		"\"size_bytes\":%llu,\"verify\":%s,\"precondition\":%s,\"poll_us\":%u,\"quick\":%s,"
 		"\"header_digest\":%s,\"data_digest\":%s,\"client_cpu\":%d,\"target_cpu\":%d},"
 		"\n\"paths\":{",
-		o->time_s, o->warmup_s, o->repeat, o->jobs, (unsigned long long)r->size,
-		o->verify ? "true" : "false", o->precondition ? "true" : "false", o->poll_us,
-		o->quick ? "true" : "false", o->hdgst ? "true" : "false",
-		o->ddgst ? "true" : "false", o->client_cpu, o->target_cpu);
+		o->time_s, o->warmup_s, o->repeat, o->jobs, o->queues ? o->queues : 1,
+		(unsigned long long)r->size, o->verify ? "true" : "false",
+		o->precondition ? "true" : "false", o->poll_us, o->quick ? "true" : "false",
+		o->hdgst ? "true" : "false", o->ddgst ? "true" : "false", o->client_cpu,
+		o->target_cpu);
 	for (unsigned int p = 0; p < BENCH_NPATHS; p++) {
 		fprintf(f, "%s\"%s\":", p ? "," : "", bench_path_key((enum bench_path)p));
 		jsettings(f, &r->set[p]);
@@ -512,11 +562,12 @@ int bench_report_json(FILE *f, const struct bench_report *r)
 
 		fprintf(f, "%s\n{\"label\":", i ? "," : "");
 		json_write_str(f, c->label);
-		fprintf(f, ",\"rw\":\"%s\",\"bs\":%u,\"qd\":%u,\"jobs\":%u", bench_rw_name(c->w.rw),
-			c->w.bs, c->w.qd, o->jobs);
+		fprintf(f, ",\"rw\":\"%s\",\"bs\":%u,\"qd\":%u,\"jobs\":%u,\"queues\":%u",
+			bench_rw_name(c->w.rw), c->w.bs, c->w.qd, o->jobs,
+			o->queues ? o->queues : 1);
 		for (unsigned int p = 0; p < BENCH_NPATHS; p++) {
 			fprintf(f, ",\n \"%s\":", bench_path_key((enum bench_path)p));
-			jpath(f, &c->path[p]);
+			jpath(f, &c->path[p], o->queues);
 		}
 		fprintf(f, ",\n \"diff_pct\":{");
 		for (unsigned int m = 0; m < BM_COUNT; m++) {
@@ -533,6 +584,65 @@ int bench_report_json(FILE *f, const struct bench_report *r)
 	}
 	fprintf(f, "\n]}\n");
 	return ferror(f) ? -1 : 0;
+}
+
+/* ---- per queue pair and per reactor ------------------------------------------------------ */
+static bool has_reactors(const struct bench_sample *s)
+{
+	return s && s->have_target && !s->tgt_pid_only && s->nreactors > 0;
+}
+
+void bench_report_queues(FILE *f, const struct bench_report *r)
+{
+	const struct bench_opts *o = r->o;
+	unsigned int per = o->queues ? o->queues : 1;
+	bool any = bench_qpairs(o) > 1;
+
+	for (unsigned int i = 0; i < r->ncells && !any; i++)
+		for (unsigned int p = 0; p < BENCH_NPATHS; p++) {
+			const struct bench_sample *s = bench_median_sample(&r->cells[i].path[p]);
+
+			any = any || (has_reactors(s) && s->nreactors > 1);
+		}
+	if (!any)
+		return;
+	fprintf(f, "\nPer queue pair (job j, queue q: IOPS) and per target reactor (its share "
+		   "of the reactors' CPU and of the path's I/O; CPU in cores), median run:\n");
+	for (unsigned int i = 0; i < r->ncells; i++) {
+		const struct bench_cell *c = &r->cells[i];
+
+		for (unsigned int p = 0; p < BENCH_NPATHS; p++) {
+			const struct bench_sample *s = bench_median_sample(&c->path[p]);
+			double cpu = 0, ios = 0;
+			char a[16];
+
+			if (!s)
+				continue;
+			fprintf(f, "  %-26s %-6s  queues", c->label,
+				bench_path_name((enum bench_path)p));
+			for (unsigned int q = 0; q < s->nqueues; q++)
+				fprintf(f, " j%uq%u %s", q / per, q % per,
+					bench_fmt_count(s->secs > 0 ? (double)s->q_ios[q] / s->secs
+								    : NAN,
+							a, sizeof(a)));
+			fprintf(f, " = %s IOPS\n",
+				bench_fmt_count(s->secs > 0 ? (double)s->ios / s->secs : NAN, a,
+						sizeof(a)));
+			if (!has_reactors(s))
+				continue;
+			for (unsigned int k = 0; k < s->nreactors; k++) {
+				cpu += s->r_cpu_ns[k];
+				ios += s->r_ios[k];
+			}
+			fprintf(f, "  %-26s %-6s  reactors", "", "");
+			for (unsigned int k = 0; k < s->nreactors; k++)
+				fprintf(f, "%s r%u CPU %.0f%% (%.2f) I/O %.0f%%", k ? "," : "", k,
+					cpu > 0 ? 100 * s->r_cpu_ns[k] / cpu : 0,
+					s->secs > 0 ? s->r_cpu_ns[k] / (s->secs * 1e9) : 0,
+					ios > 0 ? 100 * s->r_ios[k] / ios : 0);
+			fputc('\n', f);
+		}
+	}
 }
 
 /* ---- fio-style JSON ----------------------------------------------------------------------- */

@@ -2,10 +2,11 @@
 /*
  * nvmeof-bench: connections and measured runs.
  *
- * A run starts one thread per job, each owning one queue pair of the connection. A job
- * keeps its queue depth full: it submits into every free slot, pushes the commands out,
- * then sleeps in poll() on the queue pair's descriptor and services it; completion
- * callbacks record the latency and free the slot. The controlling thread moves every job
+ * A run starts one thread per job, each owning --queues queue pairs of the connection
+ * (job j: qp[j * queues .. + queues - 1]). A job keeps every queue pair's depth full: it
+ * submits into every free slot, pushes the commands out, then sleeps in poll() on all its
+ * queue pairs' descriptors and services those that are ready; completion callbacks record
+ * the latency, count the I/O for its queue pair and free the slot. The controlling thread moves every job
  * through warm-up, measurement and stop by one shared phase variable and services the
  * admin queues (keep-alive) meanwhile.
  */
@@ -116,7 +117,7 @@ int bench_conn_open(struct bench_conn *c, enum bench_path path, const char *uri,
 	memset(c, 0, sizeof(*c));
 	c->path = path;
 	nvmeof_opts_init(&opts);
-	opts.io_queues = o->jobs;
+	opts.io_queues = bench_qpairs(o); /* native: one controller; SCSI: a session each */
 	opts.queue_depth = depth;
 	opts.hdgst = o->hdgst;
 	opts.ddgst = o->ddgst;
@@ -151,15 +152,15 @@ int bench_conn_open(struct bench_conn *c, enum bench_path path, const char *uri,
 	c->block_size = nvmeof_ns_get_block_size(c->ns);
 	c->nblocks = nvmeof_ns_get_num_blocks(c->ns);
 	c->nqp = nvmeof_ctrlr_num_qpairs(c->ctrlr);
-	if (c->nqp < o->jobs || c->block_size == 0 || c->block_size % 8) {
-		snprintf(err, errlen, "%s: %u I/O queue pairs for %u jobs, block size %u", uri,
-			 c->nqp, o->jobs, c->block_size);
+	if (c->nqp < bench_qpairs(o) || c->block_size == 0 || c->block_size % 8) {
+		snprintf(err, errlen, "%s: %u I/O queue pairs for %u jobs x %u, block size %u", uri,
+			 c->nqp, o->jobs, o->queues ? o->queues : 1, c->block_size);
 		bench_conn_close(c);
 		return -EINVAL;
 	}
-	for (unsigned int i = 0; i < o->jobs; i++)
+	for (unsigned int i = 0; i < bench_qpairs(o); i++)
 		c->qp[i] = nvmeof_ctrlr_get_qpair(c->ctrlr, i);
-	c->nqp = o->jobs;
+	c->nqp = bench_qpairs(o);
 
 	memset(set, 0, sizeof(*set));
 	if (nvmeof_ctrlr_get_info(c->ctrlr, &info) == 0) {
@@ -245,12 +246,11 @@ void bench_conn_service(struct bench_conn *c, int max_ms)
 	conns_service(cs, 1, max_ms);
 }
 
-/* ---- jobs --------------------------------------------------------------------------------------
- */
-struct bench_job;
+/* ---- jobs ------------------------------------------------------------------------------------ */
+struct bench_queue;
 
 struct bench_slot {
-	struct bench_job *job;
+	struct bench_queue *q;
 	uint64_t t0;
 	uint64_t lba;
 	uint32_t nblocks;
@@ -263,19 +263,19 @@ struct bench_shared {
 	struct bench_workload w;
 	bool verify;
 	uint64_t size;
-	int cpu;	  /* first CPU to pin jobs to, -1: none */
-	uint64_t poll_ns; /* --poll-us: spin this long after a completion before sleeping */
-	atomic_int phase; /* enum bench_phase */
+	unsigned int queues; /* queue pairs per job */
+	int cpu;             /* first CPU to pin jobs to, -1: none */
+	uint64_t poll_ns;    /* --poll-us: spin this long after a completion before sleeping */
+	atomic_int phase;    /* enum bench_phase */
 	atomic_bool go;
 	atomic_bool failed;
 };
 
-struct bench_job {
+/* One queue pair and the commands in flight on it (qd slots). */
+struct bench_queue {
 	struct bench_shared *sh;
-	unsigned int idx;
+	unsigned int idx; /* in c->qp[] */
 	struct nvmeof_qpair *qp;
-	pthread_t thread;
-	bool started;
 	struct bench_slot *slots;
 	unsigned int *free_stack;
 	unsigned int nfree;
@@ -285,11 +285,19 @@ struct bench_job {
 	bool measuring;
 	uint64_t ios, bytes, errors, verify_errors;
 	uint64_t dir_ios[2], dir_bytes[2];
-	uint64_t cpu0, cpu_ns;
 	bool have_xlate;
 	struct nvmeof_qpair_stats xlate0, xlate; /* at the start; the difference */
 	atomic_uint_fast64_t live;		 /* completions, for the progress line */
 	char errmsg[200];
+};
+
+/* One thread, driving sh->queues queue pairs. */
+struct bench_job {
+	struct bench_shared *sh;
+	unsigned int idx;
+	struct bench_queue *q; /* [sh->queues] */
+	pthread_t thread;
+	uint64_t cpu0, cpu_ns;
 };
 
 static bool is_read(enum bench_rw rw)
@@ -297,112 +305,210 @@ static bool is_read(enum bench_rw rw)
 	return rw == BENCH_RANDREAD || rw == BENCH_SEQREAD;
 }
 
-static void job_fail(struct bench_job *j, const char *fmt, ...)
+static void queue_fail(struct bench_queue *q, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static void job_fail(struct bench_job *j, const char *fmt, ...)
+static void queue_fail(struct bench_queue *q, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!j->errmsg[0]) {
+	if (!q->errmsg[0]) {
 		va_start(ap, fmt);
-		vsnprintf(j->errmsg, sizeof(j->errmsg), fmt, ap);
+		vsnprintf(q->errmsg, sizeof(q->errmsg), fmt, ap);
 		va_end(ap);
 	}
-	atomic_store(&j->sh->failed, true);
+	atomic_store(&q->sh->failed, true);
 }
 
 static void io_done(void *arg, const struct nvmeof_cpl *cpl)
 {
 	struct bench_slot *s = arg;
-	struct bench_job *j = s->job;
+	struct bench_queue *q = s->q;
 	uint64_t now = mono_ns();
 
 	if (!nvmeof_cpl_ok(cpl)) {
 		char buf[96];
 
-		j->errors++;
+		q->errors++;
 		if (cpl->err)
-			job_fail(j, "I/O failed: %s", nvmeof_strerror(cpl->err));
+			queue_fail(q, "I/O failed: %s", nvmeof_strerror(cpl->err));
 		else
-			job_fail(j, "I/O failed: %s",
-				 nvmeof_status_str(cpl->status, buf, sizeof(buf)));
-	} else if (j->sh->verify && s->read &&
-		   bench_pattern_check(s->iov.iov_base, s->lba, s->nblocks, j->sh->c->block_size) >=
+			queue_fail(q, "I/O failed: %s",
+				   nvmeof_status_str(cpl->status, buf, sizeof(buf)));
+	} else if (q->sh->verify && s->read &&
+		   bench_pattern_check(s->iov.iov_base, s->lba, s->nblocks, q->sh->c->block_size) >=
 			   0) {
 		char where[48];
 
-		j->verify_errors++;
+		q->verify_errors++;
 		snprintf(where, sizeof(where), "LBA %llu", (unsigned long long)s->lba);
-		job_fail(j, "data read back differs from the pattern at %s", where);
+		queue_fail(q, "data read back differs from the pattern at %s", where);
 	}
-	if (j->measuring) {
-		bench_hist_add(j->hist[!s->read], now - s->t0);
-		j->ios++;
-		j->bytes += s->iov.iov_len;
-		j->dir_ios[!s->read]++;
-		j->dir_bytes[!s->read] += s->iov.iov_len;
+	if (q->measuring) {
+		bench_hist_add(q->hist[!s->read], now - s->t0);
+		q->ios++;
+		q->bytes += s->iov.iov_len;
+		q->dir_ios[!s->read]++;
+		q->dir_bytes[!s->read] += s->iov.iov_len;
 	}
-	atomic_store_explicit(&j->live, atomic_load_explicit(&j->live, memory_order_relaxed) + 1,
+	atomic_store_explicit(&q->live, atomic_load_explicit(&q->live, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
-	j->free_stack[j->nfree++] = (unsigned int)(s - j->slots);
+	q->free_stack[q->nfree++] = (unsigned int)(s - q->slots);
 }
 
 /* Fill every free slot. 0, or -errno when the queue pair refuses commands. */
-static int job_submit(struct bench_job *j)
+static int queue_submit(struct bench_queue *q)
 {
-	const struct bench_shared *sh = j->sh;
+	const struct bench_shared *sh = q->sh;
 	uint32_t bsz = sh->c->block_size;
 
-	while (j->nfree) {
-		struct bench_slot *s = &j->slots[j->free_stack[j->nfree - 1]];
-		uint64_t off = bench_next_offset(sh->w.rw, sh->w.bs, sh->size, j->region_off,
-						 j->region_len, &j->cursor, &j->rng);
+	while (q->nfree) {
+		struct bench_slot *s = &q->slots[q->free_stack[q->nfree - 1]];
+		uint64_t off = bench_next_offset(sh->w.rw, sh->w.bs, sh->size, q->region_off,
+						 q->region_len, &q->cursor, &q->rng);
 		int rc;
 
 		s->lba = off / bsz;
 		s->nblocks = sh->w.bs / bsz;
-		s->read = sh->w.rw == BENCH_RANDRW ? bench_xorshift(&j->rng) % 100 < sh->w.mixread
+		s->read = sh->w.rw == BENCH_RANDRW ? bench_xorshift(&q->rng) % 100 < sh->w.mixread
 						   : is_read(sh->w.rw);
 		if (sh->verify && !s->read)
 			bench_pattern_fill(s->iov.iov_base, s->lba, s->nblocks, bsz);
 		s->t0 = mono_ns();
 		if (s->read)
-			rc = nvmeof_read(j->qp, sh->c->ns, s->lba, s->nblocks, &s->iov, 1, 0,
+			rc = nvmeof_read(q->qp, sh->c->ns, s->lba, s->nblocks, &s->iov, 1, 0,
 					 io_done, s);
 		else
-			rc = nvmeof_write(j->qp, sh->c->ns, s->lba, s->nblocks, &s->iov, 1, 0,
+			rc = nvmeof_write(q->qp, sh->c->ns, s->lba, s->nblocks, &s->iov, 1, 0,
 					  io_done, s);
 		if (rc == -EAGAIN)
 			return 0;
 		if (rc < 0)
 			return rc;
-		j->nfree--;
+		q->nfree--;
 	}
 	return 0;
 }
 
-static void job_phase(struct bench_job *j, enum bench_phase ph)
+static void queue_phase(struct bench_queue *q, enum bench_phase ph)
 {
 	if (ph == BENCH_PHASE_MEASURE) {
-		bench_hist_reset(j->hist[0]);
-		bench_hist_reset(j->hist[1]);
-		j->dir_ios[0] = j->dir_ios[1] = j->dir_bytes[0] = j->dir_bytes[1] = 0;
+		bench_hist_reset(q->hist[0]);
+		bench_hist_reset(q->hist[1]);
+		q->dir_ios[0] = q->dir_ios[1] = q->dir_bytes[0] = q->dir_bytes[1] = 0;
 		/* the first call calibrates the counter's rate: not inside the measurement */
-		j->ios = j->bytes = 0;
-		j->have_xlate = nvmeof_qpair_get_stats(j->qp, &j->xlate0) == 0;
-		j->cpu0 = thread_cpu_ns();
-		j->measuring = true;
-	} else if (ph == BENCH_PHASE_STOP && j->measuring) {
-		j->cpu_ns = thread_cpu_ns() - j->cpu0;
-		j->measuring = false;
-		if (j->have_xlate && nvmeof_qpair_get_stats(j->qp, &j->xlate) == 0) {
-			j->xlate.xlate_calls -= j->xlate0.xlate_calls;
-			j->xlate.xlate_ns -= j->xlate0.xlate_ns;
+		q->ios = q->bytes = 0;
+		q->have_xlate = nvmeof_qpair_get_stats(q->qp, &q->xlate0) == 0;
+		q->measuring = true;
+	} else if (ph == BENCH_PHASE_STOP && q->measuring) {
+		q->measuring = false;
+		if (q->have_xlate && nvmeof_qpair_get_stats(q->qp, &q->xlate) == 0) {
+			q->xlate.xlate_calls -= q->xlate0.xlate_calls;
+			q->xlate.xlate_ns -= q->xlate0.xlate_ns;
 		} else {
-			j->have_xlate = false;
+			q->have_xlate = false;
 		}
 	}
+}
+
+static void job_phase(struct bench_job *j, enum bench_phase ph)
+{
+	bool was = j->q[0].measuring;
+
+	for (unsigned int i = 0; i < j->sh->queues; i++)
+		queue_phase(&j->q[i], ph);
+	if (ph == BENCH_PHASE_MEASURE)
+		j->cpu0 = thread_cpu_ns();
+	else if (ph == BENCH_PHASE_STOP && was)
+		j->cpu_ns = thread_cpu_ns() - j->cpu0;
+}
+
+static int poll_timeout(struct nvmeof_qpair *qp, int t)
+{
+	int to = nvmeof_qpair_timeout_ms(qp);
+
+	return to >= 0 && to < t ? to : t;
+}
+
+/* One pass over the job's queue pairs: fill them, push commands out, wait for any of them
+ * and service it. 1: go on; 0: stopped and drained; -1: a queue pair failed. */
+static int job_pass(struct bench_job *j, enum bench_phase ph, uint64_t *last_done)
+{
+	struct bench_shared *sh = j->sh;
+	struct pollfd pfd[BENCH_MAX_QPAIRS];
+	struct bench_queue *pq[BENCH_MAX_QPAIRS];
+	unsigned int np = 0, busy = 0;
+	bool again = false;
+	int t = JOB_POLL_MS, rc;
+
+	for (unsigned int i = 0; i < sh->queues; i++) {
+		struct bench_queue *q = &j->q[i];
+		short ev;
+		int fd;
+
+		if (ph != BENCH_PHASE_STOP) {
+			if (queue_submit(q) < 0) {
+				queue_fail(q, "submission failed: %s", nvmeof_qpair_error(q->qp));
+				return -1;
+			}
+		} else if (q->nfree == sh->w.qd) {
+			continue;
+		}
+		busy++;
+		fd = nvmeof_qpair_get_fd(q->qp);
+		ev = nvmeof_qpair_which_events(q->qp);
+		if (fd < 0 || !ev) {
+			/* No connection: the controller is reconnecting (I/O is held) or the
+			 * queue pair has failed for good (service says which). */
+			if (nvmeof_qpair_service(q->qp, 0) < 0) {
+				queue_fail(q, "queue pair failed: %s", nvmeof_qpair_error(q->qp));
+				return -1;
+			}
+			t = poll_timeout(q->qp, t);
+			continue;
+		}
+		if (ev & POLLOUT) {
+			/* The socket is nearly always writable: send without asking poll(). */
+			rc = nvmeof_qpair_service(q->qp, POLLOUT);
+			if (rc < 0) {
+				queue_fail(q, "queue pair failed: %s", nvmeof_qpair_error(q->qp));
+				return -1;
+			}
+			if (rc > 0 && q->nfree && ph != BENCH_PHASE_STOP)
+				again = true;
+			ev = nvmeof_qpair_which_events(q->qp);
+		}
+		pfd[np].fd = fd;
+		pfd[np].events = ev;
+		pfd[np].revents = 0;
+		pq[np++] = q;
+		t = poll_timeout(q->qp, t);
+	}
+	if (!busy)
+		return 0;
+	/* Completions freed slots: refill before waiting. With one queue pair, straight away;
+	 * with more, after a look (no wait) at the others' replies, so that a busy queue
+	 * pair never starves the rest. */
+	if (again && sh->queues == 1)
+		return 1;
+	if (again || (sh->poll_ns && mono_ns() - *last_done < sh->poll_ns))
+		t = 0; /* or a completion came lately: the next one likely soon */
+	rc = poll(np ? pfd : NULL, np, t);
+	if (rc < 0 && errno != EINTR) {
+		queue_fail(&j->q[0], "poll: %s", strerror(errno));
+		return -1;
+	}
+	for (unsigned int k = 0; k < np; k++) {
+		int n = nvmeof_qpair_service(pq[k]->qp, rc > 0 ? pfd[k].revents : 0);
+
+		if (n < 0) {
+			queue_fail(pq[k], "queue pair failed: %s", nvmeof_qpair_error(pq[k]->qp));
+			return -1;
+		}
+		if (n > 0 && sh->poll_ns)
+			*last_done = mono_ns();
+	}
+	return 1;
 }
 
 static void *job_main(void *arg)
@@ -410,7 +516,6 @@ static void *job_main(void *arg)
 	struct bench_job *j = arg;
 	struct bench_shared *sh = j->sh;
 	enum bench_phase cur = BENCH_PHASE_WARMUP;
-	unsigned int qd = sh->w.qd;
 	uint64_t last_done = 0; /* mono_ns() of the last completion (with --poll-us) */
 
 	if (sh->cpu >= 0) {
@@ -428,8 +533,6 @@ static void *job_main(void *arg)
 	for (;;) {
 		enum bench_phase ph =
 			(enum bench_phase)atomic_load_explicit(&sh->phase, memory_order_acquire);
-		struct pollfd pfd;
-		int rc, t;
 
 		if (ph != cur) {
 			job_phase(j, ph);
@@ -438,126 +541,81 @@ static void *job_main(void *arg)
 		if (atomic_load_explicit(&sh->failed, memory_order_relaxed) &&
 		    ph != BENCH_PHASE_STOP)
 			ph = BENCH_PHASE_STOP; /* another job failed: just drain */
-		if (ph != BENCH_PHASE_STOP) {
-			rc = job_submit(j);
-			if (rc < 0) {
-				job_fail(j, "submission failed: %s", nvmeof_qpair_error(j->qp));
-				break;
-			}
-		} else if (j->nfree == qd) {
+		if (job_pass(j, ph, &last_done) <= 0)
 			break;
-		}
-		pfd.fd = nvmeof_qpair_get_fd(j->qp);
-		pfd.events = nvmeof_qpair_which_events(j->qp);
-		if (pfd.fd < 0 || !pfd.events) {
-			/* No connection: the controller is reconnecting (I/O is held) or the
-			 * queue pair has failed for good (service says which). */
-			t = nvmeof_qpair_timeout_ms(j->qp);
-			if (t < 0 || t > JOB_POLL_MS)
-				t = JOB_POLL_MS;
-			poll(NULL, 0, t);
-			if (nvmeof_qpair_service(j->qp, 0) < 0) {
-				job_fail(j, "queue pair failed: %s", nvmeof_qpair_error(j->qp));
-				break;
-			}
-			continue;
-		}
-		if (pfd.events & POLLOUT) {
-			/* The socket is nearly always writable: send without asking poll(). */
-			rc = nvmeof_qpair_service(j->qp, POLLOUT);
-			if (rc < 0) {
-				job_fail(j, "queue pair failed: %s", nvmeof_qpair_error(j->qp));
-				break;
-			}
-			if (rc > 0 && j->nfree && ph != BENCH_PHASE_STOP)
-				continue;
-			pfd.events = nvmeof_qpair_which_events(j->qp);
-		}
-		t = nvmeof_qpair_timeout_ms(j->qp);
-		if (t < 0 || t > JOB_POLL_MS)
-			t = JOB_POLL_MS;
-		if (sh->poll_ns && mono_ns() - last_done < sh->poll_ns)
-			t = 0; /* a completion came lately: the next one likely soon */
-		rc = poll(&pfd, 1, t);
-		if (rc < 0 && errno != EINTR) {
-			job_fail(j, "poll: %s", strerror(errno));
-			break;
-		}
-		rc = nvmeof_qpair_service(j->qp, rc > 0 ? pfd.revents : 0);
-		if (rc < 0) {
-			job_fail(j, "queue pair failed: %s", nvmeof_qpair_error(j->qp));
-			break;
-		}
-		if (rc > 0 && sh->poll_ns)
-			last_done = mono_ns();
 	}
 	if (cur != BENCH_PHASE_STOP)
 		job_phase(j, BENCH_PHASE_STOP);
 	return NULL;
 }
 
-static void job_free(struct bench_job *j)
+static void queue_free(struct bench_queue *q)
 {
-	free(j->slots);
-	free(j->free_stack);
-	free(j->bufs);
-	free(j->hist[0]);
-	free(j->hist[1]);
+	free(q->slots);
+	free(q->free_stack);
+	free(q->bufs);
+	free(q->hist[0]);
+	free(q->hist[1]);
+	q->slots = NULL;
+	q->free_stack = NULL;
+	q->bufs = NULL;
+	q->hist[0] = q->hist[1] = NULL;
 }
 
-static int job_init(struct bench_job *j, struct bench_shared *sh, unsigned int idx,
-		    unsigned int njobs)
+/* Queue pair @idx of @nq: its own region of the I/O range for sequential workloads. */
+static int queue_init(struct bench_queue *q, struct bench_shared *sh, unsigned int idx,
+		      unsigned int nq)
 {
 	const struct bench_workload *w = &sh->w;
-	uint64_t per_job = sh->size / njobs / w->bs * w->bs;
+	uint64_t per_q = sh->size / nq / w->bs * w->bs;
 
-	memset(j, 0, sizeof(*j));
-	j->sh = sh;
-	j->idx = idx;
-	j->qp = sh->c->qp[idx];
-	j->rng = 0x9E3779B97F4A7C15ull * (idx + 1) ^ (uint64_t)mono_ns();
-	if (!j->rng)
-		j->rng = 1;
-	j->region_off = per_job * idx;
-	j->region_len = per_job;
-	j->slots = calloc(w->qd, sizeof(*j->slots));
-	j->free_stack = calloc(w->qd, sizeof(*j->free_stack));
-	j->hist[0] = calloc(1, sizeof(*j->hist[0]));
-	j->hist[1] = calloc(1, sizeof(*j->hist[1]));
-	if (!j->slots || !j->free_stack || !j->hist[0] || !j->hist[1] ||
-	    posix_memalign(&j->bufs, 4096, (size_t)w->qd * w->bs) != 0) {
-		j->bufs = NULL;
-		job_free(j);
+	memset(q, 0, sizeof(*q));
+	q->sh = sh;
+	q->idx = idx;
+	q->qp = sh->c->qp[idx];
+	q->rng = 0x9E3779B97F4A7C15ull * (idx + 1) ^ (uint64_t)mono_ns();
+	if (!q->rng)
+		q->rng = 1;
+	q->region_off = per_q * idx;
+	q->region_len = per_q;
+	q->slots = calloc(w->qd, sizeof(*q->slots));
+	q->free_stack = calloc(w->qd, sizeof(*q->free_stack));
+	q->hist[0] = calloc(1, sizeof(*q->hist[0]));
+	q->hist[1] = calloc(1, sizeof(*q->hist[1]));
+	if (!q->slots || !q->free_stack || !q->hist[0] || !q->hist[1] ||
+	    posix_memalign(&q->bufs, 4096, (size_t)w->qd * w->bs) != 0) {
+		q->bufs = NULL;
+		queue_free(q);
 		return -ENOMEM;
 	}
 	/* Non-zero data for writes; verified writes fill their buffer per I/O. */
 	for (size_t i = 0; i < (size_t)w->qd * w->bs; i += 8)
-		*(uint64_t *)((char *)j->bufs + i) = i * 0x9E3779B97F4A7C15ull + 1;
+		*(uint64_t *)((char *)q->bufs + i) = i * 0x9E3779B97F4A7C15ull + 1;
 	for (unsigned int i = 0; i < w->qd; i++) {
-		j->slots[i].job = j;
-		j->slots[i].iov.iov_base = (char *)j->bufs + (size_t)i * w->bs;
-		j->slots[i].iov.iov_len = w->bs;
-		j->free_stack[i] = w->qd - 1 - i;
+		q->slots[i].q = q;
+		q->slots[i].iov.iov_base = (char *)q->bufs + (size_t)i * w->bs;
+		q->slots[i].iov.iov_len = w->bs;
+		q->free_stack[i] = w->qd - 1 - i;
 	}
-	j->nfree = w->qd;
+	q->nfree = w->qd;
 	return 0;
 }
 
-static uint64_t live_total(struct bench_job *jobs, unsigned int n)
+static uint64_t live_total(struct bench_queue *qs, unsigned int n)
 {
 	uint64_t t = 0;
 
 	for (unsigned int i = 0; i < n; i++)
-		t += atomic_load_explicit(&jobs[i].live, memory_order_relaxed);
+		t += atomic_load_explicit(&qs[i].live, memory_order_relaxed);
 	return t;
 }
 
 /* Let @secs pass (ticking, servicing admin queues); false when a job failed. */
-static bool run_phase(struct bench_shared *sh, struct bench_job *jobs, unsigned int n,
+static bool run_phase(struct bench_shared *sh, struct bench_queue *qs, unsigned int n,
 		      const struct bench_run_ctl *ctl, enum bench_phase ph, double secs)
 {
 	struct bench_conn *cs[2] = { sh->c, ctl ? ctl->other : NULL };
-	uint64_t t0 = mono_ns(), base = live_total(jobs, n);
+	uint64_t t0 = mono_ns(), base = live_total(qs, n);
 	uint64_t end = t0 + (uint64_t)(secs * 1e9);
 
 	for (;;) {
@@ -567,8 +625,7 @@ static bool run_phase(struct bench_shared *sh, struct bench_job *jobs, unsigned 
 		if (atomic_load(&sh->failed))
 			return false;
 		if (ctl && ctl->tick)
-			ctl->tick(ctl->arg, ph, (double)(now - t0) / 1e9,
-				  live_total(jobs, n) - base);
+			ctl->tick(ctl->arg, ph, (double)(now - t0) / 1e9, live_total(qs, n) - base);
 		if (now >= end)
 			return true;
 		ms = (int)((end - now + 999999) / 1000000);
@@ -580,49 +637,60 @@ int bench_run_sample(struct bench_conn *c, const struct bench_workload *w,
 		     const struct bench_opts *o, uint64_t size, const struct bench_run_ctl *ctl,
 		     struct bench_sample *out, char *err, size_t errlen)
 {
+	unsigned int nq = c->nqp, per = o->queues ? o->queues : 1;
 	struct bench_shared sh = { .c = c,
 				   .w = *w,
 				   .verify = o->verify,
 				   .size = size,
+				   .queues = per,
 				   .cpu = o->client_cpu,
 				   .poll_ns = (uint64_t)o->poll_us * 1000 };
+	struct bench_queue *qs;
 	struct bench_job *jobs;
 	struct bench_hist *merged;
-	unsigned int n = c->nqp, started = 0;
+	unsigned int njobs = nq / per, ready = 0, started = 0;
 	uint64_t t_meas, t_end;
 	struct nvmeof_ctrlr_stats rs0, rs1;
 	bool ok;
-
-	nvmeof_ctrlr_get_stats(c->ctrlr, &rs0);
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (w->bs % c->block_size || w->bs > size || size / n < w->bs) {
-		snprintf(err, errlen,
-			 "I/O size %u does not fit blocks of %u in %llu bytes / %u jobs", w->bs,
-			 c->block_size, (unsigned long long)size, n);
+	if (nq == 0 || nq % per || nq > BENCH_MAX_QPAIRS) {
+		snprintf(err, errlen, "%u queue pairs for %u per job", nq, per);
 		return -EINVAL;
 	}
+	if (w->bs % c->block_size || w->bs > size || size / nq < w->bs) {
+		snprintf(err, errlen,
+			 "I/O size %u does not fit blocks of %u in %llu bytes / %u queue pairs",
+			 w->bs, c->block_size, (unsigned long long)size, nq);
+		return -EINVAL;
+	}
+	nvmeof_ctrlr_get_stats(c->ctrlr, &rs0);
 	atomic_init(&sh.phase, BENCH_PHASE_WARMUP);
 	atomic_init(&sh.go, false);
 	atomic_init(&sh.failed, false);
-	jobs = calloc(n, sizeof(*jobs));
+	qs = calloc(nq, sizeof(*qs));
+	jobs = calloc(njobs, sizeof(*jobs));
 	merged = calloc(3, sizeof(*merged)); /* reads, writes, both */
-	if (!jobs || !merged) {
+	if (!qs || !jobs || !merged) {
+		free(qs);
 		free(jobs);
 		free(merged);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	for (; started < n; started++) {
-		if (job_init(&jobs[started], &sh, started, n) != 0) {
+	for (; ready < nq; ready++)
+		if (queue_init(&qs[ready], &sh, ready, nq) != 0) {
 			snprintf(err, errlen, "out of memory for %u x %u-byte buffers", w->qd,
 				 w->bs);
 			rc = -ENOMEM;
 			break;
 		}
+	for (; rc == 0 && started < njobs; started++) {
+		jobs[started].sh = &sh;
+		jobs[started].idx = started;
+		jobs[started].q = &qs[started * per];
 		if (pthread_create(&jobs[started].thread, NULL, job_main, &jobs[started]) != 0) {
-			job_free(&jobs[started]);
 			snprintf(err, errlen, "cannot start a job thread");
 			rc = -EAGAIN;
 			break;
@@ -631,58 +699,66 @@ int bench_run_sample(struct bench_conn *c, const struct bench_workload *w,
 	if (rc) {
 		atomic_store(&sh.phase, BENCH_PHASE_STOP);
 		atomic_store(&sh.go, true);
-		for (unsigned int i = 0; i < started; i++) {
+		for (unsigned int i = 0; i < started; i++)
 			pthread_join(jobs[i].thread, NULL);
-			job_free(&jobs[i]);
-		}
+		for (unsigned int i = 0; i < ready; i++)
+			queue_free(&qs[i]);
+		free(qs);
 		free(jobs);
 		free(merged);
 		return rc;
 	}
 
 	atomic_store(&sh.go, true);
-	ok = run_phase(&sh, jobs, n, ctl, BENCH_PHASE_WARMUP, o->warmup_s);
+	ok = run_phase(&sh, qs, nq, ctl, BENCH_PHASE_WARMUP, o->warmup_s);
 	if (ok && ctl && ctl->mark)
 		ctl->mark(ctl->arg, BENCH_PHASE_MEASURE);
 	atomic_store_explicit(&sh.phase, BENCH_PHASE_MEASURE, memory_order_release);
 	t_meas = mono_ns();
 	if (ok)
-		ok = run_phase(&sh, jobs, n, ctl, BENCH_PHASE_MEASURE, o->time_s);
+		ok = run_phase(&sh, qs, nq, ctl, BENCH_PHASE_MEASURE, o->time_s);
 	atomic_store_explicit(&sh.phase, BENCH_PHASE_STOP, memory_order_release);
 	t_end = mono_ns();
 	if (ok && ctl && ctl->mark)
 		ctl->mark(ctl->arg, BENCH_PHASE_STOP);
-	for (unsigned int i = 0; i < n; i++)
+	for (unsigned int i = 0; i < njobs; i++) {
 		pthread_join(jobs[i].thread, NULL);
+		out->init_cpu_ns += (double)jobs[i].cpu_ns;
+	}
 
 	for (unsigned int d = 0; d < 3; d++)
 		bench_hist_reset(&merged[d]);
-	for (unsigned int i = 0; i < n; i++) {
-		struct bench_job *j = &jobs[i];
+	out->nqueues = nq;
+	for (unsigned int i = 0; i < nq; i++) {
+		struct bench_queue *q = &qs[i];
 
 		for (unsigned int d = 0; d < 2; d++) {
-			bench_hist_merge(&merged[d], j->hist[d]);
-			bench_hist_merge(&merged[2], j->hist[d]);
-			out->dir[d].ios += j->dir_ios[d];
-			out->dir[d].bytes += j->dir_bytes[d];
+			bench_hist_merge(&merged[d], q->hist[d]);
+			bench_hist_merge(&merged[2], q->hist[d]);
+			out->dir[d].ios += q->dir_ios[d];
+			out->dir[d].bytes += q->dir_bytes[d];
 		}
-		out->ios += j->ios;
-		out->bytes += j->bytes;
-		out->errors += j->errors;
-		out->verify_errors += j->verify_errors;
-		out->init_cpu_ns += (double)j->cpu_ns;
-		if (j->have_xlate && (i == 0 || out->have_init_xlate)) {
+		out->q_ios[i] = q->ios;
+		out->ios += q->ios;
+		out->bytes += q->bytes;
+		out->errors += q->errors;
+		out->verify_errors += q->verify_errors;
+		if (q->have_xlate && (i == 0 || out->have_init_xlate)) {
 			out->have_init_xlate = true;
-			out->init_xlate_ns += (double)j->xlate.xlate_ns;
-			out->init_xlate_calls += j->xlate.xlate_calls;
+			out->init_xlate_ns += (double)q->xlate.xlate_ns;
+			out->init_xlate_calls += q->xlate.xlate_calls;
 		} else {
 			out->have_init_xlate = false;
 		}
-		if (j->errmsg[0] && rc == 0) {
-			snprintf(err, errlen, "job %u: %s", i, j->errmsg);
+		if (q->errmsg[0] && rc == 0) {
+			if (per > 1)
+				snprintf(err, errlen, "job %u, queue %u: %s", i / per, i % per,
+					 q->errmsg);
+			else
+				snprintf(err, errlen, "job %u: %s", i, q->errmsg);
 			rc = -EIO;
 		}
-		job_free(j);
+		queue_free(q);
 	}
 	out->secs = (double)(t_end - t_meas) / 1e9;
 	nvmeof_ctrlr_get_stats(c->ctrlr, &rs1);
@@ -702,14 +778,13 @@ int bench_run_sample(struct bench_conn *c, const struct bench_workload *w,
 		for (unsigned int k = 0; k < o->npct && k < BENCH_MAX_PCT; k++)
 			bd->pct_ns[k] = bench_hist_percentile(h, o->pct[k]);
 	}
-	merged += 2;
-	out->lat_avg_ns = bench_hist_mean(merged);
-	out->lat_min_ns = merged->min;
-	out->lat_max_ns = merged->max;
-	out->lat_p50_ns = bench_hist_percentile(merged, 50);
-	out->lat_p99_ns = bench_hist_percentile(merged, 99);
-	out->lat_p999_ns = bench_hist_percentile(merged, 99.9);
-	merged -= 2;
+	out->lat_avg_ns = bench_hist_mean(&merged[2]);
+	out->lat_min_ns = merged[2].min;
+	out->lat_max_ns = merged[2].max;
+	out->lat_p50_ns = bench_hist_percentile(&merged[2], 50);
+	out->lat_p99_ns = bench_hist_percentile(&merged[2], 99);
+	out->lat_p999_ns = bench_hist_percentile(&merged[2], 99.9);
+	free(qs);
 	free(jobs);
 	free(merged);
 	if (rc == 0 && !ok) {

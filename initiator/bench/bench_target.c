@@ -193,6 +193,20 @@ int bench_tstats_parse(const char *json, struct bench_tstats *st)
 	if (bench_json_number(json, "nreactors", &nr) || nr < 0)
 		return -EPROTO;
 	st->nreactors = (unsigned int)nr;
+	for (unsigned int i = 0; i < st->nreactors && i < BENCH_MAX_REACTORS; i++) {
+		char path[48];
+
+		snprintf(path, sizeof(path), "reactors.%u.cpu_ns", i);
+		if (bench_json_number(json, path, &st->r_cpu_ns[i]))
+			return -EPROTO;
+		snprintf(path, sizeof(path), "reactors.%u.xlate_calls", i);
+		if (bench_json_number(json, path, &st->r_ios[BENCH_SCSI][i]))
+			return -EPROTO;
+		/* a target from before the per-reactor I/O count: 0 */
+		snprintf(path, sizeof(path), "reactors.%u.fabric_io_cmds", i);
+		if (bench_json_number(json, path, &st->r_ios[BENCH_NATIVE][i]))
+			st->r_ios[BENCH_NATIVE][i] = 0;
+	}
 	return 0;
 }
 
@@ -381,7 +395,7 @@ int bench_ceiling_run(const struct bench_opts *o, const struct bench_workload *w
 	}
 	snprintf(a_t, sizeof(a_t), "%d", secs < 1 ? 1 : secs);
 	snprintf(a_q, sizeof(a_q), "%u", w->qd);
-	snprintf(a_c, sizeof(a_c), "%u", o->jobs);
+	snprintf(a_c, sizeof(a_c), "%u", bench_qpairs(o)); /* a connection per queue pair */
 	snprintf(a_req, sizeof(a_req), "--req=%u", req);
 	snprintf(a_resp, sizeof(a_resp), "--resp=%u", resp);
 	snprintf(a_resp2, sizeof(a_resp2), "--resp2=%u", resp2);

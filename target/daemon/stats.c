@@ -171,6 +171,7 @@ static void collect_reactors(struct stats_snapshot *snap, double hz)
 		if (!r)
 			continue;
 		sr.cpu_ns = reactor_cpu_ns(r);
+		sr.fabric_io_cmds = 0; /* collect_ports() */
 		sr.loops = __atomic_load_n(&r->stats.loops, __ATOMIC_RELAXED);
 		sr.msgs = __atomic_load_n(&r->stats.msgs, __ATOMIC_RELAXED);
 		sr.xlate_sampled = __atomic_load_n(&r->stats.xlate_sampled, __ATOMIC_RELAXED);
@@ -272,6 +273,10 @@ static void collect_ports(struct nvmf_tgt *tgt, struct stats_snapshot *snap)
 			nvmf_stats_read(&qp->stats, &qs);
 			nvmf_stats_add(&sp->io, &qs);
 			sp->qpairs++;
+			if (qp->reactor && qp->reactor->id < STATS_MAX_REACTORS)
+				snap->reactor[qp->reactor->id].fabric_io_cmds +=
+					qs.read_cmds + qs.write_cmds;
+			snap->total.fabric_io_cmds += qs.read_cmds + qs.write_cmds;
 		}
 	}
 	pthread_mutex_unlock(&tgt->lock);
@@ -330,12 +335,13 @@ static void jreactor(struct jbuf *b, const struct stats_reactor *r)
 {
 	jput(b,
 	     "\"cpu_ns\":%llu,\"loops\":%llu,\"msgs\":%llu,\"xlate_ns\":%llu,\"xlate_calls\":%llu,"
-	     "\"xlate_sampled\":%llu,\"poll_events\":%llu,\"poll_empty\":%llu,\"poll_sleeps\":%llu",
+	     "\"xlate_sampled\":%llu,\"poll_events\":%llu,\"poll_empty\":%llu,\"poll_sleeps\":%llu,"
+	     "\"fabric_io_cmds\":%llu",
 	     (unsigned long long)r->cpu_ns, (unsigned long long)r->loops,
 	     (unsigned long long)r->msgs, (unsigned long long)r->xlate_ns,
 	     (unsigned long long)r->xlate_calls, (unsigned long long)r->xlate_sampled,
 	     (unsigned long long)r->poll_events, (unsigned long long)r->poll_empty,
-	     (unsigned long long)r->poll_sleeps);
+	     (unsigned long long)r->poll_sleeps, (unsigned long long)r->fabric_io_cmds);
 }
 
 static void jpath(struct jbuf *b, const char *name, const struct stats_path *p)

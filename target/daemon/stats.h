@@ -5,7 +5,8 @@
  * Counters:
  *   - per reactor: CPU time of its thread, loop iterations, messages, and the time spent on
  *     the SCSI side of the iSCSI path (one command in 16 timed in full, at random:
- *     reactor/xlate_timer.h);
+ *     reactor/xlate_timer.h), and the reads and writes of the NVMe over Fabrics queue
+ *     pairs it serves (so that a benchmark sees each reactor's share of the I/O);
  *   - per path (native NVMe over Fabrics, and SCSI through iSCSI): controllers and I/O
  *     queues of the live controllers; commands and bytes since start, of the live
  *     controllers and those gone (from the core's queue pair counters);
@@ -35,7 +36,7 @@ struct nvmf_qpair_stats;
 struct stats_server;
 
 #define STATS_MAX_REACTORS 64 /* reactors listed one by one in a snapshot */
-#define STATS_JSON_MAX 16384  /* a snapshot's JSON line fits in this */
+#define STATS_JSON_MAX     32768 /* a snapshot's JSON line fits in this (widest: about 28K) */
 
 /* ---- translation timing ------------------------------------------------------------------ */
 /* The per-command sampler lives beside the reactors (reactor/xlate_timer.h), where the
@@ -73,6 +74,9 @@ struct stats_reactor {
 	uint64_t xlate_sampled; /* of which timed in full */
 	/* --poll adaptive: iterations with events, spinning ones without, returns to sleep */
 	uint64_t poll_events, poll_empty, poll_sleeps;
+	/* reads and writes of the NVMe over Fabrics queue pairs it serves now (those of
+	 * closed connections drop out; iSCSI's are xlate_calls) */
+	uint64_t fabric_io_cmds;
 };
 
 /* Commands through one port: its live connections (admin and I/O queues), and the I/O

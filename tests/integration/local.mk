@@ -73,6 +73,7 @@ integration_tests = \
 	tests/integration/iscsi-tgt-rw.sh \
 	tests/integration/iscsi-tgt-nvmeof.sh \
 	tests/integration/bench-quick.sh \
+	tests/integration/bench-queues.sh \
 	tests/integration/tcp-ceiling.sh \
 	tests/integration/cli-commands.sh \
 	tests/integration/ctl-live.sh \

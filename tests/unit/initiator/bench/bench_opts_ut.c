@@ -78,6 +78,49 @@ static void test_errors_name_option_and_value(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "--rw: missing value"));
 }
 
+/* --queues M: M queue pairs per job, --jobs unchanged, at most 64 queue pairs in all. */
+static void test_queues(void)
+{
+	static const struct {
+		const char *val, *want;
+	} bad[] = {
+		{ "0", "--queues: bad value '0': 1 to 64 queue pairs per job" },
+		{ "65", "--queues: bad value '65'" },
+		{ "-1", "--queues: bad value '-1'" },
+		{ "2x", "--queues: bad value '2x'" },
+		{ "", "--queues: bad value ''" },
+	};
+	struct bench_opts o;
+	char err[256];
+
+	CU_ASSERT_EQUAL_FATAL(parse(&o, err, sizeof(err), N, NULL), 0);
+	CU_ASSERT_EQUAL(o.queues, 1);
+	CU_ASSERT_EQUAL(o.jobs, 1);
+	CU_ASSERT_EQUAL(bench_qpairs(&o), 1);
+	CU_ASSERT_EQUAL_FATAL(parse(&o, err, sizeof(err), N, "--jobs", "2", "--queues", "3", NULL),
+			      0);
+	CU_ASSERT_EQUAL(o.jobs, 2);
+	CU_ASSERT_EQUAL(o.queues, 3);
+	CU_ASSERT_EQUAL(bench_qpairs(&o), 6);
+	CU_ASSERT_EQUAL_FATAL(parse(&o, err, sizeof(err), N, "--queues=64", NULL), 0);
+	CU_ASSERT_EQUAL(bench_qpairs(&o), 64);
+	/* the order of --jobs and --queues does not matter, the product is checked */
+	CU_ASSERT_EQUAL(parse(&o, err, sizeof(err), N, "--queues", "8", "--jobs", "9", NULL),
+			-EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "--jobs 9 x --queues 8: at most 64 queue pairs"));
+	CU_ASSERT_EQUAL(parse(&o, err, sizeof(err), N, "--jobs", "8", "--queues", "8", NULL), 0);
+	CU_ASSERT_EQUAL(bench_qpairs(&o), 64);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CU_ASSERT_EQUAL(parse(&o, err, sizeof(err), N, "--queues", bad[i].val, NULL),
+				-EINVAL);
+		if (!strstr(err, bad[i].want))
+			fprintf(stderr, "\n--queues %s: got \"%s\"\n", bad[i].val, err);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].want));
+	}
+	CU_ASSERT_EQUAL(parse(&o, err, sizeof(err), N, "--queues", NULL), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "--queues: missing value"));
+}
+
 static void test_fio_options(void)
 {
 	struct bench_opts o;
@@ -284,6 +327,7 @@ int main(void)
 	s = CU_add_suite("bench_opts", NULL, NULL);
 	CU_add_test(s, "errors name the option and the value", test_errors_name_option_and_value);
 	CU_add_test(s, "fio's options", test_fio_options);
+	CU_add_test(s, "--queues", test_queues);
 	CU_add_test(s, "checks before running", test_checks_before_running);
 	CU_add_test(s, "fio-style JSON", test_fio_json);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

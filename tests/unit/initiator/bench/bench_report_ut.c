@@ -262,6 +262,78 @@ static void test_json(void)
 	free(r);
 }
 
+/* --jobs 2 --queues 2 on two reactors: each sample's queue pairs and reactors, in the JSON
+ * and in the normal output. */
+static void test_queues_and_reactors(void)
+{
+	static const struct {
+		const char *path;
+		double want;
+	} nums[] = {
+		{ "options.queues", 2 },
+		{ "cells.0.queues", 2 },
+		{ "cells.0.native.samples.0.queues.0.job", 0 },
+		{ "cells.0.native.samples.0.queues.1.queue", 1 },
+		{ "cells.0.native.samples.0.queues.2.job", 1 },
+		{ "cells.0.native.samples.0.queues.3.ios", 10000 },
+		{ "cells.0.native.samples.0.queues.3.iops", 10000 },
+		{ "cells.0.native.samples.0.queues.0.ios", 40000 },
+		{ "cells.0.native.samples.0.reactors.1.id", 1 },
+		{ "cells.0.native.samples.0.reactors.0.cpu_ns", 300e6 },
+		{ "cells.0.native.samples.0.reactors.0.cpu_share", 0.75 },
+		{ "cells.0.native.samples.0.reactors.1.io_share", 0.25 },
+		{ "cells.0.native.samples.0.reactors.0.cpu_util", 0.3 },
+		{ "cells.0.native.samples.0.reactors.1.cpu_ns_per_io", 4000 },
+	};
+	static const uint64_t q_ios[4] = { 40000, 30000, 20000, 10000 };
+	struct bench_report *r = make_report();
+	char *out = NULL;
+	double v;
+
+	g_opts.jobs = 2;
+	g_opts.queues = 2;
+	for (unsigned int k = 0; k < 2; k++) {
+		struct bench_sample *s = &r->cells[0].path[BENCH_NATIVE].samples[k];
+
+		s->nqueues = 4;
+		memcpy(s->q_ios, q_ios, sizeof(q_ios));
+		s->nreactors = 2;
+		s->r_cpu_ns[0] = 300e6;
+		s->r_cpu_ns[1] = 100e6;
+		s->r_ios[0] = 75000;
+		s->r_ios[1] = 25000;
+	}
+	CU_ASSERT_EQUAL(json_of(r, &out), 0);
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		int rc = bench_json_number(out, nums[i].path, &v);
+
+		CU_ASSERT_EQUAL(rc, 0);
+		if (rc == 0) {
+			CU_ASSERT_DOUBLE_EQUAL(v, nums[i].want, fabs(nums[i].want) * 1e-6);
+		} else {
+			fprintf(stderr, "missing %s\n", nums[i].path);
+		}
+	}
+	CU_ASSERT_EQUAL(bench_json_number(out, "cells.0.native.samples.0.queues.4.ios", &v),
+			-ENOENT);
+	/* no per-reactor figures where the target's were not read */
+	CU_ASSERT_EQUAL(bench_json_number(out, "cells.0.scsi.samples.0.reactors.0.id", &v),
+			-ENOENT);
+	free(out);
+	out = render(bench_report_queues, r);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "queues j0q0 40.0k j0q1 30.0k j1q0 20.0k j1q1 10.0k"
+					   " = 100.0k IOPS"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "reactors r0 CPU 75% (0.30) I/O 75%, r1 CPU 25% (0.10) "
+					   "I/O 25%"));
+	free(out);
+	out = render(bench_report_settings, r);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "2 jobs x 2 queue pairs"));
+	free(out);
+	free(r);
+	g_opts.jobs = 1;
+	g_opts.queues = 0;
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -273,6 +345,7 @@ int main(void)
 	CU_add_test(s, "counts and percentages", test_formats);
 	CU_add_test(s, "terminal tables", test_table);
 	CU_add_test(s, "JSON file", test_json);
+	CU_add_test(s, "per queue pair and per reactor", test_queues_and_reactors);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failures = CU_get_number_of_failures();

@@ -17,7 +17,8 @@ static const char stats_line[] =
 	"\"process_cpu_ns\":15907779,\"tick_hz\":2596149849,\"xlate_probe_ns\":7.25,"
 	"\"nreactors\":2,\"reactor_total\":{\"cpu_ns\":5000000,\"loops\":10,\"msgs\":0,"
 	"\"xlate_ns\":123456,\"xlate_calls\":3000},\"reactors\":[{\"id\":0,\"cpu_ns\":2000000,"
-	"\"loops\":5,\"msgs\":0,\"xlate_ns\":0,\"xlate_calls\":0},{\"id\":1,\"cpu_ns\":3000000,"
+	"\"loops\":5,\"msgs\":0,\"xlate_ns\":0,\"xlate_calls\":0,\"fabric_io_cmds\":60},{\"id\":1,"
+	"\"cpu_ns\":3000000,"
 	"\"loops\":5,\"msgs\":0,\"xlate_ns\":123456,\"xlate_calls\":3000}],\"paths\":{\"nvme\":"
 	"{\"ctrlrs\":1,\"io_queues\":1,\"read_cmds\":70,\"write_cmds\":30,\"other_cmds\":0,"
 	"\"cmds\":100,\"read_bytes\":0,\"write_bytes\":0},\"scsi\":{\"ctrlrs\":1,\"io_queues\":1,"
@@ -78,6 +79,21 @@ static void test_tstats_parse(void)
 	CU_ASSERT_DOUBLE_EQUAL(st.cmds[BENCH_NATIVE], 100, 0);
 	CU_ASSERT_DOUBLE_EQUAL(st.cmds[BENCH_SCSI], 1002, 0);
 	CU_ASSERT_EQUAL(st.nreactors, 2);
+	/* per reactor: CPU, the SCSI commands, the NVMe-oF I/O (0 where the target has none) */
+	CU_ASSERT_DOUBLE_EQUAL(st.r_cpu_ns[0], 2000000, 0);
+	CU_ASSERT_DOUBLE_EQUAL(st.r_cpu_ns[1], 3000000, 0);
+	CU_ASSERT_DOUBLE_EQUAL(st.r_ios[BENCH_SCSI][0], 0, 0);
+	CU_ASSERT_DOUBLE_EQUAL(st.r_ios[BENCH_SCSI][1], 3000, 0);
+	CU_ASSERT_DOUBLE_EQUAL(st.r_ios[BENCH_NATIVE][0], 60, 0);
+	CU_ASSERT_DOUBLE_EQUAL(st.r_ios[BENCH_NATIVE][1], 0, 0);
+	/* a reactor the count says is there but the list does not hold */
+	CU_ASSERT_EQUAL(bench_tstats_parse("{\"time_ns\":1,\"reactor_total\":{\"cpu_ns\":1,"
+					   "\"xlate_ns\":0,\"xlate_calls\":0},\"process_cpu_ns\":1,"
+					   "\"xlate_probe_ns\":1,\"paths\":{\"nvme\":{\"cmds\":0},"
+					   "\"scsi\":{\"cmds\":0}},\"nreactors\":1,\"reactors\":[]"
+					   "}",
+					   &st),
+			-EPROTO);
 	CU_ASSERT_EQUAL(bench_tstats_parse("{\"version\":1}", &st), -EPROTO);
 	CU_ASSERT_EQUAL(bench_tstats_parse("not json", &st), -EPROTO);
 }

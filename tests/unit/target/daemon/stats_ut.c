@@ -173,6 +173,7 @@ static void test_json(void)
 	s->reactor[0].cpu_ns = 11;
 	s->reactor[1].cpu_ns = 22;
 	s->reactor[1].xlate_calls = 9;
+	s->reactor[1].fabric_io_cmds = 10;
 	s->total.cpu_ns = 33;
 	s->total.xlate_ns = 4500;
 	s->total.xlate_calls = 9;
@@ -197,9 +198,10 @@ static void test_json(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"reactor_total\":{\"cpu_ns\":33,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"xlate_ns\":4500,\"xlate_calls\":9,\"xlate_sampled\":"
 					   "0,\"poll_events\":0,\"poll_empty\":0,\"poll_sleeps\":"
-					   "0}"));
+					   "0,\"fabric_io_cmds\":0}"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"reactors\":[{\"id\":0,\"cpu_ns\":11,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "{\"id\":1,\"cpu_ns\":22,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"poll_sleeps\":0,\"fabric_io_cmds\":10}]"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"nvme\":{\"ctrlrs\":0,\"io_queues\":0,\"read_cmds\":5,"
 					   "\"write_cmds\":6,\"other_cmds\":0,\"cmds\":11,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"scsi\":{\"ctrlrs\":1,"));
@@ -215,6 +217,34 @@ static void test_json(void)
 	/* too small a buffer */
 	CU_ASSERT_EQUAL(stats_format_json(s, buf, 64), -ENOSPC);
 	CU_ASSERT_EQUAL(stats_format_json(s, buf, 0), -ENOSPC);
+	free(s);
+}
+
+/* The largest snapshot (every reactor and port listed, every counter at its widest) fits
+ * in the line the server sends. */
+static void test_json_largest(void)
+{
+	struct stats_snapshot *s = calloc(1, sizeof(*s));
+	char *buf = malloc(STATS_JSON_MAX);
+	int n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	memset(s, 0xff, sizeof(*s));
+	s->nreactors = STATS_MAX_REACTORS;
+	s->nports = STATS_MAX_PORTS;
+	for (unsigned int i = 0; i < STATS_MAX_PORTS; i++) {
+		s->port[i].portid = UINT16_MAX;
+		snprintf(s->port[i].trsvcid, sizeof(s->port[i].trsvcid), "65535");
+	}
+	s->tick_hz = 1e10;
+	s->tick_overhead_ns = 1e6;
+	s->probe_ns = 1e6;
+	n = stats_format_json(s, buf, STATS_JSON_MAX);
+	if (n < 0)
+		fprintf(stderr, "\nthe largest snapshot does not fit %d bytes\n", STATS_JSON_MAX);
+	CU_ASSERT(n > 0);
+	free(buf);
 	free(s);
 }
 
@@ -534,6 +564,7 @@ int main(void)
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
 	s = CU_add_suite("target_stats", suite_init, suite_fini);
+	CU_add_test(s, "the largest snapshot fits a line", test_json_largest);
 	CU_add_test(s, "translation probes sample 1 command in 16", test_probe_sampling);
 	CU_add_test(s, "translation estimate is unbiased by the command mix", test_estimator_bias);
 	CU_add_test(s, "translation time estimate", test_estimate);
