@@ -4,28 +4,12 @@
 #include <errno.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "dhchap_crypto.h"
 
 static const char transform_seed[] = "NVMe-over-Fabrics";
-
-static int key_fail(int rc, char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int key_fail(int rc, char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 /* Key length NN requires: 0 = any allowed length. */
 static size_t hash_key_len(uint8_t hash)
@@ -35,54 +19,23 @@ static size_t hash_key_len(uint8_t hash)
 
 int nvme_dhchap_key_parse(const char *text, struct nvme_dhchap_key *out, char *err, size_t errlen)
 {
-	const size_t plen = sizeof(NVME_DHCHAP_KEY_PREFIX) - 1;
 	struct nvme_secret *s;
-	const char *b64, *end;
 	size_t want;
 	uint8_t hash;
 	int rc;
 
 	out->hash = 0;
 	out->secret = NULL;
-	if (!text || strncmp(text, NVME_DHCHAP_KEY_PREFIX, plen) != 0)
-		return key_fail(-EINVAL, err, errlen,
-				"DH-HMAC-CHAP secret: does not start with \"DHHC-1:\"");
-	text += plen;
-	if (text[0] < '0' || text[0] > '9' || text[1] < '0' || text[1] > '9' || text[2] != ':')
-		return key_fail(-EINVAL, err, errlen,
-				"DH-HMAC-CHAP secret: expected two digits and ':' after "
-				"\"DHHC-1:\"");
-	hash = (uint8_t)((text[0] - '0') * 10 + (text[1] - '0'));
-	if (hash > NVME_AUTH_HASH_SHA512)
-		return key_fail(-EINVAL, err, errlen,
-				"DH-HMAC-CHAP secret: unknown transformation %02u (00-03)", hash);
-	b64 = text + 3;
-	end = strchr(b64, ':');
-	if (!end)
-		return key_fail(-EINVAL, err, errlen,
-				"DH-HMAC-CHAP secret: truncated (no closing ':')");
-	if (end[1] != '\0')
-		return key_fail(-EINVAL, err, errlen,
-				"DH-HMAC-CHAP secret: unexpected text after the closing ':'");
-	rc = nvme_key_decode_b64crc(b64, (size_t)(end - b64), &s, NULL);
-	switch (rc) {
-	case 0:
-		break;
-	case -EILSEQ:
-		return key_fail(rc, err, errlen, "DH-HMAC-CHAP secret: invalid base64");
-	case -EMSGSIZE:
-		return key_fail(rc, err, errlen,
-				"DH-HMAC-CHAP secret: key length is not 32, 48 or 64 bytes");
-	case -EBADMSG:
-		return key_fail(rc, err, errlen, "DH-HMAC-CHAP secret: CRC mismatch");
-	default:
-		return key_fail(rc, err, errlen, "DH-HMAC-CHAP secret: %s", strerror(-rc));
-	}
+	rc = nvme_key_parse_text(NVME_DHCHAP_KEY_PREFIX, "DH-HMAC-CHAP secret", "transformation",
+				 NVME_AUTH_HASH_SHA512, text, &hash, &s, err, errlen);
+	if (rc)
+		return rc;
 	want = hash_key_len(hash);
 	if (want && s->len != want) {
-		rc = key_fail(-EMSGSIZE, err, errlen,
-			      "DH-HMAC-CHAP secret: %zu-byte key, transformation %02u needs %zu",
-			      s->len, hash, want);
+		rc = nvme_key_error(-EMSGSIZE, err, errlen,
+				    "DH-HMAC-CHAP secret: %zu-byte key, transformation %02u needs "
+				    "%zu",
+				    s->len, hash, want);
 		nvme_secret_free(s);
 		return rc;
 	}

@@ -2,6 +2,8 @@
 #include "secret.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <isa-l/crc.h>
 #include <openssl/crypto.h>
 #include <stdlib.h>
@@ -124,4 +126,62 @@ int nvme_key_format_text(const char *prefix, unsigned int nn, const struct nvme_
 	buf[n++] = ':';
 	buf[n] = '\0';
 	return n;
+}
+
+int nvme_key_error(int rc, char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+int nvme_key_parse_text(const char *prefix, const char *what, const char *nn_name,
+			unsigned int max_nn, const char *text, uint8_t *nn,
+			struct nvme_secret **out, char *err, size_t errlen)
+{
+	const size_t plen = strlen(prefix);
+	const char *b64, *end;
+	unsigned int v;
+	int rc;
+
+	*out = NULL;
+	*nn = 0;
+	if (!text || strncmp(text, prefix, plen) != 0)
+		return nvme_key_error(-EINVAL, err, errlen, "%s: does not start with \"%s\"", what,
+				      prefix);
+	text += plen;
+	if (text[0] < '0' || text[0] > '9' || text[1] < '0' || text[1] > '9' || text[2] != ':')
+		return nvme_key_error(-EINVAL, err, errlen,
+				      "%s: expected two digits and ':' after \"%s\"", what, prefix);
+	v = (unsigned int)((text[0] - '0') * 10 + (text[1] - '0'));
+	if (v > max_nn)
+		return nvme_key_error(-EINVAL, err, errlen, "%s: unknown %s %02u (00-%02u)", what,
+				      nn_name, v, max_nn);
+	b64 = text + 3;
+	end = strchr(b64, ':');
+	if (!end)
+		return nvme_key_error(-EINVAL, err, errlen, "%s: truncated (no closing ':')", what);
+	if (end[1] != '\0')
+		return nvme_key_error(-EINVAL, err, errlen,
+				      "%s: unexpected text after the closing ':'", what);
+	rc = nvme_key_decode_b64crc(b64, (size_t)(end - b64), out, NULL);
+	switch (rc) {
+	case 0:
+		*nn = (uint8_t)v;
+		return 0;
+	case -EILSEQ:
+		return nvme_key_error(rc, err, errlen, "%s: invalid base64", what);
+	case -EMSGSIZE:
+		return nvme_key_error(rc, err, errlen, "%s: key length is not 32, 48 or 64 bytes",
+				      what);
+	case -EBADMSG:
+		return nvme_key_error(rc, err, errlen, "%s: CRC mismatch", what);
+	default:
+		return nvme_key_error(rc, err, errlen, "%s: %s", what, strerror(-rc));
+	}
 }

@@ -53,6 +53,20 @@ int nvme_key_encode_b64crc(const uint8_t *key, size_t len, char *out, size_t out
 int nvme_key_format_text(const char *prefix, unsigned int nn, const struct nvme_secret *s,
 			 char *buf, size_t len);
 
+/* Format a message into @err (NULL or @errlen 0: dropped); returns @rc. */
+int nvme_key_error(int rc, char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * Parses the text form "PREFIXNN:base64(key || crc):" of @what ("DH-HMAC-CHAP secret",
+ * "TLS PSK"): NN (two digits, at most @max_nn, @nn_name in messages) into *@nn and the key
+ * into *@out (free with nvme_secret_free()). 0, or a negative errno with a message naming
+ * @what (never the key) in @err: -EINVAL malformed text, and nvme_key_decode_b64crc()'s.
+ */
+int nvme_key_parse_text(const char *prefix, const char *what, const char *nn_name,
+			unsigned int max_nn, const char *text, uint8_t *nn,
+			struct nvme_secret **out, char *err, size_t errlen);
+
 /*
  * Decodes @n characters of base64(key || crc). On success stores the key in *@out (free
  * with nvme_secret_free()) and its CRC in *@crc (when not NULL) and returns 0. Errors:

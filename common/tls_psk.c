@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <openssl/crypto.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,21 +11,6 @@
 #include "endian.h"
 
 static const char digest_seed[] = "NVMe-over-Fabrics";
-
-static int psk_fail(int rc, char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int psk_fail(int rc, char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 static bool cipher_hash_ok(uint8_t hash_id)
 {
@@ -37,48 +21,20 @@ static bool cipher_hash_ok(uint8_t hash_id)
 
 int nvme_tls_key_parse(const char *text, struct nvme_tls_key *out, char *err, size_t errlen)
 {
-	const size_t plen = sizeof(NVME_TLS_KEY_PREFIX) - 1;
 	struct nvme_secret *s;
-	const char *b64, *end;
 	uint8_t hmac;
 	int rc;
 
 	out->hmac = 0;
 	out->psk = NULL;
-	if (!text || strncmp(text, NVME_TLS_KEY_PREFIX, plen) != 0)
-		return psk_fail(-EINVAL, err, errlen,
-				"TLS PSK: does not start with \"NVMeTLSkey-1:\"");
-	text += plen;
-	if (text[0] < '0' || text[0] > '9' || text[1] < '0' || text[1] > '9' || text[2] != ':')
-		return psk_fail(-EINVAL, err, errlen,
-				"TLS PSK: expected two digits and ':' after \"NVMeTLSkey-1:\"");
-	hmac = (uint8_t)((text[0] - '0') * 10 + (text[1] - '0'));
-	if (hmac > NVME_AUTH_HASH_SHA384)
-		return psk_fail(-EINVAL, err, errlen, "TLS PSK: unknown hash %02u (00-02)", hmac);
-	b64 = text + 3;
-	end = strchr(b64, ':');
-	if (!end)
-		return psk_fail(-EINVAL, err, errlen, "TLS PSK: truncated (no closing ':')");
-	if (end[1] != '\0')
-		return psk_fail(-EINVAL, err, errlen,
-				"TLS PSK: unexpected text after the closing ':'");
-	rc = nvme_key_decode_b64crc(b64, (size_t)(end - b64), &s, NULL);
-	switch (rc) {
-	case 0:
-		break;
-	case -EILSEQ:
-		return psk_fail(rc, err, errlen, "TLS PSK: invalid base64");
-	case -EMSGSIZE:
-		return psk_fail(rc, err, errlen, "TLS PSK: key length is not 32 or 48 bytes");
-	case -EBADMSG:
-		return psk_fail(rc, err, errlen, "TLS PSK: CRC mismatch");
-	default:
-		return psk_fail(rc, err, errlen, "TLS PSK: %s", strerror(-rc));
-	}
+	rc = nvme_key_parse_text(NVME_TLS_KEY_PREFIX, "TLS PSK", "hash", NVME_AUTH_HASH_SHA384,
+				 text, &hmac, &s, err, errlen);
+	if (rc)
+		return rc;
 	if ((hmac == 0 && s->len != 32 && s->len != 48) ||
 	    (hmac != 0 && s->len != nvme_auth_hash_len(hmac))) {
-		rc = psk_fail(-EMSGSIZE, err, errlen,
-			      "TLS PSK: %zu-byte key does not fit hash %02u", s->len, hmac);
+		rc = nvme_key_error(-EMSGSIZE, err, errlen,
+				    "TLS PSK: %zu-byte key does not fit hash %02u", s->len, hmac);
 		nvme_secret_free(s);
 		return rc;
 	}
@@ -213,20 +169,20 @@ int nvme_tls_identity_parse(const char *identity, struct nvme_tls_identity *out,
 	memset(out, 0, offsetof(struct nvme_tls_identity, buf));
 	len = identity ? strlen(identity) : 0;
 	if (len >= sizeof(out->buf))
-		return psk_fail(-EINVAL, err, errlen, "PSK identity: too long (%zu characters)",
-				len);
+		return nvme_key_error(-EINVAL, err, errlen,
+				      "PSK identity: too long (%zu characters)", len);
 	if (len < 9 || strncmp(identity, "NVMe", 4) != 0 || identity[8] != ' ')
-		return psk_fail(-EINVAL, err, errlen,
-				"PSK identity: expected \"NVMe<v><R|G><hh> \"");
+		return nvme_key_error(-EINVAL, err, errlen,
+				      "PSK identity: expected \"NVMe<v><R|G><hh> \"");
 	if (identity[4] != '0' && identity[4] != '1')
-		return psk_fail(-EINVAL, err, errlen, "PSK identity: unknown version '%c'",
-				identity[4]);
+		return nvme_key_error(-EINVAL, err, errlen, "PSK identity: unknown version '%c'",
+				      identity[4]);
 	if (identity[5] != 'R' && identity[5] != 'G')
-		return psk_fail(-EINVAL, err, errlen, "PSK identity: unknown PSK type '%c'",
-				identity[5]);
+		return nvme_key_error(-EINVAL, err, errlen, "PSK identity: unknown PSK type '%c'",
+				      identity[5]);
 	if (identity[6] != '0' || (identity[7] != '1' && identity[7] != '2'))
-		return psk_fail(-EINVAL, err, errlen, "PSK identity: unknown hash \"%.2s\"",
-				identity + 6);
+		return nvme_key_error(-EINVAL, err, errlen, "PSK identity: unknown hash \"%.2s\"",
+				      identity + 6);
 	memcpy(out->buf, identity, len + 1);
 	out->version = identity[4] - '0';
 	out->generated = identity[5] == 'G';
@@ -234,29 +190,31 @@ int nvme_tls_identity_parse(const char *identity, struct nvme_tls_identity *out,
 	p = out->buf + 9;
 	sp1 = strchr(p, ' ');
 	if (!sp1 || sp1 == p)
-		return psk_fail(-EINVAL, err, errlen, "PSK identity: missing subsystem NQN");
+		return nvme_key_error(-EINVAL, err, errlen, "PSK identity: missing subsystem NQN");
 	*sp1 = '\0';
 	sp2 = strchr(sp1 + 1, ' ');
 	if (out->version == 0 && sp2)
-		return psk_fail(-EINVAL, err, errlen,
-				"PSK identity: version 0 has no field after the NQNs");
+		return nvme_key_error(-EINVAL, err, errlen,
+				      "PSK identity: version 0 has no field after the NQNs");
 	if (out->version == 1 && !sp2)
-		return psk_fail(-EINVAL, err, errlen, "PSK identity: version 1 without digest");
+		return nvme_key_error(-EINVAL, err, errlen,
+				      "PSK identity: version 1 without digest");
 	if (sp2) {
 		*sp2 = '\0';
 		sp3 = strchr(sp2 + 1, ' ');
 		if (sp3 || !sp2[1])
-			return psk_fail(-EINVAL, err, errlen, "PSK identity: malformed digest");
+			return nvme_key_error(-EINVAL, err, errlen,
+					      "PSK identity: malformed digest");
 		if (strlen(sp2 + 1) != (out->hash_id == NVME_AUTH_HASH_SHA256 ? 44u : 64u))
-			return psk_fail(-EINVAL, err, errlen,
-					"PSK identity: digest length does not fit hash %02u",
-					out->hash_id);
+			return nvme_key_error(-EINVAL, err, errlen,
+					      "PSK identity: digest length does not fit hash %02u",
+					      out->hash_id);
 		out->digest = sp2 + 1;
 	}
 	if (!sp1[1])
-		return psk_fail(-EINVAL, err, errlen, "PSK identity: missing subsystem NQN");
+		return nvme_key_error(-EINVAL, err, errlen, "PSK identity: missing subsystem NQN");
 	if (strlen(p) > NVME_NQN_MAX || strlen(sp1 + 1) > NVME_NQN_MAX)
-		return psk_fail(-EINVAL, err, errlen, "PSK identity: NQN too long");
+		return nvme_key_error(-EINVAL, err, errlen, "PSK identity: NQN too long");
 	out->hostnqn = p;
 	out->subsysnqn = sp1 + 1;
 	return 0;
