@@ -67,6 +67,7 @@ struct bench_opts {
 	bool verify;
 	bool precondition;    /* --precondition: write the I/O range once before the runs */
 	unsigned int poll_us; /* --poll-us: keep polling this long after a completion */
+	bool plain_buffers;   /* --plain-buffers: I/O buffers not registered (copied on RDMA) */
 	bool quick;
 	bool hdgst, ddgst;
 	const char *tls_key_file; /* --tls-key-file: the native path over TLS 1.3 */

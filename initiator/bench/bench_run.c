@@ -265,6 +265,7 @@ struct bench_shared {
 	uint64_t size;
 	int cpu;	  /* first CPU to pin jobs to, -1: none */
 	uint64_t poll_ns; /* --poll-us: spin this long after a completion before sleeping */
+	bool plain_buffers; /* --plain-buffers */
 	atomic_int phase; /* enum bench_phase */
 	atomic_bool go;
 	atomic_bool failed;
@@ -280,6 +281,7 @@ struct bench_job {
 	unsigned int *free_stack;
 	unsigned int nfree;
 	void *bufs;
+	bool bufs_registered; /* from nvmeof_buf_alloc() */
 	uint64_t rng, cursor, region_off, region_len;
 	struct bench_hist *hist[2]; /* reads, writes */
 	bool measuring;
@@ -500,7 +502,10 @@ static void job_free(struct bench_job *j)
 {
 	free(j->slots);
 	free(j->free_stack);
-	free(j->bufs);
+	if (j->bufs_registered)
+		nvmeof_buf_free(j->sh->c->ctrlr, j->bufs);
+	else
+		free(j->bufs);
 	free(j->hist[0]);
 	free(j->hist[1]);
 }
@@ -524,8 +529,14 @@ static int job_init(struct bench_job *j, struct bench_shared *sh, unsigned int i
 	j->free_stack = calloc(w->qd, sizeof(*j->free_stack));
 	j->hist[0] = calloc(1, sizeof(*j->hist[0]));
 	j->hist[1] = calloc(1, sizeof(*j->hist[1]));
+	/* Registered memory: NVMe/RDMA names it in the commands and copies nothing. Plain
+	 * memory when asked, or when the library's region table is full. */
+	if (!sh->plain_buffers && sh->c->ctrlr) {
+		j->bufs = nvmeof_buf_alloc(sh->c->ctrlr, (size_t)w->qd * w->bs);
+		j->bufs_registered = j->bufs != NULL;
+	}
 	if (!j->slots || !j->free_stack || !j->hist[0] || !j->hist[1] ||
-	    posix_memalign(&j->bufs, 4096, (size_t)w->qd * w->bs) != 0) {
+	    (!j->bufs && posix_memalign(&j->bufs, 4096, (size_t)w->qd * w->bs) != 0)) {
 		j->bufs = NULL;
 		job_free(j);
 		return -ENOMEM;
@@ -585,7 +596,8 @@ int bench_run_sample(struct bench_conn *c, const struct bench_workload *w,
 				   .verify = o->verify,
 				   .size = size,
 				   .cpu = o->client_cpu,
-				   .poll_ns = (uint64_t)o->poll_us * 1000 };
+				   .poll_ns = (uint64_t)o->poll_us * 1000,
+				   .plain_buffers = o->plain_buffers };
 	struct bench_job *jobs;
 	struct bench_hist *merged;
 	unsigned int n = c->nqp, started = 0;
