@@ -120,6 +120,7 @@ struct bench_sample {
 	double lat_avg_ns;
 	uint64_t lat_min_ns, lat_p50_ns, lat_p99_ns, lat_p999_ns, lat_max_ns;
 	double init_cpu_ns;   /* job threads' CPU time, summed */
+	double init_ucpu_ns;  /* the user-mode part of it */
 	bool have_init_xlate; /* the library reported translation counters */
 	double init_xlate_ns;
 	uint64_t init_xlate_calls;
@@ -149,6 +150,8 @@ enum bench_metric {
 	BM_INIT_XLATE, /* initiator translation microseconds per I/O */
 	BM_PROBE_PCT,  /* translation probes' cost, % of target CPU */
 	BM_CEIL_FRAC,  /* IOPS / tcp-ceiling IOPS */
+	BM_INIT_UCPU,  /* initiator user-mode CPU microseconds per I/O (the library's own work,
+			* without the kernel's: soft-RoCE does its copies there) */
 	BM_COUNT
 };
 

@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,6 +44,16 @@ static uint64_t thread_cpu_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* User-mode CPU time of the calling thread (the kernel splits its exact total by samples). */
+static uint64_t thread_user_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru) != 0)
+		return 0;
+	return (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + (uint64_t)ru.ru_utime.tv_usec * 1000;
 }
 
 /* ---- pure helpers --------------------------------------------------------------------------- */
@@ -288,6 +299,7 @@ struct bench_job {
 	uint64_t ios, bytes, errors, verify_errors;
 	uint64_t dir_ios[2], dir_bytes[2];
 	uint64_t cpu0, cpu_ns;
+	uint64_t ucpu0, ucpu_ns; /* user-mode part */
 	bool have_xlate;
 	struct nvmeof_qpair_stats xlate0, xlate; /* at the start; the difference */
 	atomic_uint_fast64_t live;		 /* completions, for the progress line */
@@ -394,9 +406,11 @@ static void job_phase(struct bench_job *j, enum bench_phase ph)
 		j->ios = j->bytes = 0;
 		j->have_xlate = nvmeof_qpair_get_stats(j->qp, &j->xlate0) == 0;
 		j->cpu0 = thread_cpu_ns();
+		j->ucpu0 = thread_user_ns();
 		j->measuring = true;
 	} else if (ph == BENCH_PHASE_STOP && j->measuring) {
 		j->cpu_ns = thread_cpu_ns() - j->cpu0;
+		j->ucpu_ns = thread_user_ns() - j->ucpu0;
 		j->measuring = false;
 		if (j->have_xlate && nvmeof_qpair_get_stats(j->qp, &j->xlate) == 0) {
 			j->xlate.xlate_calls -= j->xlate0.xlate_calls;
@@ -683,6 +697,7 @@ int bench_run_sample(struct bench_conn *c, const struct bench_workload *w,
 		out->errors += j->errors;
 		out->verify_errors += j->verify_errors;
 		out->init_cpu_ns += (double)j->cpu_ns;
+		out->init_ucpu_ns += (double)j->ucpu_ns;
 		if (j->have_xlate && (i == 0 || out->have_init_xlate)) {
 			out->have_init_xlate = true;
 			out->init_xlate_ns += (double)j->xlate.xlate_ns;

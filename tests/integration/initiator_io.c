@@ -587,16 +587,26 @@ static void direct_checks(struct nvmeof_ctrlr *ctrlr, struct nvmeof_qpair *qp, s
 		}
 		rc = sg_direct_rw(qp, ns, lba, wiov, riov, n, (size_t)n * piece, want, got, &cmds,
 				  &descs);
-		/* Expected: directly placed when the pieces fit the descriptors allowed (one
-		 * per piece), copied otherwise (nothing counted); a write small enough for
-		 * the capsule goes in it. */
+		/* Expected, per command the library splits the I/O into (MDTS): directly
+		 * placed when its pieces fit the descriptors allowed (one per piece), copied
+		 * otherwise (nothing counted); a write small enough for the capsule goes in
+		 * it. */
 		want_cmds = 0;
 		want_descs = 0;
-		if (rdma && n <= (int)desc_max) {
-			int k = (size_t)n * piece > icdata ? 2 : 1;
+		for (size_t done = 0; rdma && done < (size_t)n * piece;) {
+			size_t len = (size_t)n * piece - done;
+			unsigned int k;
 
-			want_cmds = (uint64_t)k;
-			want_descs = (uint64_t)k * (uint64_t)n;
+			if (ci.mdts_bytes && len > ci.mdts_bytes)
+				len = ci.mdts_bytes;
+			k = (unsigned int)(len / piece);
+			if (k <= desc_max) {
+				unsigned int per = len > icdata ? 2 : 1; /* write, read */
+
+				want_cmds += per;
+				want_descs += (uint64_t)per * k;
+			}
+			done += len;
 		}
 		check(rc == 0 && cmds == want_cmds && descs == want_descs,
 		      "registered scatter-gather write + read of %d pieces: rc %d, %" PRIu64
