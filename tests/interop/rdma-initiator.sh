@@ -20,19 +20,22 @@ if ls "$IX_DIR"/bench-registered-*.json > /dev/null 2>&1; then
 	python3 - "$IX_DIR" << 'EOF' | while read -r line; do ix_log "$line"; done
 import glob, json, statistics, sys
 cpu = {}
+keys = (("initiator_cpu_us_per_io", "CPU"), ("initiator_user_cpu_us_per_io", "user CPU"))
 for f in sorted(glob.glob(sys.argv[1] + "/bench-*.json")):
     mode, rw = f.rsplit("/", 1)[1].split("-")[1:3]
     for c in json.load(open(f))["cells"]:
-        v = c["native"]["median"].get("initiator_cpu_us_per_io")
-        if c["native"]["ran"] and v:
-            cpu.setdefault((rw, c["bs"], mode), []).append(v)
-for rw, bs in sorted({(k[0], k[1]) for k in cpu}):
-    r, p = cpu.get((rw, bs, "registered")), cpu.get((rw, bs, "plain"))
-    if r and p:
-        mr, mp = statistics.median(r), statistics.median(p)
-        print("initiator CPU per I/O, %s %dK: registered %.1f us, plain %.1f us, "
-              "registered/plain %.2f (%d+%d runs)" % (rw, bs // 1024, mr, mp, mr / mp,
-                                                        len(r), len(p)))
+        for key, _ in keys:
+            v = c["native"]["median"].get(key)
+            if c["native"]["ran"] and v:
+                cpu.setdefault((key, rw, c["bs"], mode), []).append(v)
+for key, name in keys:
+    for rw, bs in sorted({(k[1], k[2]) for k in cpu if k[0] == key}):
+        r, p = cpu.get((key, rw, bs, "registered")), cpu.get((key, rw, bs, "plain"))
+        if r and p:
+            mr, mp = statistics.median(r), statistics.median(p)
+            print("initiator %s per I/O, %s %dK: registered %.1f us, plain %.1f us, "
+                  "registered/plain %.2f (%d+%d runs)" % (name, rw, bs // 1024, mr, mp,
+                                                          mr / mp, len(r), len(p)))
 EOF
 fi
 IX_TARGET_LOG=$IX_DIR/target.log
