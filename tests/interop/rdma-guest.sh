@@ -348,7 +348,7 @@ bench_buffers() {
 			[ "$mode" = plain ] && flag=--plain-buffers
 			echo "[+$(now)s] \$ nvmeof-bench $rw 64k,128k $mode"
 			timeout 300 "$BIN/nvmeof-bench" --native "$1" --rw "$rw" --bs 64k,128k --qd 8 \
-				--time 3 --warmup 0.5 --repeat 1 --size 64M --no-progress $flag \
+				--time 3 --warmup 0.5 --repeat 3 --size 64M --no-progress $flag \
 				--json "$OUT/bench-$mode-$rw-$i.json" > /dev/null || return 1
 		done
 	done
