@@ -75,6 +75,7 @@ struct bench_opts {
 	bool verify;
 	bool precondition;    /* --precondition: write the I/O range once before the runs */
 	unsigned int poll_us; /* --poll-us: keep polling this long after a completion */
+	bool plain_buffers;   /* --plain-buffers: I/O buffers not registered (copied on RDMA) */
 	bool quick;
 	bool hdgst, ddgst;
 	const char *tls_key_file; /* --tls-key-file: the native path over TLS 1.3 */
@@ -127,6 +128,7 @@ struct bench_sample {
 	double lat_avg_ns;
 	uint64_t lat_min_ns, lat_p50_ns, lat_p99_ns, lat_p999_ns, lat_max_ns;
 	double init_cpu_ns;   /* job threads' CPU time, summed */
+	double init_ucpu_ns;  /* the user-mode part of it */
 	bool have_init_xlate; /* the library reported translation counters */
 	double init_xlate_ns;
 	uint64_t init_xlate_calls;
@@ -165,6 +167,8 @@ enum bench_metric {
 	BM_INIT_XLATE, /* initiator translation microseconds per I/O */
 	BM_PROBE_PCT,  /* translation probes' cost, % of target CPU */
 	BM_CEIL_FRAC,  /* IOPS / tcp-ceiling IOPS */
+	BM_INIT_UCPU,  /* initiator user-mode CPU microseconds per I/O (the library's own work,
+			* without the kernel's: soft-RoCE does its copies there) */
 	BM_COUNT
 };
 

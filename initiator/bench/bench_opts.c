@@ -58,6 +58,8 @@ void bench_usage(FILE *f)
 	      "                        namespace's first writes fault its pages in)\n"
 	      "  --poll-us US          initiator threads keep polling, without sleeping, for\n"
 	      "                        US after a completion (default 0: sleep in poll())\n"
+	      "  --plain-buffers       I/O buffers from plain memory, not nvmeof_buf_alloc():\n"
+	      "                        NVMe/RDMA copies them through its own buffers\n"
 	      "  --digest              ask for header and data digests on both paths\n"
 	      "  --hostnqn NQN         the host NQN to connect as (default: the library's,\n"
 	      "                        /etc/nvme/hostnqn or a generated one)\n"
@@ -295,6 +297,7 @@ enum {
 	OPT_OUTPUT,
 	OPT_PCT,
 	OPT_DETAIL,
+	OPT_PLAIN_BUFFERS,
 };
 
 static const struct option long_opts[] = {
@@ -316,6 +319,7 @@ static const struct option long_opts[] = {
 	{ "rwmixread", required_argument, NULL, OPT_RWMIX },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "precondition", no_argument, NULL, OPT_PRECONDITION },
+	{ "plain-buffers", no_argument, NULL, OPT_PLAIN_BUFFERS },
 	{ "poll-us", required_argument, NULL, OPT_POLL_US },
 	{ "quick", no_argument, NULL, OPT_QUICK },
 	{ "digest", no_argument, NULL, OPT_DIGEST },
@@ -454,6 +458,9 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o, bool *exit_now
 			break;
 		case OPT_PRECONDITION:
 			o->precondition = true;
+			break;
+		case OPT_PLAIN_BUFFERS:
+			o->plain_buffers = true;
 			break;
 		case OPT_POLL_US:
 			bad = parse_uint(a, 0, 100000, &o->poll_us);

@@ -217,6 +217,8 @@ void bench_report_settings(FILE *f, const struct bench_report *r)
 		fprintf(f, ", initiator on CPU %d", o->client_cpu);
 	if (o->poll_us)
 		fprintf(f, ", initiator polls %u us after a completion", o->poll_us);
+	if (o->plain_buffers)
+		fprintf(f, ", plain (unregistered) I/O buffers");
 	fprintf(f, "\n");
 }
 

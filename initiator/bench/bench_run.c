@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,6 +45,16 @@ static uint64_t thread_cpu_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* User-mode CPU time of the calling thread (the kernel splits its exact total by samples). */
+static uint64_t thread_user_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru) != 0)
+		return 0;
+	return (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + (uint64_t)ru.ru_utime.tv_usec * 1000;
 }
 
 /* ---- pure helpers --------------------------------------------------------------------------- */
@@ -266,6 +277,7 @@ struct bench_shared {
 	unsigned int queues; /* queue pairs per job */
 	int cpu;             /* first CPU to pin jobs to, -1: none */
 	uint64_t poll_ns;    /* --poll-us: spin this long after a completion before sleeping */
+	bool plain_buffers;  /* --plain-buffers */
 	atomic_int phase;    /* enum bench_phase */
 	atomic_bool go;
 	atomic_bool failed;
@@ -280,6 +292,7 @@ struct bench_queue {
 	unsigned int *free_stack;
 	unsigned int nfree;
 	void *bufs;
+	bool bufs_registered; /* from nvmeof_buf_alloc() */
 	uint64_t rng, cursor, region_off, region_len;
 	struct bench_hist *hist[2]; /* reads, writes */
 	bool measuring;
@@ -298,6 +311,7 @@ struct bench_job {
 	struct bench_queue *q; /* [sh->queues] */
 	pthread_t thread;
 	uint64_t cpu0, cpu_ns;
+	uint64_t ucpu0, ucpu_ns; /* user-mode part */
 };
 
 static bool is_read(enum bench_rw rw)
@@ -417,10 +431,13 @@ static void job_phase(struct bench_job *j, enum bench_phase ph)
 
 	for (unsigned int i = 0; i < j->sh->queues; i++)
 		queue_phase(&j->q[i], ph);
-	if (ph == BENCH_PHASE_MEASURE)
+	if (ph == BENCH_PHASE_MEASURE) {
 		j->cpu0 = thread_cpu_ns();
-	else if (ph == BENCH_PHASE_STOP && was)
+		j->ucpu0 = thread_user_ns();
+	} else if (ph == BENCH_PHASE_STOP && was) {
 		j->cpu_ns = thread_cpu_ns() - j->cpu0;
+		j->ucpu_ns = thread_user_ns() - j->ucpu0;
+	}
 }
 
 static int poll_timeout(struct nvmeof_qpair *qp, int t)
@@ -553,12 +570,16 @@ static void queue_free(struct bench_queue *q)
 {
 	free(q->slots);
 	free(q->free_stack);
-	free(q->bufs);
+	if (q->bufs_registered)
+		nvmeof_buf_free(q->sh->c->ctrlr, q->bufs);
+	else
+		free(q->bufs);
 	free(q->hist[0]);
 	free(q->hist[1]);
 	q->slots = NULL;
 	q->free_stack = NULL;
 	q->bufs = NULL;
+	q->bufs_registered = false;
 	q->hist[0] = q->hist[1] = NULL;
 }
 
@@ -582,9 +603,16 @@ static int queue_init(struct bench_queue *q, struct bench_shared *sh, unsigned i
 	q->free_stack = calloc(w->qd, sizeof(*q->free_stack));
 	q->hist[0] = calloc(1, sizeof(*q->hist[0]));
 	q->hist[1] = calloc(1, sizeof(*q->hist[1]));
+	/* Registered memory: NVMe/RDMA names it in the commands and copies nothing. Plain
+	 * memory when asked, or when the library's region table is full. */
+	if (!sh->plain_buffers && sh->c->ctrlr) {
+		q->bufs = nvmeof_buf_alloc(sh->c->ctrlr, (size_t)w->qd * w->bs);
+		q->bufs_registered = q->bufs != NULL;
+	}
 	if (!q->slots || !q->free_stack || !q->hist[0] || !q->hist[1] ||
-	    posix_memalign(&q->bufs, 4096, (size_t)w->qd * w->bs) != 0) {
-		q->bufs = NULL;
+	    (!q->bufs && posix_memalign(&q->bufs, 4096, (size_t)w->qd * w->bs) != 0)) {
+		if (!q->bufs_registered)
+			q->bufs = NULL;
 		queue_free(q);
 		return -ENOMEM;
 	}
@@ -644,7 +672,8 @@ int bench_run_sample(struct bench_conn *c, const struct bench_workload *w,
 				   .size = size,
 				   .queues = per,
 				   .cpu = o->client_cpu,
-				   .poll_ns = (uint64_t)o->poll_us * 1000 };
+				   .poll_ns = (uint64_t)o->poll_us * 1000,
+				   .plain_buffers = o->plain_buffers };
 	struct bench_queue *qs;
 	struct bench_job *jobs;
 	struct bench_hist *merged;
@@ -724,6 +753,7 @@ int bench_run_sample(struct bench_conn *c, const struct bench_workload *w,
 	for (unsigned int i = 0; i < njobs; i++) {
 		pthread_join(jobs[i].thread, NULL);
 		out->init_cpu_ns += (double)jobs[i].cpu_ns;
+		out->init_ucpu_ns += (double)jobs[i].ucpu_ns;
 	}
 
 	for (unsigned int d = 0; d < 3; d++)

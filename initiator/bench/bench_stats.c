@@ -21,6 +21,8 @@ const struct bench_metric_info bench_metrics[BM_COUNT] = {
 			    false },
 	[BM_PROBE_PCT] = { "xlate_probe_pct_of_target_cpu", "Translation timing cost", "%", false },
 	[BM_CEIL_FRAC] = { "ceiling_fraction", "IOPS / tcp-ceiling", "x", true },
+	[BM_INIT_UCPU] = { "initiator_user_cpu_us_per_io", "Initiator user CPU per I/O", "us",
+			   false },
 };
 
 const char *bench_path_name(enum bench_path p)
@@ -103,6 +105,8 @@ double bench_sample_metric(const struct bench_sample *s, enum bench_metric m, do
 		return 100.0 * (double)s->tgt_xlate_calls * s->tgt_probe_ns / s->tgt_cpu_ns;
 	case BM_CEIL_FRAC:
 		return ceil_iops > 0 ? ios / s->secs / ceil_iops : NAN;
+	case BM_INIT_UCPU:
+		return s->init_ucpu_ns > 0 ? s->init_ucpu_ns / ios / 1e3 : NAN;
 	case BM_COUNT:
 		break;
 	}

@@ -989,6 +989,9 @@ static void ctrlr_free(struct nvmeof_ctrlr *ctrlr, bool shutdown)
 		ctrlr->admin = NULL;
 		pthread_mutex_unlock(&ctrlr->admin_lock);
 	}
+	/* No queue pair is left to reach registered memory: drop it, then the transport's
+	 * controller-wide state it lived in. */
+	host_mem_release_all(ctrlr);
 	pthread_mutex_destroy(&ctrlr->admin_lock);
 	pthread_mutex_destroy(&ctrlr->state_lock);
 	host_auth_free(ctrlr);
@@ -1040,6 +1043,7 @@ int nvmeof_ctrlr_connect(const char *uri, const struct nvmeof_opts *opts,
 	pthread_mutex_init(&ctrlr->admin_lock, &ma);
 	pthread_mutex_init(&ctrlr->state_lock, &ma);
 	pthread_mutexattr_destroy(&ma);
+	host_mem_init(&ctrlr->mem);
 	ctrlr->state = NVMEOF_CTRLR_NEW;
 	if (opts)
 		ctrlr->opts = *opts;

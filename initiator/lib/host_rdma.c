@@ -6,11 +6,17 @@
  * names a registered buffer the controller reads (RDMA READ) or writes (RDMA WRITE), and
  * response capsules by SEND into pre-posted receive buffers.
  *
- * The caller's buffers are ordinary memory, so data goes through per-slot bounce buffers
- * registered once with the queue pair (sized for the controller's MDTS on I/O queues); a
- * transfer larger than that registers a temporary buffer for that one command. The
- * controller never touches the caller's memory, so a timed-out command can give its buffer
- * back as soon as the connection is dropped.
+ * Data in memory the caller registered (nvmeof_mem_register, nvmeof_buf_alloc) is named
+ * directly: every queue pair of a controller shares one protection domain, in which each
+ * region is registered once, so a command's keyed descriptors carry the caller's addresses
+ * and the region's key. One descriptor goes in SGL1; several (when the controller's MSDBD
+ * allows and the capsule has room) go as a list in the capsule behind a Last Segment
+ * descriptor. The controller may then write the caller's buffer until the queue pair is
+ * torn down, which qpair.c does before it reports a timed-out command.
+ *
+ * Other data goes through per-slot bounce buffers registered once with the queue pair
+ * (sized for the controller's MDTS on I/O queues); a transfer larger than that registers a
+ * temporary buffer for that one command.
  *
  * One pollable descriptor (epoll) covers the completion channel and the RDMA CM event
  * channel, so a caller's event loop sees completions and a controller-side disconnect.
@@ -30,6 +36,7 @@
 
 #include "common/endian.h"
 #include "common/nvme_rdma_spec.h"
+#include "host_rdma_sgl.h"
 #include "host_transport.h"
 
 #define RDMA_ADMIN_SLOT_BUF 8192	 /* admin queue bounce buffer per slot */
@@ -57,7 +64,7 @@ struct rdma_slot {
 	uint8_t *bounce;	/* registered data buffer of slot_buf bytes */
 	void *tmp;		/* larger transfers: temporary registered buffer */
 	struct ibv_mr *tmp_mr;
-	uint8_t *data;		/* bounce or tmp */
+	uint8_t *data; /* bounce or tmp; NULL for no data or the caller's memory */
 	struct ibv_send_wr wr;
 	struct ibv_sge sge[2];
 	TAILQ_ENTRY(rdma_slot) link; /* pending list */
@@ -67,7 +74,8 @@ struct rdma_qp {
 	struct nvmeof_qpair qp;
 	struct rdma_event_channel *cm_ch;
 	struct rdma_cm_id *id;
-	struct ibv_pd *pd;
+	struct ibv_pd *pd; /* the controller's shared one, unless own_pd */
+	bool own_pd;       /* another device than the shared PD's: no zero copy */
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
 	int epfd;
@@ -90,6 +98,7 @@ struct rdma_qp {
 	uint32_t sends_out, send_max;
 	unsigned int cq_unacked;
 	uint32_t icdata_max;
+	unsigned int desc_max; /* keyed descriptors per command (MSDBD, capsule room) */
 	uint16_t crqsize;
 	bool connected;
 	bool dead;
@@ -173,8 +182,9 @@ static int rdma_submit(struct nvmeof_qpair *qp, struct nvmeof_req *req)
 	struct rdma_qp *q = rqp(qp);
 	struct rdma_slot *slot = &q->slots[req->slot];
 	struct nvme_sgl_desc *sgl = &req->sqe.dptr.sgl1;
+	struct nvme_sgl_desc descs[HOST_RDMA_SGL_MAX];
 	uint32_t len = req->data_len;
-	int nsge = 1;
+	int nsge = 1, n;
 
 	if (q->dead || !q->connected)
 		return -ENOTCONN;
@@ -189,6 +199,21 @@ static int rdma_submit(struct nvmeof_qpair *qp, struct nvmeof_req *req)
 		slot->sge[1].length = len;
 		slot->sge[1].lkey = q->data_mr->lkey;
 		nsge = 2;
+	} else if (!q->own_pd &&
+		   (n = host_rdma_sgl_build(&qp->ctrlr->mem, req->iov, req->iovcnt, req->data_off,
+					    len, descs, q->desc_max)) > 0) {
+		/* Registered memory: the controller moves the data itself. The list of
+		 * several descriptors rides in the capsule from the (unused) bounce buffer. */
+		host_rdma_sgl_set(&req->sqe, descs, (unsigned int)n);
+		if (n > 1) {
+			memcpy(slot->bounce, descs, (size_t)n * sizeof(descs[0]));
+			slot->sge[1].addr = (uintptr_t)slot->bounce;
+			slot->sge[1].length = (uint32_t)n * (uint32_t)sizeof(descs[0]);
+			slot->sge[1].lkey = q->data_mr->lkey;
+			nsge = 2;
+		}
+		qp->direct_cmds++;
+		qp->direct_descs += (unsigned int)n;
 	} else {
 		uint32_t rkey = q->data_mr->rkey;
 
@@ -474,6 +499,35 @@ static int set_nonblock(int fd)
 	return 0;
 }
 
+/* Every queue pair of a controller uses one protection domain, so memory the caller
+ * registered once is reachable through all of them, also after a reconnect (librdmacm
+ * keeps a device's verbs context open while the device exists, so a queue connected
+ * again sees the same context). A queue on another device (not expected) gets its own PD
+ * and the bounce path only. */
+static int attach_pd(struct rdma_qp *q, struct ibv_context *ctx)
+{
+	struct host_mem *m = &q->qp.ctrlr->mem;
+
+	pthread_mutex_lock(&m->lock);
+	if (!m->pd) {
+		m->pd = ibv_alloc_pd(ctx);
+		m->dev = m->pd ? ctx : NULL;
+	}
+	if (m->pd && m->dev == ctx)
+		q->pd = m->pd;
+	pthread_mutex_unlock(&m->lock);
+	if (q->pd)
+		return 0;
+	q->pd = ibv_alloc_pd(ctx);
+	if (!q->pd)
+		return set_error(-ENOMEM, "ibv_alloc_pd: %s", strerror(errno));
+	q->own_pd = true;
+	nlog_warn("queue %u: RDMA device %s differs from the controller's other queues: "
+		  "registered memory is copied on this queue",
+		  q->qp.qid, ibv_get_device_name(ctx->device));
+	return 0;
+}
+
 static int setup_resources(struct rdma_qp *q)
 {
 	struct nvmeof_qpair *qp = &q->qp;
@@ -486,9 +540,9 @@ static int setup_resources(struct rdma_qp *q)
 
 	if (ibv_query_device(ctx, &q->attr) != 0)
 		return set_error(-errno, "ibv_query_device: %s", strerror(errno));
-	q->pd = ibv_alloc_pd(ctx);
-	if (!q->pd)
-		return set_error(-ENOMEM, "ibv_alloc_pd: %s", strerror(errno));
+	rc = attach_pd(q, ctx);
+	if (rc)
+		return rc;
 	q->nrsp = qp->entries;
 	q->send_max = n + 4;
 	if (q->send_max > (uint32_t)q->attr.max_qp_wr || q->nrsp > (uint32_t)q->attr.max_qp_wr)
@@ -658,6 +712,7 @@ static int rdma_qpair_connect(struct nvmeof_qpair *qp, int timeout_ms)
 				 q->crqsize, qp->qid, qp->nreqs);
 	q->connected = true;
 	q->icdata_max = 0; /* in-capsule data on I/O queues only, once Identify told its size */
+	q->desc_max = 1;   /* descriptor lists too (they travel as in-capsule data) */
 	nlog_debug("queue %u: NVMe/RDMA connected via %s (CRQSIZE %u, %zu-byte bounce buffers)",
 		   qp->qid, ibv_get_device_name(q->id->verbs->device), q->crqsize, q->slot_buf);
 	return 0;
@@ -681,8 +736,9 @@ static void release_resources(struct rdma_qp *q)
 		ibv_dereg_mr(q->cmd_mr);
 	if (q->data_mr)
 		ibv_dereg_mr(q->data_mr);
-	if (q->pd)
+	if (q->pd && q->own_pd)
 		ibv_dealloc_pd(q->pd);
+	q->own_pd = false;
 	if (q->id)
 		rdma_destroy_id(q->id);
 	if (q->cm_ch)
@@ -748,7 +804,54 @@ static void rdma_set_icdata(struct nvmeof_qpair *qp, uint32_t bytes)
 {
 	struct rdma_qp *q = rqp(qp);
 
+	const struct nvme_id_ctrl *id = qp->ctrlr ? qp->ctrlr->id : NULL;
+	unsigned int msdbd = id && id->msdbd ? id->msdbd : 1;
+
 	q->icdata_max = bytes < q->slot_buf ? bytes : (uint32_t)q->slot_buf;
+	/* A descriptor list travels as in-capsule data: as many as MSDBD and IOCCSZ allow. */
+	q->desc_max = q->icdata_max / sizeof(struct nvme_sgl_desc);
+	if (q->desc_max > msdbd)
+		q->desc_max = msdbd;
+	if (q->desc_max > HOST_RDMA_SGL_MAX)
+		q->desc_max = HOST_RDMA_SGL_MAX;
+	if (q->desc_max < 1)
+		q->desc_max = 1;
+}
+
+/* ---- registered memory ----------------------------------------------------------------------- */
+
+/* ops->mem_register, with ctrlr->mem.lock held: one MR in the shared protection domain. */
+static int rdma_mem_register(struct nvmeof_ctrlr *ctrlr, struct host_mem_region *r)
+{
+	struct ibv_mr *mr;
+
+	if (!ctrlr->mem.pd)
+		return set_error(-ENOTCONN, "no RDMA connection to register memory with");
+	mr = ibv_reg_mr(ctrlr->mem.pd, (void *)r->base, r->len,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		return set_error(errno ? -errno : -ENOMEM, "cannot register %zu bytes: %s", r->len,
+				 strerror(errno));
+	r->handle = mr;
+	r->key = mr->rkey;
+	return 0;
+}
+
+static void rdma_mem_unregister(struct nvmeof_ctrlr *ctrlr, struct host_mem_region *r)
+{
+	(void)ctrlr;
+	if (r->handle)
+		ibv_dereg_mr(r->handle);
+	r->handle = NULL;
+}
+
+/* ops->ctrlr_fini: every queue pair and memory region is gone; drop the shared PD. */
+static void rdma_ctrlr_fini(struct nvmeof_ctrlr *ctrlr)
+{
+	if (ctrlr->mem.pd)
+		ibv_dealloc_pd(ctrlr->mem.pd);
+	ctrlr->mem.pd = NULL;
+	ctrlr->mem.dev = NULL;
 }
 
 static void rdma_get_info(const struct nvmeof_qpair *qp, struct nvmeof_ctrlr_info *info)
@@ -772,4 +875,7 @@ const struct nvmeof_transport_ops rdma_transport_ops = {
 	.progress = rdma_progress,
 	.set_icdata = rdma_set_icdata,
 	.get_info = rdma_get_info,
+	.mem_register = rdma_mem_register,
+	.mem_unregister = rdma_mem_unregister,
+	.ctrlr_fini = rdma_ctrlr_fini,
 };

@@ -51,6 +51,12 @@ struct nvmeof_transport_ops {
 	 * cntlid, id, max_xfer and namespaces). NULL: Fabrics Connect, Property Get/Set
 	 * enable and Identify over the admin queue. */
 	int (*ctrlr_setup)(struct nvmeof_ctrlr *ctrlr);
+	/* Optional: make @r (base and len set) reachable by the controller: fill r->handle
+	 * and r->key. 0 or -errno with set_error(). NULL: registered memory is plain memory. */
+	int (*mem_register)(struct nvmeof_ctrlr *ctrlr, struct host_mem_region *r);
+	void (*mem_unregister)(struct nvmeof_ctrlr *ctrlr, struct host_mem_region *r);
+	/* Optional: drop controller-wide transport state once every queue pair is freed. */
+	void (*ctrlr_fini)(struct nvmeof_ctrlr *ctrlr);
 };
 
 extern const struct nvmeof_transport_ops host_tcp_transport_ops;

@@ -24,6 +24,7 @@
 #include "common/nvme_spec.h"
 #include "nvmeof.h"
 #include "common/uri.h"
+#include "host_mem.h"
 
 #ifndef container_of
 #define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
@@ -162,6 +163,9 @@ struct nvmeof_qpair {
 	TAILQ_ENTRY(nvmeof_qpair) link; /* ctrlr->io_qpairs */
 	/* Translation timing (qpair_xlate_begin/end): calls, how many were timed, their ticks. */
 	uint64_t xlate_calls, xlate_sampled, xlate_ticks;
+	/* Commands whose data the controller moved straight from/to registered memory, and
+	 * the keyed descriptors they used (NVMe/RDMA). */
+	uint64_t direct_cmds, direct_descs;
 };
 
 /*
@@ -265,6 +269,7 @@ struct nvmeof_ctrlr {
 	char hostnqn[NVME_NQN_FIELD];
 	uint8_t hostid[16];
 	struct host_tls_key *tls_key; /* opts.tls: the configured PSK (host_tls.c) */
+	struct host_mem mem;          /* registered memory (host_mem.c) */
 
 	pthread_mutex_t admin_lock;	/* admin queue and controller state */
 	struct nvmeof_qpair *admin;

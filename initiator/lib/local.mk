@@ -30,7 +30,9 @@ libnvmeof_initiator_la_SOURCES = \
 	initiator/lib/host_iscsi_ctrlr.c \
 	initiator/lib/host_iscsi_discovery.c \
 	initiator/lib/scsi_encap.c initiator/lib/scsi_encap.h \
-	initiator/lib/qpair_stats.c
+	initiator/lib/qpair_stats.c \
+	initiator/lib/host_mem.c initiator/lib/host_mem.h \
+	initiator/lib/host_rdma_sgl.c initiator/lib/host_rdma_sgl.h
 libnvmeof_initiator_la_CFLAGS = $(HOST_CFLAGS) $(ISAL_CFLAGS) $(OPENSSL_CFLAGS)
 
 lib_LTLIBRARIES += libnvmeof.la
@@ -139,3 +141,11 @@ tests_unit_initiator_lib_host_auth_ut_SOURCES = tests/unit/initiator/lib/host_au
 	tests/unit/initiator/lib/fake_target.c tests/unit/initiator/lib/fake_target.h
 tests_unit_initiator_lib_host_auth_ut_CFLAGS = $(iscsi_ut_cflags)
 tests_unit_initiator_lib_host_auth_ut_LDADD = $(initiator_ut_libs)
+
+# Keyed descriptors of zero-copy NVMe/RDMA commands, read back by the target's parser.
+check_PROGRAMS += tests/unit/initiator/lib/host_rdma_sgl_ut
+TESTS += tests/unit/initiator/lib/host_rdma_sgl_ut
+tests_unit_initiator_lib_host_rdma_sgl_ut_SOURCES = tests/unit/initiator/lib/host_rdma_sgl_ut.c \
+	target/rdma/rdma_proto.c
+tests_unit_initiator_lib_host_rdma_sgl_ut_CFLAGS = $(initiator_ut_cflags)
+tests_unit_initiator_lib_host_rdma_sgl_ut_LDADD = $(initiator_ut_libs)

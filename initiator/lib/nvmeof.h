@@ -342,6 +342,35 @@ int nvmeof_flush_sync(struct nvmeof_qpair *qp, struct nvmeof_ns *ns);
 /* Block until every outstanding command on @qp has completed (callbacks run). */
 int nvmeof_qpair_drain(struct nvmeof_qpair *qp);
 
+/* ---- Registered memory ------------------------------------------------------------- */
+/*
+ * Memory the controller may reach directly. On NVMe/RDMA an I/O whose iovecs lie entirely
+ * in registered memory is sent with keyed SGL descriptors naming the caller's buffers: the
+ * controller reads write data (RDMA READ) and places read data (RDMA WRITE) there with no
+ * copy. Several regions in one command use several descriptors when the controller's
+ * MSDBD allows it. Other I/O goes through the library's own buffers as before. On other
+ * transports these calls only keep the bookkeeping, so callers can use one code path.
+ *
+ * A registration covers every queue pair of @ctrlr, including those allocated later and
+ * those connected again after a reconnect; up to NVMEOF_MEM_REGIONS at a time.
+ *
+ * The buffer rule: while a command naming registered memory is outstanding the controller
+ * may write it, even after a timeout. The library reports a timed-out command only after
+ * it has torn the queue's connection down, so a buffer may be reused (or unregistered)
+ * once its command has completed, with success or error, or its queue pair is freed.
+ * Unregister only memory no outstanding command uses.
+ */
+#define NVMEOF_MEM_REGIONS 64
+
+/* Register [@buf, @buf + @len). 0, -EINVAL, -ENOSPC (table full), -EEXIST, or -errno
+ * from the RDMA device. */
+int nvmeof_mem_register(struct nvmeof_ctrlr *ctrlr, void *buf, size_t len);
+/* Undo nvmeof_mem_register() of @buf. 0 or -ENOENT. */
+int nvmeof_mem_unregister(struct nvmeof_ctrlr *ctrlr, void *buf);
+/* Page-aligned, registered memory of @len bytes (zeroed); NULL with nvmeof_last_error(). */
+void *nvmeof_buf_alloc(struct nvmeof_ctrlr *ctrlr, size_t len);
+void nvmeof_buf_free(struct nvmeof_ctrlr *ctrlr, void *buf);
+
 /* ---- Reconnect ----------------------------------------------------------------------- */
 /*
  * When a queue pair's connection fails (the target closed it, a TermReq, a command or
@@ -403,6 +432,8 @@ int nvmeof_ctrlr_get_stats(struct nvmeof_ctrlr *ctrlr, struct nvmeof_ctrlr_stats
 struct nvmeof_qpair_stats {
 	uint64_t xlate_calls;	/* NVMe <-> SCSI translation steps (iSCSI queue pairs) */
 	uint64_t xlate_ns;	/* time spent in them (one call in 16 is timed, then scaled) */
+	uint64_t direct_cmds;   /* commands naming registered memory directly (NVMe/RDMA) */
+	uint64_t direct_descs;  /* keyed SGL descriptors those commands carried */
 };
 /* Fill @st; call from the thread that uses @qp. The first call may take about 20 ms
  * (the time-stamp counter is calibrated once per process). */

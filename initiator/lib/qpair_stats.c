@@ -75,6 +75,8 @@ int nvmeof_qpair_get_stats(const struct nvmeof_qpair *qp, struct nvmeof_qpair_st
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
 	st->xlate_calls = qp->xlate_calls;
+	st->direct_cmds = qp->direct_cmds;
+	st->direct_descs = qp->direct_descs;
 	if (qp->xlate_sampled) {
 		double per;
 

@@ -84,7 +84,7 @@ static void id_ctrl_common(struct nvmf_ctrlr *c, struct nvme_id_ctrl *id)
 	put_le32(&id->ioccsz, (icsz + (uint32_t)sizeof(struct nvme_cmd)) / 16);
 	put_le32(&id->iorcsz, sizeof(struct nvme_cpl) / 16);
 	put_le16(&id->icdoff, 0);
-	id->msdbd = 1;
+	id->msdbd = c->msdbd ? c->msdbd : 1;
 	/* One power state: 25 W maximum, small entry/exit latencies. */
 	put_le16(&id->psd[0].bytes[0], 0x09c4);
 	put_le32(&id->psd[0].bytes[4], 0x10);

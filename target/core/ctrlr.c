@@ -84,6 +84,8 @@ struct nvmf_ctrlr *nvmf_ctrlr_create(struct nvmf_subsys *s, struct nvmf_qpair *a
 	c->max_io_qid = c->discovery ? 0 : (uint16_t)s->tgt->opts.max_io_queues;
 	if (admin && admin->port && admin->port->ops)
 		c->sgls_extra = (uint8_t)admin->port->ops->sgls;
+	if (admin && admin->port && admin->port->ops)
+		c->msdbd = admin->port->ops->msdbd;
 	ctrlr_features_default(c);
 
 	pthread_mutex_lock(&s->lock);

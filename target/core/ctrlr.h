@@ -119,6 +119,7 @@ struct nvmf_ctrlr {
 	struct nvmf_features feat;
 	unsigned int shn_pending;  /* flushes outstanding for a shutdown */
 	uint8_t sgls_extra;
+	uint8_t msdbd; /* the transport's MSDBD, 0 = 1 */
 
 	/* Read on I/O queues (atomic, relaxed); written on the admin reactor. */
 	bool vwc_present;	   /* Identify reported a volatile write cache */

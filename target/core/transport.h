@@ -56,6 +56,8 @@ struct nvmf_transport_ops {
 
 	/* Optional. Extra Identify Controller SGLS bits (NVME_CTRL_SGLS_KEYED for RDMA). */
 	uint32_t sgls;
+	/* Optional. Keyed SGL descriptors a command may carry (Identify MSDBD); 0 means 1. */
+	uint8_t msdbd;
 
 	/*
 	 * Optional. The local address @qp was accepted on, for a discovery log entry of a

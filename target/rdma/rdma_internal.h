@@ -125,8 +125,8 @@ struct rdma_req {
 	struct rdma_chunk *chunk;  /* data buffer (keyed transfers) */
 	struct rdma_recv *recv;	   /* the capsule's receive buffer, until posted again */
 	struct nvme_cpl *rsp;	   /* registered response buffer */
-	struct ibv_send_wr data_wr, rsp_wr;
-	struct ibv_sge data_sge, rsp_sge;
+	struct ibv_send_wr data_wr[RDMA_SGL_DESC_MAX], rsp_wr; /* one RDMA op per descriptor */
+	struct ibv_sge data_sge[RDMA_SGL_DESC_MAX], rsp_sge;
 	TAILQ_ENTRY(rdma_req) link; /* free list or pool wait list */
 };
 
@@ -191,6 +191,7 @@ struct rdma_qpair {
 	uint32_t capsule_size;	   /* 64 + icsz */
 	struct rdma_recv *recvs;
 	uint32_t nreqs;		   /* 2 x nrecvs */
+	uint32_t desc_max;         /* keyed descriptors per command (send queue room) */
 	struct rdma_req *reqs;
 	TAILQ_HEAD(, rdma_req) free_reqs;
 	uint32_t outstanding;	   /* requests not FREE */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * NVMe/RDMA binding rules without verbs (see rdma_proto.h): RDMA CM request checks and
- * SGL classification. Pure functions, unit-tested in tests/unit/target/rdma_proto_ut.c.
+ * SGL classification. Pure functions, unit-tested in tests/unit/target/rdma/rdma_proto_ut.c.
  */
 #include <string.h>
 
@@ -25,11 +25,59 @@ int rdma_cm_check(const struct nvme_rdma_cm_params *p, const struct rdma_cm_limi
 	return 0;
 }
 
-uint16_t rdma_sgl_parse(const struct nvme_cmd *cmd, enum nvme_data_xfer xfer, uint32_t icdata,
-			uint32_t max_io, struct rdma_sgl *out)
+#define SGL_ERR(sc) (NVME_STATUS(NVME_SCT_GENERIC, (sc)) | NVME_STATUS_DNR)
+
+/*
+ * A Last Segment descriptor with the offset subtype: @len bytes of keyed data block
+ * descriptors at in-capsule offset @off. Zero-length descriptors move nothing and are
+ * skipped; Send with Invalidate is only for a single descriptor, not asked for in a list.
+ */
+static uint16_t parse_list(const struct nvme_sgl_desc *sgl, const uint8_t *icd, uint32_t icdata,
+			   const struct rdma_sgl_limits *lim, struct rdma_sgl *out)
+{
+	uint64_t off = nvme_sgl_addr(sgl);
+	uint32_t len = get_le32(sgl->length), n = len / (uint32_t)sizeof(*sgl);
+	uint64_t total = 0;
+
+	if (len == 0 || len % sizeof(*sgl))
+		return SGL_ERR(NVME_SC_INVALID_SGL_SEG_DESC);
+	if (n > lim->max_desc)
+		return SGL_ERR(NVME_SC_INVALID_NUM_SGL_DESC);
+	if (off > icdata || !icd)
+		return SGL_ERR(NVME_SC_INVALID_SGL_OFFSET);
+	if (len > icdata - off)
+		return SGL_ERR(NVME_SC_INVALID_SGL_SEG_DESC);
+	for (uint32_t i = 0; i < n; i++) {
+		struct nvme_sgl_desc d;
+		uint32_t dlen;
+
+		memcpy(&d, icd + off + (size_t)i * sizeof(d), sizeof(d));
+		if (d.type !=
+		    NVME_SGL_TYPE(NVME_SGL_TYPE_KEYED_DATA_BLOCK, NVME_SGL_SUBTYPE_ADDRESS))
+			return SGL_ERR(NVME_SC_SGL_DESC_TYPE_INVALID);
+		dlen = nvme_sgl_keyed_len(&d);
+		total += dlen;
+		if (total > lim->max_io)
+			return SGL_ERR(NVME_SC_DATA_SGL_LENGTH_INVALID);
+		if (dlen == 0)
+			continue;
+		out->desc[out->ndesc].addr = nvme_sgl_addr(&d);
+		out->desc[out->ndesc].key = nvme_sgl_keyed_key(&d);
+		out->desc[out->ndesc].len = dlen;
+		out->ndesc++;
+	}
+	out->len = (uint32_t)total;
+	if (out->len)
+		out->kind = RDMA_SGL_KEYED;
+	return 0;
+}
+
+uint16_t rdma_sgl_parse(const struct nvme_cmd *cmd, enum nvme_data_xfer xfer, const uint8_t *icd,
+			uint32_t icdata, const struct rdma_sgl_limits *lim, struct rdma_sgl *out)
 {
 	const struct nvme_sgl_desc *sgl = &cmd->dptr.sgl1;
 	const uint16_t dnr = NVME_STATUS_DNR;
+	uint32_t max_io = lim->max_io;
 	uint8_t type = sgl->type >> 4, sub = sgl->type & 0xf;
 
 	memset(out, 0, sizeof(*out));
@@ -41,16 +89,31 @@ uint16_t rdma_sgl_parse(const struct nvme_cmd *cmd, enum nvme_data_xfer xfer, ui
 			return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_SGL_DESC_TYPE_INVALID) | dnr;
 		out->invalidate = sub == NVME_SGL_SUBTYPE_INVALIDATE_KEY;
 		out->key = nvme_sgl_keyed_key(sgl);
-		out->addr = nvme_sgl_addr(sgl);
-		out->len = nvme_sgl_keyed_len(sgl);
+		out->desc[0].addr = nvme_sgl_addr(sgl);
+		out->desc[0].key = out->key;
+		out->desc[0].len = nvme_sgl_keyed_len(sgl);
+		out->len = out->desc[0].len;
 		if (xfer == NVME_XFER_NONE || out->len == 0) {
 			out->len = 0;
+			out->desc[0].len = 0;
 			return 0;
 		}
 		if (out->len > max_io)
 			return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_DATA_SGL_LENGTH_INVALID) | dnr;
+		out->ndesc = 1;
 		out->kind = RDMA_SGL_KEYED;
 		return 0;
+	}
+
+	if (sgl->type == NVME_SGL_TYPE(NVME_SGL_TYPE_LAST_SEGMENT, NVME_SGL_SUBTYPE_OFFSET)) {
+		uint16_t st;
+
+		if (xfer == NVME_XFER_NONE)
+			return 0;
+		st = parse_list(sgl, icd, icdata, lim, out);
+		if (st)
+			memset(out, 0, sizeof(*out));
+		return st;
 	}
 
 	if (sgl->type == NVME_SGL_TYPE(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET)) {

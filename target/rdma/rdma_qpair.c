@@ -167,10 +167,48 @@ static void req_execute(struct rdma_req *rr)
 }
 
 /* The request has its data buffer: fetch write data, or run the command. */
+/*
+ * Chain one RDMA @op per keyed descriptor over the first @len bytes of the request's
+ * buffer, unsignaled (the caller signals the last, or the SEND after it: an RC send queue
+ * completes in order). Returns the last work request, NULL when nothing moves.
+ */
+static struct ibv_send_wr *data_wrs(struct rdma_req *rr, enum ibv_wr_opcode op,
+				    enum rdma_wr_kind kind, uint32_t len)
+{
+	struct ibv_send_wr *last = NULL;
+	uint32_t off = 0;
+
+	for (uint32_t i = 0; i < rr->sgl.ndesc && off < len; i++) {
+		struct ibv_send_wr *wr = &rr->data_wr[i];
+		struct ibv_sge *sge = &rr->data_sge[i];
+		uint32_t n = rr->sgl.desc[i].len;
+
+		if (n > len - off)
+			n = len - off;
+		sge->addr = (uintptr_t)rr->chunk->addr + off;
+		sge->length = n;
+		sge->lkey = rr->chunk->lkey;
+		wr->wr_id = RDMA_WR_ID(rr->idx, kind);
+		wr->sg_list = sge;
+		wr->num_sge = 1;
+		wr->opcode = op;
+		wr->send_flags = 0;
+		wr->wr.rdma.remote_addr = rr->sgl.desc[i].addr;
+		wr->wr.rdma.rkey = rr->sgl.desc[i].key;
+		if (last)
+			last->next = wr;
+		last = wr;
+		off += n;
+	}
+	if (last)
+		last->next = NULL;
+	return last;
+}
+
 static void req_data_start(struct rdma_req *rr)
 {
 	struct rdma_qpair *rq = rr->rq;
-	struct ibv_send_wr *wr = &rr->data_wr;
+	struct ibv_send_wr *last;
 
 	rr->req.iov[0].iov_base = rr->chunk->addr;
 	rr->req.iov[0].iov_len = rr->req.length;
@@ -179,19 +217,15 @@ static void req_data_start(struct rdma_req *rr)
 		req_execute(rr);
 		return;
 	}
-	rr->data_sge.addr = (uintptr_t)rr->chunk->addr;
-	rr->data_sge.length = rr->req.length;
-	rr->data_sge.lkey = rr->chunk->lkey;
-	wr->wr_id = RDMA_WR_ID(rr->idx, RDMA_WR_READ);
-	wr->sg_list = &rr->data_sge;
-	wr->num_sge = 1;
-	wr->opcode = IBV_WR_RDMA_READ;
-	wr->send_flags = IBV_SEND_SIGNALED;
-	wr->wr.rdma.remote_addr = rr->sgl.addr;
-	wr->wr.rdma.rkey = rr->sgl.key;
+	last = data_wrs(rr, IBV_WR_RDMA_READ, RDMA_WR_READ, rr->req.length);
+	if (!last) {
+		req_execute(rr);
+		return;
+	}
+	last->send_flags = IBV_SEND_SIGNALED;
 	req_set_state(rr, RDMA_REQ_TRANSFERRING_H2C);
-	rq->stats.rdma_reads++;
-	queue_send(rq, wr, wr);
+	rq->stats.rdma_reads += rr->sgl.ndesc;
+	queue_send(rq, &rr->data_wr[0], last);
 }
 
 void rdma_req_buffer_ready(struct rdma_req *rr)
@@ -204,7 +238,10 @@ static void rx_capsule(struct rdma_qpair *rq, struct rdma_req *rr, struct rdma_r
 		       uint32_t len)
 {
 	struct nvmf_req *req = &rr->req;
-	uint32_t max_io = rq->qp.tgt->opts.max_io_size;
+	struct rdma_sgl_limits lim = {
+		.max_io = rq->qp.tgt->opts.max_io_size,
+		.max_desc = rq->desc_max,
+	};
 	uint16_t st;
 
 	TAILQ_REMOVE(&rq->free_reqs, rr, link);
@@ -218,8 +255,8 @@ static void rx_capsule(struct rdma_qpair *rq, struct rdma_req *rr, struct rdma_r
 	req->iovcnt = 0;
 	memset(&req->rsp, 0, sizeof(req->rsp));
 	req->xfer = nvmf_req_xfer(&req->cmd, rq->cm.qid == 0);
-	st = rdma_sgl_parse(&req->cmd, req->xfer, len - (uint32_t)sizeof(struct nvme_cmd), max_io,
-			    &rr->sgl);
+	st = rdma_sgl_parse(&req->cmd, req->xfer, rv->capsule + sizeof(struct nvme_cmd),
+			    len - (uint32_t)sizeof(struct nvme_cmd), &lim, &rr->sgl);
 	if (st) {
 		log_debug("%s: cid %u: SGL type 0x%02x rejected (status 0x%04x)", rq->qp.peer,
 			  rr->cid, req->cmd.dptr.sgl1.type, st);
@@ -317,21 +354,15 @@ void rdma_req_complete(struct nvmf_req *req)
 	}
 	memcpy(rr->rsp, &req->rsp, sizeof(*rr->rsp));
 	if (ok && req->xfer == NVME_XFER_CTRLR_TO_HOST && req->length && rr->chunk) {
-		struct ibv_send_wr *wr = &rr->data_wr;
+		/* The response SEND after the writes is signaled. */
+		struct ibv_send_wr *last =
+			data_wrs(rr, IBV_WR_RDMA_WRITE, RDMA_WR_WRITE, req->length);
 
-		rr->data_sge.addr = (uintptr_t)rr->chunk->addr;
-		rr->data_sge.length = req->length;
-		rr->data_sge.lkey = rr->chunk->lkey;
-		wr->wr_id = RDMA_WR_ID(rr->idx, RDMA_WR_WRITE);
-		wr->sg_list = &rr->data_sge;
-		wr->num_sge = 1;
-		wr->opcode = IBV_WR_RDMA_WRITE;
-		wr->send_flags = 0; /* the response SEND after it is signaled */
-		wr->wr.rdma.remote_addr = rr->sgl.addr;
-		wr->wr.rdma.rkey = rr->sgl.key;
-		wr->next = &rr->rsp_wr;
-		first = wr;
-		rq->stats.rdma_writes++;
+		if (last) {
+			last->next = &rr->rsp_wr;
+			first = &rr->data_wr[0];
+			rq->stats.rdma_writes += rr->sgl.ndesc;
+		}
 	}
 	if (rr->sgl.invalidate) {
 		rr->rsp_wr.opcode = IBV_WR_SEND_WITH_INV;
@@ -632,7 +663,9 @@ static int setup_verbs(struct rdma_qpair *rq)
 	struct ibv_qp_init_attr qpa;
 	struct ibv_context *ctx = rq->cm_id->verbs;
 	uint32_t nr = rq->nrecvs, n = rq->nreqs, stride;
-	uint32_t send_wr = 2 * n + 1, cqe = send_wr + nr; /* a request has 2 WRs out at most */
+	/* A request has a data WR per descriptor and its SEND out at most; a flush completes
+	 * the unsignaled ones too, so the CQ has room for all. */
+	uint32_t send_wr, cqe;
 	struct ibv_recv_wr *bad;
 	size_t bytes;
 	int fl, rc;
@@ -640,6 +673,14 @@ static int setup_verbs(struct rdma_qpair *rq)
 	rq->dev = rdma_device_get(ctx);
 	if (!rq->dev)
 		return -ENODEV;
+	/* Descriptor lists as long as the send queue the device gives us allows. */
+	rq->desc_max = RDMA_SGL_DESC_MAX;
+	while (rq->desc_max > 1 &&
+	       ((rq->desc_max + 1) * n + 1 > (uint32_t)rq->dev->attr.max_qp_wr ||
+		(rq->desc_max + 1) * n + 1 + nr > (uint32_t)rq->dev->attr.max_cqe))
+		rq->desc_max /= 2;
+	send_wr = (rq->desc_max + 1) * n + 1;
+	cqe = send_wr + nr;
 	if (send_wr > (uint32_t)rq->dev->attr.max_qp_wr || cqe > (uint32_t)rq->dev->attr.max_cqe) {
 		log_peer("%s: queue of %u entries exceeds the device limits", rq->qp.peer, nr);
 		return -ENOSPC;

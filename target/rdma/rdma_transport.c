@@ -465,5 +465,6 @@ const struct nvmf_transport_ops nvmf_rdma_transport_ops = {
 	.qpair_disconnect = rdma_qpair_disconnect,
 	.disc_entry = rdma_disc_entry,
 	.sgls = NVME_CTRL_SGLS_KEYED,
+	.msdbd = RDMA_SGL_DESC_MAX,
 	.local_traddr = rdma_local_traddr,
 };

@@ -13,8 +13,12 @@
 #                checksum -> umount -> disconnect; then SIGTERM, clean target exit.
 #   initiator    the Linux kernel target (nvmet-rdma) on 10.0.2.15:4421 and the nvmeof CLI
 #                against it (discover, identify, write, read back, compare, initiator_io
-#                --loose); then nvmeof-target on 10.0.2.15:4420 and initiator_io at QD 32
-#                on two queues (every byte checked) and a short nvmeof-bench --verify run.
+#                --loose, also with registered buffers: MSDBD 1, one descriptor); then
+#                nvmeof-target on 10.0.2.15:4420 and initiator_io at QD 32 on two queues
+#                (every byte checked), again with registered buffers (MSDBD 16: lists of
+#                keyed descriptors), a short nvmeof-bench --verify run, and nvmeof-bench
+#                at 64K/128K with registered and with plain buffers, alternated
+#                (bench-{registered,plain}-{randread,randwrite}-N.json for the host).
 #   fault        nvmeof-target on rdma://10.0.2.15:4420 with a RAM namespace of NSBYTES and
 #                rdma_fault_client's scenarios (die, qp-error, short-capsule, bad-rkey),
 #                each followed by a liveness check, the CLI's write + read back + compare
@@ -233,12 +237,12 @@ kernel_host() {
 		not_ok namespace-size "/dev/$ns has $size bytes, expected $NSBYTES"; fi
 	idc=$(nvme id-ctrl "/dev/$ctrl" 2>&1)
 	grep -E '^(mn|fr|mdts|ioccsz|iorcsz|sgls|msdbd) ' <<< "$idc"
-	# SGLS bit 2: keyed SGL data blocks; MSDBD 1
+	# SGLS bit 2: keyed SGL data blocks; MSDBD 16 (descriptor lists in the capsule)
 	if (( ($(awk '/^sgls /{print $3}' <<< "$idc") & 4) != 0 )) &&
-		grep -qE '^msdbd +: 1$' <<< "$idc"; then
+		grep -qE '^msdbd +: 16$' <<< "$idc"; then
 		ok id-ctrl-sgls
 	else
-		not_ok id-ctrl-sgls "Identify Controller lacks keyed SGLs (SGLS bit 2) or MSDBD 1"
+		not_ok id-ctrl-sgls "Identify Controller lacks keyed SGLs (SGLS bit 2) or MSDBD 16"
 	fi
 
 	mkdir -p "$MNT"
@@ -293,7 +297,8 @@ cli_rw() {   # cli_rw URI: write 1 MiB of random data at LBA 100, read it back, 
 initiator() {
 	local K=nqn.2014-08.org.nvmexpress:nvmeof-interop-nvmet out
 	PLAN=(rxe nvmet cli-discover-nvmet cli-identify-nvmet cli-rw-nvmet initiator-io-nvmet
-	      target-start cli-discover cli-identify cli-rw initiator-io-qd32 bench target-exit)
+	      initiator-io-nvmet-registered target-start cli-discover cli-identify cli-rw
+	      initiator-io-qd32 initiator-io-registered bench bench-buffers target-exit)
 	setup_rxe
 	(nvmet_setup "$K") || fatal nvmet "nvmet-rdma configfs set-up failed"
 	ok nvmet
@@ -307,6 +312,8 @@ initiator() {
 	check cli-rw-nvmet cli_rw "nvme+rdma://$IP:4421/$K/1"
 	check initiator-io-nvmet timeout 400 "$BIN/initiator_io" "nvme+rdma://$IP:4421/$K/1" \
 		--queues 2 --qd 32 --seconds 2 --loose
+	check initiator-io-nvmet-registered timeout 400 "$BIN/initiator_io" \
+		"nvme+rdma://$IP:4421/$K/1" --queues 2 --qd 32 --seconds 1 --loose --registered
 
 	truncate -s "$NSBYTES" /tmp/ns.img
 	start_target --ns /tmp/ns.img --nqn "$NQN"
@@ -319,11 +326,32 @@ initiator() {
 	check cli-rw cli_rw "nvme+rdma://$IP:$PORT/$NQN/1"
 	check initiator-io-qd32 timeout 400 "$BIN/initiator_io" "nvme+rdma://$IP:$PORT/$NQN/1" \
 		--queues 2 --qd 32 --seconds 3
+	check initiator-io-registered timeout 400 "$BIN/initiator_io" \
+		"nvme+rdma://$IP:$PORT/$NQN/1" --queues 2 --qd 32 --seconds 1 --registered
 	check bench timeout 300 "$BIN/nvmeof-bench" --native "nvme+rdma://$IP:$PORT/$NQN/1" \
 		--rw randread --bs 4k --qd 32 --time 2 --warmup 0.5 --repeat 1 --size 16M --verify \
 		--no-progress
+	check bench-buffers bench_buffers "nvme+rdma://$IP:$PORT/$NQN/1"
 	stop_target target-exit
 	finish
+}
+# bench_buffers URI: initiator CPU per I/O with registered vs plain buffers, same target,
+# alternated (registered, plain, plain, registered), 64K and 128K, reads and writes
+bench_buffers() {
+	local i mode rw flag
+	rm -f "$OUT"/bench-registered-*.json "$OUT"/bench-plain-*.json
+	for rw in randread randwrite; do
+		i=0
+		for mode in registered plain plain registered; do
+			i=$((i + 1))
+			flag=
+			[ "$mode" = plain ] && flag=--plain-buffers
+			echo "[+$(now)s] \$ nvmeof-bench $rw 64k,128k $mode"
+			timeout 300 "$BIN/nvmeof-bench" --native "$1" --rw "$rw" --bs 64k,128k --qd 8 \
+				--time 3 --warmup 0.5 --repeat 3 --size 64M --no-progress $flag \
+				--json "$OUT/bench-$mode-$rw-$i.json" > /dev/null || return 1
+		done
+	done
 }
 
 # ---- fault injection (rdma_fault_client) against nvmeof-target ----------------------------

@@ -129,6 +129,9 @@ static const struct sgl_case sgl_cases[] = {
 	  RDMA_SGL_NONE, 0, 0, false },
 };
 
+static const struct rdma_sgl_limits sgl_lim = { .max_io = MAX_IO, .max_desc = RDMA_SGL_DESC_MAX };
+static const uint8_t icd_zero[8192];
+
 static void build_sgl(struct nvme_cmd *cmd, const struct sgl_case *c)
 {
 	struct nvme_sgl_desc *sgl = &cmd->dptr.sgl1;
@@ -171,7 +174,7 @@ static void test_sgl_parse(void)
 
 		build_sgl(&cmd, c);
 		memset(&out, 0xee, sizeof(out));
-		st = rdma_sgl_parse(&cmd, c->xfer, c->icdata, MAX_IO, &out);
+		st = rdma_sgl_parse(&cmd, c->xfer, icd_zero, c->icdata, &sgl_lim, &out);
 		if (st != c->want_status || (st == 0 && out.kind != c->kind))
 			fprintf(stderr, "  %s: status 0x%04x kind %d, want 0x%04x kind %d\n",
 				c->what, st, out.kind, c->want_status, c->kind);
@@ -183,7 +186,10 @@ static void test_sgl_parse(void)
 		if (c->kind == RDMA_SGL_INLINE)
 			CU_ASSERT_EQUAL(out.offset, c->want_off);
 		if (c->kind == RDMA_SGL_KEYED) {
-			CU_ASSERT_EQUAL(out.addr, c->addr);
+			CU_ASSERT_EQUAL(out.ndesc, 1);
+			CU_ASSERT_EQUAL(out.desc[0].addr, c->addr);
+			CU_ASSERT_EQUAL(out.desc[0].key, 0xabcd1234);
+			CU_ASSERT_EQUAL(out.desc[0].len, c->want_len);
 			CU_ASSERT_EQUAL(out.key, 0xabcd1234);
 			CU_ASSERT_EQUAL(out.invalidate, c->want_inv);
 		}
@@ -198,10 +204,133 @@ static void test_sgl_invalidate_without_data(void)
 
 	memset(&cmd, 0, sizeof(cmd));
 	nvme_sgl_set_keyed(&cmd.dptr.sgl1, 0, 0, 0x55, true);
-	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_NONE, 0, MAX_IO, &out), 0);
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_NONE, NULL, 0, &sgl_lim, &out), 0);
 	CU_ASSERT_EQUAL(out.kind, RDMA_SGL_NONE);
 	CU_ASSERT_TRUE(out.invalidate);
 	CU_ASSERT_EQUAL(out.key, 0x55);
+}
+
+/* ---- descriptor lists in the capsule (Last Segment, offset subtype) ---- */
+
+/* @n keyed descriptors at in-capsule offset @off, SGL1 a Last Segment of @n * 16 bytes. */
+static void build_list(struct nvme_cmd *cmd, uint8_t *icd, uint32_t off, unsigned int n)
+{
+	memset(cmd, 0, sizeof(*cmd));
+	memset(icd, 0, 4096);
+	for (unsigned int i = 0; i < n; i++) {
+		struct nvme_sgl_desc d;
+
+		nvme_sgl_set_keyed(&d, 0x10000000ull * (i + 1), 4096 * (i + 1), 0x100 + i, false);
+		memcpy(icd + off + i * sizeof(d), &d, sizeof(d));
+	}
+	put_le64(&cmd->dptr.sgl1.addr, off);
+	put_le32(cmd->dptr.sgl1.length, n * 16);
+	cmd->dptr.sgl1.type = NVME_SGL_TYPE(NVME_SGL_TYPE_LAST_SEGMENT, NVME_SGL_SUBTYPE_OFFSET);
+}
+
+static void test_sgl_list(void)
+{
+	static uint8_t icd[4096];
+	struct rdma_sgl_limits big = { .max_io = 1u << 20, .max_desc = RDMA_SGL_DESC_MAX };
+	struct nvme_cmd cmd;
+	struct rdma_sgl out;
+
+	build_list(&cmd, icd, 0, 3);
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_HOST_TO_CTRLR, icd, 48, &big, &out), 0);
+	CU_ASSERT_EQUAL(out.kind, RDMA_SGL_KEYED);
+	CU_ASSERT_EQUAL(out.ndesc, 3);
+	CU_ASSERT_EQUAL(out.len, 4096 + 8192 + 12288);
+	for (unsigned int i = 0; i < 3; i++) {
+		CU_ASSERT_EQUAL(out.desc[i].addr, 0x10000000ull * (i + 1));
+		CU_ASSERT_EQUAL(out.desc[i].len, 4096 * (i + 1));
+		CU_ASSERT_EQUAL(out.desc[i].key, 0x100 + i);
+	}
+	CU_ASSERT_FALSE(out.invalidate);
+
+	/* the most the target takes, at an offset, for a read */
+	build_list(&cmd, icd, 64, RDMA_SGL_DESC_MAX);
+	CU_ASSERT_EQUAL(
+		rdma_sgl_parse(&cmd, NVME_XFER_CTRLR_TO_HOST, icd, 64 + 16 * 16, &big, &out), 0);
+	CU_ASSERT_EQUAL(out.ndesc, RDMA_SGL_DESC_MAX);
+	CU_ASSERT_EQUAL(out.desc[RDMA_SGL_DESC_MAX - 1].key, 0x100 + RDMA_SGL_DESC_MAX - 1);
+
+	/* zero-length descriptors move nothing and are left out */
+	build_list(&cmd, icd, 0, 3);
+	icd[16 + 8] = icd[16 + 9] = icd[16 + 10] = 0; /* descriptor 1: length 0 */
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_CTRLR_TO_HOST, icd, 48, &big, &out), 0);
+	CU_ASSERT_EQUAL(out.ndesc, 2);
+	CU_ASSERT_EQUAL(out.desc[1].key, 0x102);
+	CU_ASSERT_EQUAL(out.len, 4096 + 12288);
+
+	/* a list on a command that moves no data: nothing to do */
+	build_list(&cmd, icd, 0, 2);
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_NONE, icd, 32, &big, &out), 0);
+	CU_ASSERT_EQUAL(out.kind, RDMA_SGL_NONE);
+}
+
+static void test_sgl_list_bad(void)
+{
+	static uint8_t icd[4096];
+	struct rdma_sgl_limits big = { .max_io = 1u << 20, .max_desc = RDMA_SGL_DESC_MAX };
+	struct rdma_sgl_limits four = { .max_io = 1u << 20, .max_desc = 4 };
+	struct nvme_cmd cmd;
+	struct rdma_sgl out;
+
+	/* more descriptors than MSDBD */
+	build_list(&cmd, icd, 0, 5);
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_HOST_TO_CTRLR, icd, 80, &four, &out),
+			ST(NVME_SC_INVALID_NUM_SGL_DESC));
+	build_list(&cmd, icd, 0, RDMA_SGL_DESC_MAX + 1);
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_HOST_TO_CTRLR, icd, 4096, &big, &out),
+			ST(NVME_SC_INVALID_NUM_SGL_DESC));
+	/* not a whole number of descriptors, or none */
+	build_list(&cmd, icd, 0, 2);
+	put_le32(cmd.dptr.sgl1.length, 24);
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_HOST_TO_CTRLR, icd, 48, &big, &out),
+			ST(NVME_SC_INVALID_SGL_SEG_DESC));
+	put_le32(cmd.dptr.sgl1.length, 0);
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_HOST_TO_CTRLR, icd, 48, &big, &out),
+			ST(NVME_SC_INVALID_SGL_SEG_DESC));
+	/* the list runs past what the capsule carried, or starts beyond it */
+	build_list(&cmd, icd, 0, 3);
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_HOST_TO_CTRLR, icd, 40, &big, &out),
+			ST(NVME_SC_INVALID_SGL_SEG_DESC));
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_HOST_TO_CTRLR, icd, 0, &big, &out),
+			ST(NVME_SC_INVALID_SGL_SEG_DESC));
+	build_list(&cmd, icd, 64, 1);
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_HOST_TO_CTRLR, icd, 32, &big, &out),
+			ST(NVME_SC_INVALID_SGL_OFFSET));
+	put_le64(&cmd.dptr.sgl1.addr, 0xffffffffffffff00ull);
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_HOST_TO_CTRLR, icd, 4096, &big, &out),
+			ST(NVME_SC_INVALID_SGL_OFFSET));
+	/* a list entry that is not a plain keyed data block */
+	build_list(&cmd, icd, 0, 2);
+	icd[16 + 15] = NVME_SGL_TYPE(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET);
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_HOST_TO_CTRLR, icd, 32, &big, &out),
+			ST(NVME_SC_SGL_DESC_TYPE_INVALID));
+	icd[16 + 15] =
+		NVME_SGL_TYPE(NVME_SGL_TYPE_KEYED_DATA_BLOCK, NVME_SGL_SUBTYPE_INVALIDATE_KEY);
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_HOST_TO_CTRLR, icd, 32, &big, &out),
+			ST(NVME_SC_SGL_DESC_TYPE_INVALID));
+	icd[16 + 15] = NVME_SGL_TYPE(NVME_SGL_TYPE_LAST_SEGMENT, NVME_SGL_SUBTYPE_OFFSET);
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_HOST_TO_CTRLR, icd, 32, &big, &out),
+			ST(NVME_SC_SGL_DESC_TYPE_INVALID));
+	/* more data than one command may move */
+	build_list(&cmd, icd, 0, 4); /* 40 KiB */
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_HOST_TO_CTRLR, icd, 64, &sgl_lim, &out), 0);
+	four.max_io = 32768;
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_HOST_TO_CTRLR, icd, 64, &four, &out),
+			ST(NVME_SC_DATA_SGL_LENGTH_INVALID));
+	CU_ASSERT_EQUAL(out.kind, RDMA_SGL_NONE);
+	/* a list in host memory (address subtype) would need an RDMA READ of the list */
+	build_list(&cmd, icd, 0, 2);
+	cmd.dptr.sgl1.type = NVME_SGL_TYPE(NVME_SGL_TYPE_LAST_SEGMENT, NVME_SGL_SUBTYPE_ADDRESS);
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_HOST_TO_CTRLR, icd, 32, &big, &out),
+			ST(NVME_SC_SGL_DESC_TYPE_INVALID));
+	/* no capsule bytes at all */
+	build_list(&cmd, icd, 0, 2);
+	CU_ASSERT_EQUAL(rdma_sgl_parse(&cmd, NVME_XFER_HOST_TO_CTRLR, NULL, 32, &big, &out),
+			ST(NVME_SC_INVALID_SGL_OFFSET));
 }
 
 int main(void)
@@ -216,6 +345,8 @@ int main(void)
 	CU_add_test(s, "CM request bytes to check", test_cm_wire_to_check);
 	CU_add_test(s, "SGL classification", test_sgl_parse);
 	CU_add_test(s, "invalidate without data", test_sgl_invalidate_without_data);
+	CU_add_test(s, "descriptor list in the capsule", test_sgl_list);
+	CU_add_test(s, "bad descriptor lists", test_sgl_list_bad);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	fails = CU_get_number_of_failures();
