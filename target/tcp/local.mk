@@ -5,7 +5,7 @@ libnvmeof_tcp_la_SOURCES = \
 	target/tcp/tcp_transport.h target/tcp/tcp_internal.h \
 	target/tcp/tcp_transport.c target/tcp/tcp_qpair.c target/tcp/tcp_req.c \
 	target/tcp/tcp_recv.c target/tcp/tcp_send.c \
-	target/tcp/tcp_sock.c target/tcp/tcp_tls.c
+	target/tcp/tcp_sock.c target/tcp/tcp_tls.c target/tcp/tcp_zerocopy.c
 libnvmeof_tcp_la_CFLAGS = $(TARGET_CFLAGS) $(OPENSSL_CFLAGS)
 libnvmeof_tcp_la_LIBADD = $(OPENSSL_LIBS)
 
