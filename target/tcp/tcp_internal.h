@@ -144,6 +144,7 @@ struct tcp_zc {
 	uint32_t held;              /* requests on waitq: outstanding, but not for the host */
 	ev_timer poll;              /* reads the error queue while waitq is not empty */
 	int fd;                     /* after close: the socket, kept until the kernel is done */
+	bool aborted;               /* ...and reset (its queues dropped) */
 	ev_tstamp drain_start;
 };
 

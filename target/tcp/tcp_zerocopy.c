@@ -14,10 +14,13 @@
  * anything is due, since the read watcher is stopped while the receive machine waits for
  * a slot or a buffer.
  *
- * Closing with confirmations due keeps the socket (shut down both ways) and the requests
- * off the pool until they arrive, at most TCP_ZC_DRAIN_S; after that the socket is reset
- * (SO_LINGER 0 purges its queues, dropping the kernel's references) before the buffers go
- * back.
+ * Closing with confirmations due keeps the socket and the requests off the pool until they
+ * arrive. The socket goes the way close() would take it: shut down (FIN after the queued
+ * data) or, with received bytes unread, reset at once. Resetting is a disconnect
+ * (connect(AF_UNSPEC)): the kernel drops its queues, and with them its references to the
+ * buffers, and its confirmations still arrive on the open descriptor. A shut-down socket
+ * whose peer takes longer than TCP_ZC_DRAIN_S is reset the same way; after another such
+ * wait the buffers go back regardless.
  */
 #include <errno.h>
 #include <time.h> /* before linux/errqueue.h */
@@ -25,6 +28,7 @@
 #include <linux/errqueue.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -222,29 +226,40 @@ void tcp_zc_reap(struct tcp_qpair *tq)
 		ev_timer_stop(tq->loop, &zc->poll);
 }
 
-/* Closed: the kept socket goes once nothing is due (or it took too long: reset it). */
+/* Reset the connection but keep the descriptor: the kernel drops what it still holds. */
+static void zc_abort(struct tcp_qpair *tq)
+{
+	struct sockaddr sa = { .sa_family = AF_UNSPEC };
+
+	tq->zc.aborted = true;
+	tq->zc.drain_start = ev_now(tq->loop);
+	if (connect(tq->zc.fd, &sa, sizeof(sa)) < 0)
+		log_debug("%s: disconnect: %s", tq->qp.peer, strerror(errno));
+}
+
+/* Closed: the kept socket goes once nothing is due. */
 static void zc_drain_step(struct tcp_qpair *tq)
 {
 	struct tcp_zc *zc = &tq->zc;
 	bool late = ev_now(tq->loop) - zc->drain_start >= TCP_ZC_DRAIN_S;
 
 	zc_read_errqueue(tq, zc->fd);
-	if (!TAILQ_EMPTY(&zc->waitq) && !late) {
-		zc_complete(tq, false);
-		if (!TAILQ_EMPTY(&zc->waitq))
+	zc_complete(tq, false);
+	if (!TAILQ_EMPTY(&zc->waitq)) {
+		if (!late)
 			return;
-	}
-	if (late) {
-		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
-
-		log_warn("%s: zero-copy sends unconfirmed %.0f s after close; resetting",
-			 tq->qp.peer, TCP_ZC_DRAIN_S);
-		setsockopt(zc->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		if (!zc->aborted) {
+			log_info("%s: peer slow to take the last data; resetting", tq->qp.peer);
+			zc_abort(tq);
+			return;
+		}
+		log_warn("%s: zero-copy sends unconfirmed %.0f s after the reset", tq->qp.peer,
+			 TCP_ZC_DRAIN_S);
 	}
 	ev_timer_stop(tq->loop, &zc->poll);
 	close(zc->fd);
 	zc->fd = -1;
-	zc_complete(tq, true); /* the socket and its queues are gone: release the buffers */
+	zc_complete(tq, true); /* nothing left in the kernel's queues */
 }
 
 static void zc_poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -267,6 +282,7 @@ void tcp_zc_close(struct tcp_qpair *tq)
 {
 	struct tcp_zc *zc = &tq->zc;
 	struct tcp_tx *tx = TAILQ_FIRST(&tq->txq);
+	int unread = 0;
 
 	if (!zc->min || tq->fd < 0)
 		return;
@@ -283,8 +299,11 @@ void tcp_zc_close(struct tcp_qpair *tq)
 	}
 	zc->fd = tq->fd;
 	tq->fd = -1;
-	shutdown(zc->fd, SHUT_RDWR);
 	zc->drain_start = ev_now(tq->loop);
+	if (ioctl(zc->fd, FIONREAD, &unread) == 0 && unread > 0)
+		zc_abort(tq); /* close() would reset the connection: the same, minus the close */
+	else
+		shutdown(zc->fd, SHUT_RDWR);
 	ev_timer_stop(tq->loop, &zc->poll);
 	ev_timer_set(&zc->poll, TCP_ZC_POLL_S, TCP_ZC_POLL_S);
 	ev_timer_start(tq->loop, &zc->poll);
