@@ -366,12 +366,12 @@ bool tcp_zc_ring_full(const struct tcp_zc_ring *r);
 uint32_t tcp_zc_ring_push(struct tcp_zc_ring *r);
 uint32_t tcp_zc_ring_confirm(struct tcp_zc_ring *r, uint32_t lo, uint32_t hi);
 bool tcp_zc_ring_passed(const struct tcp_zc_ring *r, uint32_t id);
-void tcp_zc_init(struct tcp_qpair *tq);                    /* at start: SO_ZEROCOPY or off */
-bool tcp_zc_arm(struct tcp_qpair *tq, size_t data_bytes);  /* before a send */
-bool tcp_zc_sent(struct tcp_qpair *tq, uint32_t *id);      /* after one: zero-copy, its id */
-void tcp_zc_hold(struct tcp_qpair *tq, struct tcp_tx *tx); /* sent: done when confirmed */
-void tcp_zc_reap(struct tcp_qpair *tq);                    /* read the error queue */
-void tcp_zc_close(struct tcp_qpair *tq);                   /* keep the socket if still due */
+void tcp_zc_init(struct tcp_qpair *tq);                          /* at start: SO_ZEROCOPY or off */
+bool tcp_zc_arm(struct tcp_qpair *tq, size_t data_bytes);        /* before a send */
+bool tcp_zc_sent(struct tcp_qpair *tq, ssize_t n, uint32_t *id); /* after one: zero-copy, its id */
+void tcp_zc_hold(struct tcp_qpair *tq, struct tcp_tx *tx);       /* sent: done when confirmed */
+void tcp_zc_reap(struct tcp_qpair *tq);                          /* read the error queue */
+void tcp_zc_close(struct tcp_qpair *tq);                         /* keep the socket if still due */
 
 /* iovec helpers (tcp_send.c) */
 uint32_t tcp_iov_crc(const struct iovec *iov, int iovcnt, size_t off, size_t len);

@@ -186,7 +186,7 @@ void tcp_flush(void *arg)
 
 		tcp_zc_arm(tq, zc_data);
 		n = tq->sock->writev(tq, v, cnt);
-		zc = n > 0 && tcp_zc_sent(tq, &zc_id);
+		zc = tcp_zc_sent(tq, n, &zc_id);
 		TCP_STAT_ADD(tq, send_calls, 1);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {

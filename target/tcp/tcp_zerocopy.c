@@ -121,11 +121,11 @@ bool tcp_zc_arm(struct tcp_qpair *tq, size_t data_bytes)
 	return zc->arm;
 }
 
-/* After a send that returned > 0: did it go zero-copy, and under which number. */
-bool tcp_zc_sent(struct tcp_qpair *tq, uint32_t *id)
+/* After a send that returned @n: did it go zero-copy, and under which number. */
+bool tcp_zc_sent(struct tcp_qpair *tq, ssize_t n, uint32_t *id)
 {
 	struct tcp_zc *zc = &tq->zc;
-	bool used = zc->arm && zc->used;
+	bool used = n > 0 && zc->arm && zc->used; /* a failed one took no number */
 
 	zc->arm = zc->used = false;
 	if (!used)
