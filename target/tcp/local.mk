@@ -44,3 +44,12 @@ tests_unit_target_tcp_tcp_tls_ut_SOURCES = tests/unit/target/tcp/tcp_tls_ut.c \
 	$(tcp_ut_host_sources)
 tests_unit_target_tcp_tcp_tls_ut_CFLAGS = $(UT_CFLAGS) $(OPENSSL_CFLAGS)
 tests_unit_target_tcp_tcp_tls_ut_LDADD = $(tcp_ut_host_libs)
+
+# MSG_ZEROCOPY confirmation bookkeeping (tcp_zerocopy.c): send numbers, ranges in and out
+# of order, the 32-bit wrap.
+check_PROGRAMS += tests/unit/target/tcp/tcp_zc_ut
+TESTS += tests/unit/target/tcp/tcp_zc_ut
+tests_unit_target_tcp_tcp_zc_ut_SOURCES = tests/unit/target/tcp/tcp_zc_ut.c \
+	target/tcp/tcp_zerocopy.c target/tcp/tcp_sock.c
+tests_unit_target_tcp_tcp_zc_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_target_tcp_tcp_zc_ut_LDADD = libnvmeof_common.la $(EV_LIBS) $(UT_LIBS)
