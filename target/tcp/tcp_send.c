@@ -6,7 +6,9 @@
  * Queueing only marks the connection for a flush; the flush runs as reactor deferred work
  * before the loop next polls, so every completion of one loop iteration leaves in one
  * sendmsg() with many iovecs. Partial writes keep an offset into the first item; on
- * EAGAIN a write watcher takes over until the backlog is gone.
+ * EAGAIN a write watcher takes over until the backlog is gone. A batch of read responses
+ * large enough may leave with MSG_ZEROCOPY (tcp_zerocopy.c): its items then finish when
+ * the kernel confirms it is done with their buffers, not when sendmsg() returns.
  */
 #include <errno.h>
 #include <string.h>

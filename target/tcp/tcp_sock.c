@@ -6,13 +6,13 @@
  */
 #include <errno.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "tcp_internal.h"
 
 #ifndef MSG_ZEROCOPY
 #define MSG_ZEROCOPY 0x4000000
 #endif
-#include <sys/uio.h>
-
-#include "tcp_internal.h"
 
 static ssize_t plain_readv(struct tcp_qpair *tq, const struct iovec *iov, int cnt)
 {
