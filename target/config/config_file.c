@@ -30,9 +30,11 @@
 static const char *const host_keys[] = { "nqn", "dhchap", "psk", "psk_file", NULL };
 static const char *const top_keys[] = { "hosts",  "ports",   "subsystems", "iscsi",
 					"limits", "metrics", NULL };
-static const char *const limit_keys[] = { "max_connections", "max_connecting", "connect_timeout",
-					  "auth_timeout",    "login_timeout",  "max_queue_depth",
-					  "in_capsule_size", "max_io_size",    NULL };
+static const char *const limit_keys[] = { "max_connections",  "max_connecting",
+					  "connect_timeout",  "auth_timeout",
+					  "login_timeout",    "max_queue_depth",
+					  "in_capsule_size",  "max_io_size",
+					  "tcp_zerocopy_min", NULL };
 
 /* The "limits" extension (struct config_limits). */
 static int parse_limits(struct pctx *c, json_object *lim)
@@ -96,6 +98,13 @@ static int parse_limits(struct pctx *c, json_object *lim)
 		return cfg_err(c, -EINVAL, "limits.max_io_size", "expected a power of 2");
 	if (rc)
 		l->max_io_size = (uint32_t)v;
+	rc = cfg_get_int(c, lim, "limits", "tcp_zerocopy_min", 0, 64 << 20, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		l->tcp_zerocopy_min = (uint32_t)v;
+		l->tcp_zerocopy_set = true;
+	}
 	return 0;
 }
 

@@ -163,6 +163,8 @@ struct tgt_config {
 		uint32_t in_capsule_size;	/* I/O queues, multiple of 16 up to 1 MiB */
 		bool in_capsule_set;
 		uint32_t max_io_size;		/* MDTS bytes, power of 2, 4 KiB..4 MiB */
+		uint32_t tcp_zerocopy_min; /* NVMe/TCP MSG_ZEROCOPY threshold, 0 (off)..64 MiB */
+		bool tcp_zerocopy_set;
 	} limits;
 	/* Our extension: "metrics": "tcp://ADDR:PORT", the Prometheus endpoint ("" = none;
 	 * --metrics overrides; read at start). */

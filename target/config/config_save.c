@@ -266,7 +266,8 @@ static json_object *save_root(const struct tgt_config *cfg, bool secrets)
 		if (is)
 			json_object_object_add(root, "iscsi", is);
 	}
-	if (l->max_connections || l->max_queue_depth || l->in_capsule_set || l->max_io_size) {
+	if (l->max_connections || l->max_queue_depth || l->in_capsule_set || l->max_io_size ||
+	    l->tcp_zerocopy_set) {
 		json_object *lo = json_object_new_object();
 
 		if (l->in_capsule_set)
@@ -281,6 +282,9 @@ static json_object *save_root(const struct tgt_config *cfg, bool secrets)
 		if (l->max_queue_depth)
 			json_object_object_add(lo, "max_queue_depth",
 					       json_object_new_int64(l->max_queue_depth));
+		if (l->tcp_zerocopy_set)
+			json_object_object_add(lo, "tcp_zerocopy_min",
+					       json_object_new_int64(l->tcp_zerocopy_min));
 		json_object_object_add(root, "limits", lo);
 	}
 	arr = json_object_new_array();

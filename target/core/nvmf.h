@@ -43,6 +43,9 @@ struct nvmf_tgt_opts {
 	uint32_t max_admin_depth;    /* admin queue entries, default 32 */
 	uint32_t in_capsule_size;    /* I/O queue in-capsule data bytes, default 8192 */
 	uint32_t max_io_size;	     /* MDTS in bytes (power of 2 >= 4096), default 128 KiB */
+	uint32_t tcp_zerocopy_min;   /* NVMe/TCP: send batches of at least this many bytes of
+				      * read data with MSG_ZEROCOPY (plain ports); 0: off, the
+				      * default (see nvmeof-target(8) for when it pays) */
 	uint32_t max_io_queues;	     /* per controller, default 64 */
 	uint32_t max_connections;    /* established (Connect done), whole target, default 4096 */
 	uint32_t max_connecting;     /* accepted but not yet through Connect, counted apart

@@ -53,6 +53,8 @@ struct cli_opts {
 	bool in_capsule_set;
 	uint32_t max_queue_depth;	/* --max-queue-depth; 0 = default */
 	uint32_t max_io_size;		/* --max-io-size; 0 = default */
+	uint32_t tcp_zerocopy_min;      /* --tcp-zerocopy-min, with tcp_zerocopy_set */
+	bool tcp_zerocopy_set;
 
 	int log_level;			/* enum log_level, or -1 for the default */
 	bool daemon;			/* -d: detach */

@@ -473,6 +473,7 @@ static void reload_limits(struct daemon_ctx *d)
 	__atomic_store_n(&cur->max_queue_depth, t.max_queue_depth, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->in_capsule_size, t.in_capsule_size, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->max_io_size, t.max_io_size, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->tcp_zerocopy_min, t.tcp_zerocopy_min, __ATOMIC_RELAXED);
 }
 
 /*
@@ -537,6 +538,8 @@ static void apply_tgt_opts(const struct cli_opts *o, struct nvmf_tgt_opts *t)
 		t->max_queue_depth = o->max_queue_depth;
 	if (o->max_io_size)
 		t->max_io_size = o->max_io_size;
+	if (o->tcp_zerocopy_set)
+		t->tcp_zerocopy_min = o->tcp_zerocopy_min;
 	if (o->max_connections)
 		t->max_connections = o->max_connections;
 	if (o->max_connecting)
@@ -571,6 +574,8 @@ static void apply_limits(const struct cli_opts *o, const struct tgt_config *cfg,
 		t->in_capsule_size = l->in_capsule_size;
 	if (l->max_io_size && !o->max_io_size)
 		t->max_io_size = l->max_io_size;
+	if (l->tcp_zerocopy_set && !o->tcp_zerocopy_set)
+		t->tcp_zerocopy_min = l->tcp_zerocopy_min;
 }
 
 static void shutdown_target(struct daemon_ctx *d)

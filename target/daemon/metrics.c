@@ -488,6 +488,16 @@ int metrics_format(struct nvmf_tgt *tgt, struct metrics_buf *b)
 	metrics_family(b, "nvmeof_tcp_connections_closed_total", "counter",
 		       "NVMe/TCP connections closed.");
 	metrics_sample_u64(b, "nvmeof_tcp_connections_closed_total", NULL, s->tcp.closed);
+	metrics_family(b, "nvmeof_tcp_zerocopy_sends_total", "counter",
+		       "NVMe/TCP sendmsg calls with MSG_ZEROCOPY.");
+	metrics_sample_u64(b, "nvmeof_tcp_zerocopy_sends_total", NULL, s->tcp.totals.zc_sends);
+	metrics_family(b, "nvmeof_tcp_zerocopy_completions_total", "counter",
+		       "NVMe/TCP zero-copy sends the kernel confirmed done.");
+	metrics_sample_u64(b, "nvmeof_tcp_zerocopy_completions_total", NULL,
+			   s->tcp.totals.zc_completions);
+	metrics_family(b, "nvmeof_tcp_zerocopy_copied_total", "counter",
+		       "NVMe/TCP zero-copy sends the kernel copied after all (loopback, no SG).");
+	metrics_sample_u64(b, "nvmeof_tcp_zerocopy_copied_total", NULL, s->tcp.totals.zc_copied);
 	format_paths(b, s);
 	format_reactors(b, s);
 	format_ns(b, ns, nns);

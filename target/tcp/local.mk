@@ -5,7 +5,7 @@ libnvmeof_tcp_la_SOURCES = \
 	target/tcp/tcp_transport.h target/tcp/tcp_internal.h \
 	target/tcp/tcp_transport.c target/tcp/tcp_qpair.c target/tcp/tcp_req.c \
 	target/tcp/tcp_recv.c target/tcp/tcp_send.c \
-	target/tcp/tcp_sock.c target/tcp/tcp_tls.c
+	target/tcp/tcp_sock.c target/tcp/tcp_tls.c target/tcp/tcp_zerocopy.c
 libnvmeof_tcp_la_CFLAGS = $(TARGET_CFLAGS) $(OPENSSL_CFLAGS)
 libnvmeof_tcp_la_LIBADD = $(OPENSSL_LIBS)
 
@@ -44,3 +44,12 @@ tests_unit_target_tcp_tcp_tls_ut_SOURCES = tests/unit/target/tcp/tcp_tls_ut.c \
 	$(tcp_ut_host_sources)
 tests_unit_target_tcp_tcp_tls_ut_CFLAGS = $(UT_CFLAGS) $(OPENSSL_CFLAGS)
 tests_unit_target_tcp_tcp_tls_ut_LDADD = $(tcp_ut_host_libs)
+
+# MSG_ZEROCOPY confirmation bookkeeping (tcp_zerocopy.c): send numbers, ranges in and out
+# of order, the 32-bit wrap.
+check_PROGRAMS += tests/unit/target/tcp/tcp_zc_ut
+TESTS += tests/unit/target/tcp/tcp_zc_ut
+tests_unit_target_tcp_tcp_zc_ut_SOURCES = tests/unit/target/tcp/tcp_zc_ut.c \
+	target/tcp/tcp_zerocopy.c target/tcp/tcp_sock.c
+tests_unit_target_tcp_tcp_zc_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_target_tcp_tcp_zc_ut_LDADD = libnvmeof_common.la $(EV_LIBS) $(UT_LIBS)

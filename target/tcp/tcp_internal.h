@@ -34,6 +34,9 @@
 #define TCP_SEND_BUDGET 8		/* sendmsg calls per flush */
 #define TCP_TRIM_INTERVAL_S 2.0             /* idle connections give memory back this often */
 #define TCP_TRIM_KEEP       4               /* request slots an idle connection keeps set up */
+#define TCP_ZC_RING         128   /* zero-copy sends a connection may have unconfirmed at once */
+#define TCP_ZC_POLL_S       0.002 /* error queue read this often while confirmations are due */
+#define TCP_ZC_DRAIN_S      5.0   /* after close: how long the kernel may keep the buffers */
 
 /* PDU receive state machine (one per connection). */
 enum tcp_rx_state {
@@ -112,11 +115,37 @@ enum tcp_tls_state {
 
 /* One unit of transmission: iovecs sent in order, then @done runs. */
 struct tcp_tx {
-	TAILQ_ENTRY(tcp_tx) link;
+	TAILQ_ENTRY(tcp_tx) link; /* tcp_qpair.txq, then tcp_zc.waitq if zc */
 	struct iovec iov[TCP_TX_MAX_IOV];
 	int iovcnt;
 	uint32_t len;
 	void (*done)(struct tcp_qpair *tq, struct tcp_tx *tx);
+	bool zc;        /* some of its bytes left in a MSG_ZEROCOPY send: @done waits for */
+	uint32_t zc_id; /* the kernel's confirmation of this send number (the last of them) */
+};
+
+/*
+ * Numbers of MSG_ZEROCOPY sends not yet confirmed by the kernel, [head, next) in the
+ * socket's own 32-bit counter (each successful zero-copy sendmsg takes the next one),
+ * with a bit per number for the confirmations that arrived ahead of head.
+ */
+struct tcp_zc_ring {
+	uint32_t head, next;
+	uint64_t bits[TCP_ZC_RING / 64];
+};
+
+/* MSG_ZEROCOPY on a plain connection (tcp_zerocopy.c). */
+struct tcp_zc {
+	uint32_t min; /* batches with this many bytes of read data go zero-copy; 0: off */
+	bool arm;     /* the next plain writev passes MSG_ZEROCOPY */
+	bool used;    /* the last one did (false: ENOBUFS, sent by copy) */
+	struct tcp_zc_ring ring;
+	TAILQ_HEAD(, tcp_tx) waitq; /* sent, @done waiting for the kernel, in send order */
+	uint32_t held;              /* requests on waitq: outstanding, but not for the host */
+	ev_timer poll;              /* reads the error queue while waitq is not empty */
+	int fd;                     /* after close: the socket, kept until the kernel is done */
+	bool aborted;               /* ...and reset (its queues dropped) */
+	ev_tstamp drain_start;
 };
 
 struct tcp_req {
@@ -239,6 +268,7 @@ struct tcp_qpair {
 	const struct tcp_sock_ops *sock;
 	struct tcp_tls *tls; /* NULL on a plain connection */
 	enum tcp_tls_state tls_state;
+	struct tcp_zc zc;
 };
 
 /* Count on the connection and on its reactor (plain stores: one writer per counter). */
@@ -330,6 +360,18 @@ void tcp_tls_free(struct tcp_qpair *tq);
 bool tcp_tls_connect_allowed(const struct nvmf_qpair *qp, const char *hostnqn,
 			     const char *subnqn);         /* ops->connect_allowed */
 const char *tcp_tls_describe(const struct tcp_qpair *tq); /* "", or " over TLS 1.3 ..." */
+
+/* tcp_zerocopy.c: MSG_ZEROCOPY sends and their confirmations. */
+bool tcp_zc_ring_full(const struct tcp_zc_ring *r);
+uint32_t tcp_zc_ring_push(struct tcp_zc_ring *r);
+uint32_t tcp_zc_ring_confirm(struct tcp_zc_ring *r, uint32_t lo, uint32_t hi);
+bool tcp_zc_ring_passed(const struct tcp_zc_ring *r, uint32_t id);
+void tcp_zc_init(struct tcp_qpair *tq);                          /* at start: SO_ZEROCOPY or off */
+bool tcp_zc_arm(struct tcp_qpair *tq, size_t data_bytes);        /* before a send */
+bool tcp_zc_sent(struct tcp_qpair *tq, ssize_t n, uint32_t *id); /* after one: zero-copy, its id */
+void tcp_zc_hold(struct tcp_qpair *tq, struct tcp_tx *tx);       /* sent: done when confirmed */
+void tcp_zc_reap(struct tcp_qpair *tq);                          /* read the error queue */
+void tcp_zc_close(struct tcp_qpair *tq);                         /* keep the socket if still due */
 
 /* iovec helpers (tcp_send.c) */
 uint32_t tcp_iov_crc(const struct iovec *iov, int iovcnt, size_t off, size_t len);

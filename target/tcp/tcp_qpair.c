@@ -173,6 +173,7 @@ void tcp_qpair_start(void *arg)
 	tq->p.maxh2cdata = tcp_maxh2cdata(tgt);
 	tq->rx_state = TCP_RX_AWAIT_CH;
 
+	tcp_zc_init(tq);
 	ev_io_init(&tq->rio, tcp_read_cb, tq->fd, EV_READ);
 	tq->rio.data = tq;
 	ev_io_init(&tq->wio, tcp_write_cb, tq->fd, EV_WRITE);
@@ -214,6 +215,7 @@ void tcp_qpair_close(struct tcp_qpair *tq, const char *why)
 	reactor_defer_cancel(tq->r, &tq->flush_work);
 	reactor_defer_cancel(tq->r, &tq->resume_work);
 	reactor_buf_wait_cancel(tq->r, &tq->buf_work);
+	tcp_zc_close(tq); /* the kernel may still hold read data: keep it until it is done */
 	tcp_tx_drop_all(tq);
 	if (tq->fd >= 0) {
 		close(tq->fd);
@@ -223,7 +225,7 @@ void tcp_qpair_close(struct tcp_qpair *tq, const char *why)
 	for (uint32_t i = 0; i < tq->nreqs_ready; i++) {
 		struct tcp_req *tr = &tq->reqs[i];
 
-		if (tr->state != TCP_REQ_FREE && tr->state != TCP_REQ_EXECUTING)
+		if (tr->state != TCP_REQ_FREE && tr->state != TCP_REQ_EXECUTING && !tr->tx.zc)
 			tcp_req_release(tr);
 	}
 	/* The core completes what it parks (AERs) now; those completions just release. */

@@ -276,7 +276,7 @@ static enum rx_rc rx_capsule(struct tcp_qpair *tq)
 	uint32_t limit = tq->qp.connected && tq->qp.sqsize ? tq->qp.sqsize : tq->nreqs;
 	struct tcp_req *tr;
 
-	if (tq->outstanding >= limit) {
+	if (tq->outstanding - tq->zc.held >= limit) {
 		/* More commands than the submission queue holds. */
 		tcp_fatal(tq, NVME_TCP_FES_PDU_SEQ_ERR, 0);
 		return RX_STOP;
@@ -671,6 +671,7 @@ void tcp_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 	struct tcp_qpair *tq = w->data;
 
 	tq->rx_since_trim = true;
+	tcp_zc_reap(tq); /* EPOLLERR: zero-copy confirmations on the error queue */
 	if (tq->rx_state == TCP_RX_QUIESCING)
 		rx_drain(tq);
 	else

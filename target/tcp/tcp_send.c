@@ -6,7 +6,9 @@
  * Queueing only marks the connection for a flush; the flush runs as reactor deferred work
  * before the loop next polls, so every completion of one loop iteration leaves in one
  * sendmsg() with many iovecs. Partial writes keep an offset into the first item; on
- * EAGAIN a write watcher takes over until the backlog is gone.
+ * EAGAIN a write watcher takes over until the backlog is gone. A batch of read responses
+ * large enough may leave with MSG_ZEROCOPY (tcp_zerocopy.c): its items then finish when
+ * the kernel confirms it is done with their buffers, not when sendmsg() returns.
  */
 #include <errno.h>
 #include <string.h>
@@ -75,6 +77,7 @@ void tcp_tx_queue(struct tcp_qpair *tq, struct tcp_tx *tx)
 	for (int i = 0; i < tx->iovcnt; i++)
 		len += (uint32_t)tx->iov[i].iov_len;
 	tx->len = len;
+	tx->zc = false;
 	TAILQ_INSERT_TAIL(&tq->txq, tx, link);
 	TCP_STAT_ADD(tq, pdus_tx, 1);
 	if (!tq->wio_on)
@@ -101,14 +104,21 @@ static void wio_set(struct tcp_qpair *tq, bool on)
 	tq->wio_on = on;
 }
 
-/* @sent bytes left: complete the items they cover. */
-static void tx_consume(struct tcp_qpair *tq, size_t sent)
+static void rsp_done(struct tcp_qpair *tq, struct tcp_tx *tx);
+
+/* @sent bytes left (in zero-copy send @zc_id if @zc): complete the items they cover, or
+ * once the kernel confirms the send (tcp_zerocopy.c). */
+static void tx_consume(struct tcp_qpair *tq, size_t sent, bool zc, uint32_t zc_id)
 {
 	struct tcp_tx *tx;
 
 	while (sent && (tx = TAILQ_FIRST(&tq->txq)) != NULL) {
 		size_t rem = tx->len - tq->tx_off;
 
+		if (zc) {
+			tx->zc = true;
+			tx->zc_id = zc_id;
+		}
 		if (sent < rem) {
 			tq->tx_off += (uint32_t)sent;
 			return;
@@ -116,20 +126,31 @@ static void tx_consume(struct tcp_qpair *tq, size_t sent)
 		sent -= rem;
 		tq->tx_off = 0;
 		TAILQ_REMOVE(&tq->txq, tx, link);
-		if (tx->done)
+		if (tx->zc)
+			tcp_zc_hold(tq, tx);
+		else if (tx->done)
 			tx->done(tq, tx);
 	}
 }
 
-/* Gather queued iovecs (skipping what was already sent) into @v. */
-static int tx_gather(struct tcp_qpair *tq, struct iovec *v, int max, size_t *total)
+/* Gather queued iovecs (skipping what was already sent) into @v. @zc_data: the read data
+ * they carry if every item touched is a response (whose request keeps its buffers until
+ * done), else 0: only those may go zero-copy. */
+static int tx_gather(struct tcp_qpair *tq, struct iovec *v, int max, size_t *total, size_t *zc_data)
 {
 	size_t skip = tq->tx_off;
 	struct tcp_tx *tx;
+	bool zc_ok = true;
 	int n = 0;
 
-	*total = 0;
+	*total = *zc_data = 0;
 	TAILQ_FOREACH(tx, &tq->txq, link) {
+		if (n == max)
+			break;
+		if (tx->done == rsp_done)
+			*zc_data += container_of(tx, struct tcp_req, tx)->c2h_len;
+		else
+			zc_ok = false;
 		for (int i = 0; i < tx->iovcnt; i++) {
 			const struct iovec *s = &tx->iov[i];
 
@@ -138,7 +159,7 @@ static int tx_gather(struct tcp_qpair *tq, struct iovec *v, int max, size_t *tot
 				continue;
 			}
 			if (n == max)
-				return n;
+				break;
 			v[n].iov_base = (uint8_t *)s->iov_base + skip;
 			v[n].iov_len = s->iov_len - skip;
 			*total += v[n].iov_len;
@@ -146,6 +167,8 @@ static int tx_gather(struct tcp_qpair *tq, struct iovec *v, int max, size_t *tot
 			n++;
 		}
 	}
+	if (!zc_ok)
+		*zc_data = 0;
 	return n;
 }
 
@@ -157,10 +180,15 @@ void tcp_flush(void *arg)
 	if (tq->fd < 0 || tq->closing)
 		return;
 	for (int b = 0; b < TCP_SEND_BUDGET && !TAILQ_EMPTY(&tq->txq); b++) {
-		size_t total;
-		int cnt = tx_gather(tq, v, TCP_SENDMSG_IOV, &total);
-		ssize_t n = tq->sock->writev(tq, v, cnt);
+		size_t total, zc_data;
+		int cnt = tx_gather(tq, v, TCP_SENDMSG_IOV, &total, &zc_data);
+		uint32_t zc_id = 0;
+		bool zc;
+		ssize_t n;
 
+		tcp_zc_arm(tq, zc_data);
+		n = tq->sock->writev(tq, v, cnt);
+		zc = tcp_zc_sent(tq, n, &zc_id);
 		TCP_STAT_ADD(tq, send_calls, 1);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -171,7 +199,7 @@ void tcp_flush(void *arg)
 			return;
 		}
 		TCP_STAT_ADD(tq, bytes_tx, (uint64_t)n);
-		tx_consume(tq, (size_t)n);
+		tx_consume(tq, (size_t)n, zc, zc_id);
 		if ((size_t)n < total) {
 			/* Socket buffer full: wait until it drains. */
 			wio_set(tq, true);
@@ -196,6 +224,7 @@ void tcp_flush(void *arg)
 
 void tcp_write_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
+	tcp_zc_reap(w->data); /* EPOLLERR (zero-copy confirmations) wakes this one too */
 	tcp_flush(w->data);
 }
 

@@ -10,6 +10,10 @@
 
 #include "tcp_internal.h"
 
+#ifndef MSG_ZEROCOPY
+#define MSG_ZEROCOPY 0x4000000
+#endif
+
 static ssize_t plain_readv(struct tcp_qpair *tq, const struct iovec *iov, int cnt)
 {
 	ssize_t n;
@@ -24,11 +28,19 @@ static ssize_t plain_readv(struct tcp_qpair *tq, const struct iovec *iov, int cn
 static ssize_t plain_writev(struct tcp_qpair *tq, const struct iovec *iov, int cnt)
 {
 	struct msghdr msg = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
+	int flags = MSG_NOSIGNAL | MSG_DONTWAIT;
 	ssize_t n;
 
+	if (tq->zc.arm) /* tcp_zerocopy.c decided; it learns the outcome from zc.used */
+		flags |= MSG_ZEROCOPY;
 	do {
-		n = sendmsg(tq->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+		n = sendmsg(tq->fd, &msg, flags);
+		if (n < 0 && errno == ENOBUFS && (flags & MSG_ZEROCOPY)) {
+			flags &= ~MSG_ZEROCOPY; /* no room for the notification: copy this one */
+			errno = EINTR;
+		}
 	} while (n < 0 && errno == EINTR);
+	tq->zc.used = n > 0 && (flags & MSG_ZEROCOPY);
 	return n;
 }
 

@@ -17,6 +17,10 @@ tests_integration_fault_client_LDADD = libnvmeof_common.la $(ISAL_LIBS)
 EXTRA_DIST += tests/integration/tcp_raw_client.c
 TESTS += tests/integration/fault-tcp.sh
 dist_check_SCRIPTS += tests/integration/fault-tcp.sh
+# MSG_ZEROCOPY read data (tcp-zerocopy.sh): verified reads, counters, hosts that vanish
+# or break with zero-copy sends unconfirmed (fault_client's scenarios).
+TESTS += tests/integration/tcp-zerocopy.sh
+dist_check_SCRIPTS += tests/integration/tcp-zerocopy.sh
 
 # DH-HMAC-CHAP against the target (auth-tcp.sh): a raw host that authenticates, fails to
 # or stalls, on tcp_raw_client.c's PDU routines and common/dhchap_crypto.

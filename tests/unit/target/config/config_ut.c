@@ -403,6 +403,8 @@ static void test_conf_main_example(void)
 	CU_ASSERT_EQUAL(cfg->subsystems[0].nallowed_hosts, 1);
 	CU_ASSERT_TRUE(cfg->subsystems[0].namespaces[0].has_uuid);
 	CU_ASSERT_TRUE(cfg->subsystems[0].namespaces[0].has_nguid);
+	CU_ASSERT_TRUE(cfg->limits.tcp_zerocopy_set);
+	CU_ASSERT_EQUAL(cfg->limits.tcp_zerocopy_min, 0);
 	config_free(cfg);
 	free(text);
 	free(local);

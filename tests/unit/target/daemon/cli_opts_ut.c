@@ -46,6 +46,7 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(o.poll, REACTOR_POLL_ADAPTIVE);
 	CU_ASSERT_EQUAL(o.poll_max_us, 0);
 	CU_ASSERT_FALSE(o.in_capsule_set);
+	CU_ASSERT_FALSE(o.tcp_zerocopy_set);
 	CU_ASSERT_EQUAL(o.log_level, -1);
 	CU_ASSERT_PTR_NULL(o.config);
 	CU_ASSERT_FALSE(o.daemon);
@@ -59,10 +60,15 @@ static void test_all_flags(void)
 		"--listen", "tcp://10.0.0.1", "--allow-host", "nqn.2014-08.org.nvmexpress:uuid:1",
 		"--discovery-port", "0", NULL
 	};
-	static const char *const tune[] = { "--reactors", "3", "--no-pin", "--in-capsule", "16K",
-					    "--max-queue-depth", "256", "--max-io-size", "1M",
-					    "-vv", "--daemon", "--pidfile", "/run/x.pid",
-					    "--syslog", NULL };
+	static const char *const tune[] = { "--reactors", "3",
+					    "--no-pin",   "--in-capsule",
+					    "16K",        "--max-queue-depth",
+					    "256",        "--max-io-size",
+					    "1M",         "--tcp-zerocopy-min",
+					    "32K",        "-vv",
+					    "--daemon",   "--pidfile",
+					    "/run/x.pid", "--syslog",
+					    NULL };
 	struct cli_opts o;
 	char err[256];
 
@@ -85,6 +91,8 @@ static void test_all_flags(void)
 	CU_ASSERT_EQUAL(o.in_capsule, 16384);
 	CU_ASSERT_EQUAL(o.max_queue_depth, 256);
 	CU_ASSERT_EQUAL(o.max_io_size, 1048576);
+	CU_ASSERT_TRUE(o.tcp_zerocopy_set);
+	CU_ASSERT_EQUAL(o.tcp_zerocopy_min, 32768);
 	CU_ASSERT_EQUAL(o.log_level, 4); /* notice + 2 = debug */
 	CU_ASSERT_TRUE(o.daemon);
 	CU_ASSERT_STRING_EQUAL(o.pidfile, "/run/x.pid");
@@ -181,6 +189,8 @@ static const struct bad_case bad_cases[] = {
 	{ { "--in-capsule", "2M" }, "--in-capsule" },
 	{ { "--max-queue-depth", "1" }, "--max-queue-depth: expected 2-4096" },
 	{ { "--max-io-size", "3000" }, "--max-io-size" },
+	{ { "--tcp-zerocopy-min", "65M" }, "--tcp-zerocopy-min" },
+	{ { "--tcp-zerocopy-min", "lots" }, "--tcp-zerocopy-min" },
 	{ { "--max-io-size", "12K" }, "--max-io-size: expected a power of 2" },
 	{ { "--log-level", "loud" }, "--log-level" },
 	{ { "--poll", "sometimes" }, "--poll: expected adaptive, off or busy" },

@@ -185,6 +185,9 @@ static void test_json(void)
 	s->connections = 3;
 	s->tcp.accepted = 4;
 	s->tcp.totals.bytes_tx = 8;
+	s->tcp.totals.zc_sends = 9;
+	s->tcp.totals.zc_completions = 7;
+	s->tcp.totals.zc_copied = 6;
 	s->tcp.totals.req_state_entries[0] = 12;
 	s->tcp.totals.req_state_entries[NVMF_TCP_REQ_NSTATES - 1] = 13;
 	s->tcp.totals.rx_state_entries[1] = 14;
@@ -209,8 +212,9 @@ static void test_json(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"connections\":3,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"tcp\":{\"accepted\":4,"));
 	/* the existing fields unchanged, the state counts after them */
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"closed_bytes_tx\":8,\"req_states\":{\"FREE\":12,"
-					   "\"NEED_BUFFER\":0,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"closed_bytes_tx\":8,\"zerocopy_sends\":9,"
+					   "\"zerocopy_completions\":7,\"zerocopy_copied\":6,"
+					   "\"req_states\":{\"FREE\":12,\"NEED_BUFFER\":0,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"COMPLETED\":13},\"rx_states\":{\"AWAIT_PDU_CH\":0,"
 					   "\"AWAIT_PDU_PSH\":14,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"ERROR\":0}}}\n"));
