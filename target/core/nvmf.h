@@ -92,6 +92,8 @@ struct nvmf_req {
 	TAILQ_ENTRY(nvmf_req) qos_link; /* waiting for QoS tokens (qos.c) */
 	bool qos_queued;                /* on qos_link */
 	void *qos_wait;                 /* the QoS bucket it waits in (qos.c) */
+	bool data_mapped; /* req->iov describes namespace memory, req->ns still held until
+			   * nvmf_req_release_data() */
 };
 
 /* Direction and length a command moves, from its opcode/fctype and SGL. Transports call
@@ -106,6 +108,23 @@ uint32_t nvmf_req_sgl_length(const struct nvme_cmd *cmd);
 void nvmf_req_exec(struct nvmf_req *req);
 /* Fill cid/sqid/sqhd and hand @req to the transport for transmission. */
 void nvmf_req_complete(struct nvmf_req *req);
+/*
+ * Mapped read data (qp->map_read_data): a simple Read from a backend that can lend its
+ * memory (ram) completes with req->iov/iovcnt describing the namespace data itself instead
+ * of the transport's buffers, and the core keeps what that memory depends on (the
+ * namespace reference, which keeps the backend open: removal waits for it) past
+ * nvmf_req_complete(). The transport calls nvmf_req_release_data() on every path that
+ * releases a request, once it no longer reads req->iov (the data is on the wire or
+ * dropped); a no-op for any other request. Until then the bytes are live: a concurrent
+ * Write to the same blocks changes them, so a transport that maps must not compute
+ * anything over them (a data digest) apart from sending them. Its own buffers are not in
+ * req->iov then: it keeps its own list of them to free.
+ */
+static inline bool nvmf_req_data_mapped(const struct nvmf_req *req)
+{
+	return req->data_mapped;
+}
+void nvmf_req_release_data(struct nvmf_req *req);
 /* Complete with status (SCT/SC) right away, e.g. for a transport-detected SGL error. */
 void nvmf_req_complete_status(struct nvmf_req *req, uint8_t sct, uint8_t sc, bool dnr);
 /*
@@ -135,6 +154,9 @@ struct nvmf_qpair {
 	uint16_t sqhd;
 	bool sq_flow_disabled;	   /* Connect CATTR bit 2 */
 	bool connected;
+	/* Set by the transport: simple Reads may complete with mapped data (see
+	 * nvmf_req_release_data()); it then calls that on every request it releases. */
+	bool map_read_data;
 	char peer[64];		   /* "ADDR:PORT" for logs */
 	struct nvmf_qpair_stats stats;
 	TAILQ_ENTRY(nvmf_qpair) link; /* port->qpairs (core) */
