@@ -488,6 +488,9 @@ int metrics_format(struct nvmf_tgt *tgt, struct metrics_buf *b)
 	metrics_family(b, "nvmeof_tcp_connections_closed_total", "counter",
 		       "NVMe/TCP connections closed.");
 	metrics_sample_u64(b, "nvmeof_tcp_connections_closed_total", NULL, s->tcp.closed);
+	metrics_family(b, "nvmeof_tcp_reads_mapped_total", "counter",
+		       "NVMe/TCP reads sent straight from namespace memory (not copied).");
+	metrics_sample_u64(b, "nvmeof_tcp_reads_mapped_total", NULL, s->tcp.totals.c2h_mapped);
 	format_paths(b, s);
 	format_reactors(b, s);
 	format_ns(b, ns, nns);

@@ -23,6 +23,7 @@ struct nvmf_tcp_conn_stats {
 	uint64_t recv_calls, send_calls;
 	uint64_t hdgst_errors, ddgst_errors;
 	uint64_t term_reqs_tx;
+	uint64_t c2h_mapped; /* reads whose data went out from namespace memory, not copied */
 	uint64_t req_state_entries[NVMF_TCP_REQ_NSTATES]; /* times a request entered each */
 	uint64_t rx_state_entries[NVMF_TCP_RX_NSTATES];   /* times the receive machine did */
 };

@@ -207,7 +207,8 @@ static void test_json(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"connections\":3,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"tcp\":{\"accepted\":4,"));
 	/* the existing fields unchanged, the state counts after them */
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"closed_bytes_tx\":8,\"req_states\":{\"FREE\":12,"
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"closed_bytes_tx\":8,\"c2h_mapped\":0,\"req_states\":{"
+					   "\"FREE\":12,"
 					   "\"NEED_BUFFER\":0,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"COMPLETED\":13},\"rx_states\":{\"AWAIT_PDU_CH\":0,"
 					   "\"AWAIT_PDU_PSH\":14,"));
