@@ -411,6 +411,40 @@ static void test_mapped_read(void)
 	bdev_close(b);
 }
 
+/* A resize never takes mapped memory away: after a shrink past a lent range it still reads
+ * (as zeroes), and growing back leaves the pointer valid. */
+static void test_mapped_read_resize(void)
+{
+	static uint8_t src[4096], buf[4096];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct bdev_io io = { .op = BDEV_OP_READ,
+			      .offset = (1 << 20) - 4096,
+			      .len = 4096,
+			      .iov = &iov,
+			      .iovcnt = 1,
+			      .map_ok = true };
+	struct bdev *b = NULL;
+	const volatile uint8_t *m;
+	unsigned int sum = 0;
+
+	CU_ASSERT_EQUAL_FATAL(bdev_open("ram:1M", 512, &b, NULL, 0), 0);
+	fill(src, sizeof(src), 3);
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_WRITE, (1 << 20) - 4096, src, sizeof(src)), 0);
+	CU_ASSERT_EQUAL(run_io(b, &io), 0);
+	CU_ASSERT_TRUE_FATAL(io.mapped);
+	m = iov.iov_base;
+	CU_ASSERT_EQUAL(memcmp((const void *)m, src, sizeof(src)), 0);
+	CU_ASSERT_EQUAL(bdev_resize(b, 512 * 1024, NULL, 0), 0);
+	for (size_t i = 0; i < 4096; i++)
+		sum += m[i];
+	CU_ASSERT_EQUAL(sum, 0); /* the tail went back to the kernel: zeroes, no fault */
+	CU_ASSERT_EQUAL(bdev_resize(b, 2 << 20, NULL, 0), 0);
+	for (size_t i = 0; i < 4096; i++)
+		sum += m[i];
+	CU_ASSERT_EQUAL(sum, 0);
+	bdev_close(b);
+}
+
 /* The null backend does not map: it fills the caller's buffers as before. */
 static void test_null_does_not_map(void)
 {
@@ -445,6 +479,7 @@ int main(void)
 	CU_add_test(s, "lba_status runs", test_lba_status);
 	CU_add_test(s, "sparse memory, discard frees", test_memory_cost);
 	CU_add_test(s, "READ with map_ok lends the namespace memory", test_mapped_read);
+	CU_add_test(s, "mapped memory stays valid across resizes", test_mapped_read_resize);
 	CU_add_test(s, "null backend ignores map_ok", test_null_does_not_map);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
