@@ -72,7 +72,19 @@ struct bdev_io {
 	struct iovec *cmp_iov; /* COMPARE_AND_WRITE: the data to compare with */
 	int cmp_iovcnt;
 	uint64_t caw_miscompare; /* out: COMPARE_AND_WRITE -EILSEQ, bytes from offset */
-	struct reactor *reactor; /* submitting reactor */
+	/*
+	 * READ only, set by the submitter: it accepts the data described where the backend
+	 * keeps it, instead of copied into iov. A backend that can (ram) then rewrites iov[0]
+	 * (the submitter gives at least one entry) and iovcnt (1) to describe its own memory
+	 * and sets @mapped; the others ignore @map_ok and copy. Mapped memory stays valid
+	 * until bdev_close() (a resize never unmaps it: a shrunk tail reads as zeroes), so the
+	 * submitter keeps the bdev open for as long as it reads it. It is live namespace data:
+	 * a later write to the same blocks changes it, so nothing computed over it (a digest)
+	 * may be sent apart from it.
+	 */
+	bool map_ok;
+	bool mapped; /* out: iov/iovcnt describe backend memory; the submitter clears it */
+	struct reactor *reactor;                    /* submitting reactor */
 	void (*cb)(struct bdev_io *io, int status); /* 0 or -errno */
 	void *cb_arg;
 

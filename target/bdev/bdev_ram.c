@@ -2,7 +2,8 @@
 /*
  * "ram:SIZE": the namespace is one anonymous mapping reserved with MAP_NORESERVE, so a
  * large namespace costs memory only where it has been written. Every request is a memcpy
- * (or madvise) and completes before bdev_submit() returns. DISCARD gives pages back to the
+ * (or madvise) and completes before bdev_submit() returns, except a READ whose submitter
+ * accepts mapped data (io->map_ok): its iov then points into the mapping, nothing copied. DISCARD gives pages back to the
  * kernel; a bitmap with one bit per block remembers what was written since, for
  * lba_status(). Data lasts as long as the process, so there is no volatile cache: Flush
  * and FUA have nothing to do. COMPARE_AND_WRITE compares the whole request, then copies:
@@ -223,6 +224,14 @@ static void ram_submit(struct bdev *bdev, struct bdev_io *io)
 	}
 	switch (io->op) {
 	case BDEV_OP_READ:
+		if (io->map_ok && io->iovcnt >= 1) {
+			/* The mapping never moves and lives until close: lend it. */
+			io->iov[0].iov_base = ram->mem + io->offset;
+			io->iov[0].iov_len = (size_t)io->len;
+			io->iovcnt = 1;
+			io->mapped = true;
+			break;
+		}
 		iov_copy_from_buf(io->iov, io->iovcnt, 0, ram->mem + io->offset, io->len);
 		break;
 	case BDEV_OP_WRITE:

@@ -177,6 +177,8 @@ static void fused_locked(struct nvmf_req *second)
 	first->scratch_iov.iov_len = len;
 	first->bio.op = BDEV_OP_READ;
 	first->bio.fua = false;
+	first->bio.map_ok = false; /* compared from scratch: the data must be copied there */
+	first->bio.mapped = false;
 	first->bio.offset = slba(first) << ns->block_shift;
 	first->bio.len = len;
 	first->bio.iov = &first->scratch_iov;

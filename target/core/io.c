@@ -6,7 +6,8 @@
  * (LBA range, MDTS, SGL length) and builds the bdev_io; execute submits it. The dispatcher
  * holds the namespace (req->ns) until completion. Commands that modify blocks take a shared
  * LBA range lock first (range_lock.h: a counter bump unless a Compare and Write is active
- * on the namespace). Nothing here allocates memory.
+ * on the namespace). Nothing here allocates memory. A Read on a queue that takes mapped data
+ * (qp->map_read_data) lets the backend lend its memory instead of copying into req->iov.
  */
 #include "config.h"
 
@@ -77,6 +78,8 @@ static void bio_setup(struct nvmf_req *req, enum bdev_op op, uint64_t offset, ui
 	bio->len = len;
 	bio->iov = req->iov;
 	bio->iovcnt = req->iovcnt;
+	bio->map_ok = false;
+	bio->mapped = false;
 	bio->reactor = req->qpair->reactor;
 	bio->cb = cb;
 	bio->cb_arg = req;
@@ -120,6 +123,11 @@ static void rw_done(struct bdev_io *bio, int rc)
 	} else {
 		NVMF_STAT_ADD(st->read_cmds, 1);
 		NVMF_STAT_ADD(st->read_bytes, bio->len);
+		if (bio->mapped) {
+			/* bio->iov is req->iov: it now describes the namespace memory. */
+			req->iovcnt = bio->iovcnt;
+			req->data_mapped = true;
+		}
 	}
 	nvmf_req_done(req, ST_OK);
 }
@@ -165,6 +173,8 @@ static uint16_t rw_parse(struct nvmf_req *req, bool write)
 		  len, rw_done);
 	if (write)
 		req->bio.fua = need_fua(req);
+	else /* the data may be sent from the namespace memory (nvmf_req_release_data()) */
+		req->bio.map_ok = req->qpair->map_read_data && req->iovcnt > 0;
 	req->execute = write ? write_locked_exec : submit_exec;
 	return ST_OK;
 }

@@ -27,13 +27,13 @@ struct reactor;
 struct nvmf_subsys;
 struct nvmf_ctrlr;
 
-#define NVMF_MAX_NAMESPACES 1024     /* NN; NSIDs 1..NN */
-#define NVMF_MAX_IO_QUEUES 128
-#define NVMF_REQ_MAX_IOV 32
-#define NVMF_MAX_AER 4		     /* AERL + 1 */
-#define NVMF_DEFAULT_NQN "nqn.2026-11.io.nvmeof:default"
-#define NVMF_NS_REF_SLOTS 16	     /* per-reactor in-flight counters of a namespace */
-#define NVMF_MODEL_DEFAULT "nvmeof"
+#define NVMF_MAX_NAMESPACES    1024 /* NN; NSIDs 1..NN */
+#define NVMF_MAX_IO_QUEUES     128
+#define NVMF_REQ_MAX_IOV       32
+#define NVMF_MAX_AER           4 /* AERL + 1 */
+#define NVMF_DEFAULT_NQN       "nqn.2026-11.io.nvmeof:default"
+#define NVMF_NS_REF_SLOTS      16 /* per-reactor in-flight counters of a namespace */
+#define NVMF_MODEL_DEFAULT     "nvmeof"
 #define NVMF_ANA_MAX_GRPS      1024 /* ANAGRPMAX = NANAGRPID; group IDs 1..this */
 #define NVMF_ANA_GRPID_DEFAULT 1
 
@@ -42,11 +42,11 @@ struct nvmf_tgt_opts {
 	uint32_t max_queue_depth;    /* entries per I/O queue (MQES + 1), default 128 */
 	uint32_t max_admin_depth;    /* admin queue entries, default 32 */
 	uint32_t in_capsule_size;    /* I/O queue in-capsule data bytes, default 8192 */
-	uint32_t max_io_size;	     /* MDTS in bytes (power of 2 >= 4096), default 128 KiB */
+	uint32_t max_io_size;        /* MDTS in bytes (power of 2 >= 4096), default 128 KiB */
 	uint32_t tcp_zerocopy_min;   /* NVMe/TCP: send batches of at least this many bytes of
 				      * read data with MSG_ZEROCOPY (plain ports); 0: off, the
 				      * default (see nvmeof-target(8) for when it pays) */
-	uint32_t max_io_queues;	     /* per controller, default 64 */
+	uint32_t max_io_queues;      /* per controller, default 64 */
 	uint32_t max_connections;    /* established (Connect done), whole target, default 4096 */
 	uint32_t max_connecting;     /* accepted but not yet through Connect, counted apart
 				      * from max_connections so silent sockets cannot take a
@@ -66,13 +66,13 @@ struct nvmf_tgt_opts {
 
 /* ---- Requests --------------------------------------------------------------------------- */
 struct nvmf_req {
-	struct nvme_cmd cmd;	   /* the SQE as received (wire byte order) */
-	struct nvme_cpl rsp;	   /* built by the core; transport only transmits it */
+	struct nvme_cmd cmd; /* the SQE as received (wire byte order) */
+	struct nvme_cpl rsp; /* built by the core; transport only transmits it */
 	struct nvmf_qpair *qpair;
 
 	/* Data buffer, prepared by the transport before nvmf_req_exec(). */
 	enum nvme_data_xfer xfer;
-	uint32_t length;	   /* bytes the command moves (from the SGL); for data to the
+	uint32_t length; /* bytes the command moves (from the SGL); for data to the
 				    * host the core writes exactly this many (zero-filled past
 				    * what the command returns) */
 	struct iovec iov[NVMF_REQ_MAX_IOV];
@@ -82,19 +82,21 @@ struct nvmf_req {
 	struct nvmf_ns *ns;
 	void (*execute)(struct nvmf_req *req);
 	struct bdev_io bio;
-	void *scratch;		   /* e.g. Compare's read-back buffer (reactor pool) */
-	uint32_t step;		   /* multi-step commands (Compare, Write Zeroes chunks) */
+	void *scratch;              /* e.g. Compare's read-back buffer (reactor pool) */
+	uint32_t step;              /* multi-step commands (Compare, Write Zeroes chunks) */
 	TAILQ_ENTRY(nvmf_req) link; /* AER list and similar */
-	bool local_admin;	   /* submitted with nvmf_local_admin_exec() */
-	bool in_submit, again;	   /* multi-step commands: iterate instead of recursing */
+	bool local_admin;           /* submitted with nvmf_local_admin_exec() */
+	bool in_submit, again;      /* multi-step commands: iterate instead of recursing */
 	struct iovec scratch_iov;
-	uint64_t total;		   /* multi-step commands: bytes or items in all */
-	struct nvmf_req *fused_peer; /* the other command of a fused pair (fused.c) */
-	struct nvmf_range_lock rl;   /* LBA range lock it holds or waits for (range_lock.c) */
-	uint64_t start_ns;           /* CLOCK_MONOTONIC when the core got it (latency metrics) */
+	uint64_t total;                 /* multi-step commands: bytes or items in all */
+	struct nvmf_req *fused_peer;    /* the other command of a fused pair (fused.c) */
+	struct nvmf_range_lock rl;      /* LBA range lock it holds or waits for (range_lock.c) */
+	uint64_t start_ns;              /* CLOCK_MONOTONIC when the core got it (latency metrics) */
 	TAILQ_ENTRY(nvmf_req) qos_link; /* waiting for QoS tokens (qos.c) */
 	bool qos_queued;                /* on qos_link */
 	void *qos_wait;                 /* the QoS bucket it waits in (qos.c) */
+	bool data_mapped; /* req->iov describes namespace memory, req->ns still held until
+			   * nvmf_req_release_data() */
 };
 
 /* Direction and length a command moves, from its opcode/fctype and SGL. Transports call
@@ -109,6 +111,23 @@ uint32_t nvmf_req_sgl_length(const struct nvme_cmd *cmd);
 void nvmf_req_exec(struct nvmf_req *req);
 /* Fill cid/sqid/sqhd and hand @req to the transport for transmission. */
 void nvmf_req_complete(struct nvmf_req *req);
+/*
+ * Mapped read data (qp->map_read_data): a simple Read from a backend that can lend its
+ * memory (ram) completes with req->iov/iovcnt describing the namespace data itself instead
+ * of the transport's buffers, and the core keeps what that memory depends on (the
+ * namespace reference, which keeps the backend open: removal waits for it) past
+ * nvmf_req_complete(). The transport calls nvmf_req_release_data() on every path that
+ * releases a request, once it no longer reads req->iov (the data is on the wire or
+ * dropped); a no-op for any other request. Until then the bytes are live: a concurrent
+ * Write to the same blocks changes them, so a transport that maps must not compute
+ * anything over them (a data digest) apart from sending them. Its own buffers are not in
+ * req->iov then: it keeps its own list of them to free.
+ */
+static inline bool nvmf_req_data_mapped(const struct nvmf_req *req)
+{
+	return req->data_mapped;
+}
+void nvmf_req_release_data(struct nvmf_req *req);
 /* Complete with status (SCT/SC) right away, e.g. for a transport-detected SGL error. */
 void nvmf_req_complete_status(struct nvmf_req *req, uint8_t sct, uint8_t sc, bool dnr);
 /*
@@ -132,16 +151,19 @@ struct nvmf_qpair {
 	struct nvmf_tgt *tgt;
 	struct nvmf_port *port;
 	struct reactor *reactor;
-	struct nvmf_ctrlr *ctrlr;  /* NULL until a successful Connect */
+	struct nvmf_ctrlr *ctrlr; /* NULL until a successful Connect */
 	uint16_t qid;
-	uint16_t sqsize;	   /* entries, 1's based, from Connect SQSIZE + 1 */
+	uint16_t sqsize; /* entries, 1's based, from Connect SQSIZE + 1 */
 	uint16_t sqhd;
-	bool sq_flow_disabled;	   /* Connect CATTR bit 2 */
+	bool sq_flow_disabled; /* Connect CATTR bit 2 */
 	bool connected;
-	char peer[64];		   /* "ADDR:PORT" for logs */
+	/* Set by the transport: simple Reads may complete with mapped data (see
+	 * nvmf_req_release_data()); it then calls that on every request it releases. */
+	bool map_read_data;
+	char peer[64]; /* "ADDR:PORT" for logs */
 	struct nvmf_qpair_stats stats;
-	TAILQ_ENTRY(nvmf_qpair) link; /* port->qpairs (core) */
-	struct nvmf_req *fused_first; /* FUSE_FIRST command waiting for its second (fused.c) */
+	TAILQ_ENTRY(nvmf_qpair) link;      /* port->qpairs (core) */
+	struct nvmf_req *fused_first;      /* FUSE_FIRST command waiting for its second (fused.c) */
 	struct nvmf_rl_waiters rl_waiters; /* requests waiting for a range lock (abortable) */
 	/* In-band authentication (fabrics_auth.c): while auth_pending, every command but
 	 * Authentication Send/Receive fails with Authentication Required. */
@@ -235,9 +257,9 @@ void nvmf_ns_iostat_record(struct nvmf_req *req, uint16_t status);
  * skip disabled namespaces themselves.
  */
 struct nvmf_ns_opts {
-	uint32_t nsid;		   /* 0 = lowest free */
-	const char *path;	   /* "ram:SIZE", "null:SIZE" or a file/block-device path */
-	uint32_t block_size;	   /* 0 = default */
+	uint32_t nsid;       /* 0 = lowest free */
+	const char *path;    /* "ram:SIZE", "null:SIZE" or a file/block-device path */
+	uint32_t block_size; /* 0 = default */
 	bool has_nguid, has_uuid, has_eui64; /* explicit identifiers (config) */
 	uint8_t nguid[16];
 	uint8_t uuid[16];
@@ -261,13 +283,13 @@ struct nvmf_ns {
 	uint8_t nguid[16];
 	uint8_t uuid[16];
 	uint8_t eui64[8];
-	uint32_t anagrpid;         /* ANA group (ana.c); fixed while the namespace exists */
-	bool removed;		   /* atomic; set before the table slot is cleared */
+	uint32_t anagrpid; /* ANA group (ana.c); fixed while the namespace exists */
+	bool removed;      /* atomic; set before the table slot is cleared */
 	/* Held across in-flight I/O: one counter per reactor slot (reactor id % slots), so
 	 * queues on different reactors do not share a cache line. See nvmf_ns_get(). */
 	struct nvmf_ns_inflight inflight[NVMF_NS_REF_SLOTS];
-	TAILQ_ENTRY(nvmf_ns) link; /* subsystem's list of removed namespaces */
-	struct nvmf_resv *resv;	   /* reservations (reservation.c), created on first use */
+	TAILQ_ENTRY(nvmf_ns) link;     /* subsystem's list of removed namespaces */
+	struct nvmf_resv *resv;        /* reservations (reservation.c), created on first use */
 	struct nvmf_ns_locks locks;    /* LBA range locks (range_lock.c) */
 	struct nvmf_ns_iostat *iostat; /* [iostat_slots][NVMF_NPATHS], by reactor id */
 	unsigned int iostat_slots;
@@ -344,33 +366,33 @@ struct nvmf_subsys {
 	uint16_t cntlid_min, cntlid_max, next_cntlid;
 	TAILQ_HEAD(, nvmf_host) hosts;
 	struct nvmf_ns *ns[NVMF_MAX_NAMESPACES + 1]; /* indexed by NSID; atomic loads on I/O */
-	pthread_mutex_t lock;	   /* ctrlr list, ns table changes, cntlid allocation */
+	pthread_mutex_t lock; /* ctrlr list, ns table changes, cntlid allocation */
 	TAILQ_HEAD(, nvmf_ctrlr) ctrlrs;
 	TAILQ_ENTRY(nvmf_subsys) link;
-	struct nvmf_qpair_stats retired; /* I/O queues gone (under lock) */
+	struct nvmf_qpair_stats retired;       /* I/O queues gone (under lock) */
 	struct nvmf_qpair_stats retired_local; /* the part of it from local (iSCSI) controllers */
-	TAILQ_HEAD(, nvmf_ns) removed_ns; /* freed with the subsystem */
-	bool dying;		   /* being destroyed: no new controllers */
+	TAILQ_HEAD(, nvmf_ns) removed_ns;      /* freed with the subsystem */
+	bool dying;                            /* being destroyed: no new controllers */
 };
 
 struct nvmf_port_opts {
 	uint16_t portid;
-	const char *trtype;	   /* "tcp", "rdma" */
-	const char *adrfam;	   /* "ipv4", "ipv6" */
+	const char *trtype; /* "tcp", "rdma" */
+	const char *adrfam; /* "ipv4", "ipv6" */
 	const char *traddr;
 	const char *trsvcid;
-	const char *advertise;	   /* address put in the discovery log (NAT); NULL = traddr */
-	uint32_t in_capsule_size;  /* 0 = target default */
-	bool discovery_only;	   /* the extra 8009 discovery listener */
-	uint8_t sectype;           /* NVMF_TCP_SECTYPE_TLS13: a TLS port (tcp only) */
-	uint8_t treq;              /* TLS ports: NVMF_TREQ_SECURE_REQUIRED or _NOT_REQUIRED */
+	const char *advertise;    /* address put in the discovery log (NAT); NULL = traddr */
+	uint32_t in_capsule_size; /* 0 = target default */
+	bool discovery_only;      /* the extra 8009 discovery listener */
+	uint8_t sectype;          /* NVMF_TCP_SECTYPE_TLS13: a TLS port (tcp only) */
+	uint8_t treq;             /* TLS ports: NVMF_TREQ_SECURE_REQUIRED or _NOT_REQUIRED */
 };
 
 struct nvmf_port {
 	struct nvmf_tgt *tgt;
 	const struct nvmf_transport_ops *ops;
 	uint16_t portid;
-	uint8_t adrfam;		   /* NVMF_ADRFAM_* */
+	uint8_t adrfam; /* NVMF_ADRFAM_* */
 	char traddr[256];
 	char trsvcid[32];
 	char advertise[256];
@@ -380,7 +402,7 @@ struct nvmf_port {
 	uint8_t treq;                   /* NVMF_TREQ_SECURE_* of a TLS port */
 	struct nvmf_subsys *subsys[64]; /* subsystems exported here */
 	unsigned int nsubsys;
-	void *listener;		   /* transport private */
+	void *listener; /* transport private */
 	TAILQ_ENTRY(nvmf_port) link;
 	bool listening;
 	TAILQ_HEAD(, nvmf_qpair) qpairs; /* connections through this port (under tgt->lock) */
@@ -407,11 +429,11 @@ struct nvmf_tgt {
 	TAILQ_HEAD(, nvmf_subsys) subsystems;
 	TAILQ_HEAD(, nvmf_port) ports;
 	TAILQ_HEAD(, nvmf_referral) referrals;
-	uint64_t genctr;	   /* discovery log generation, bumped on any change */
-	pthread_mutex_t lock;	   /* subsystems/ports/referrals lists */
-	unsigned int nconnections; /* atomic */
-	unsigned int nctrlrs;	   /* atomic: controllers not yet freed */
-	uint64_t start_ns;	   /* CLOCK_MONOTONIC at creation (power-on hours) */
+	uint64_t genctr;                  /* discovery log generation, bumped on any change */
+	pthread_mutex_t lock;             /* subsystems/ports/referrals lists */
+	unsigned int nconnections;        /* atomic */
+	unsigned int nctrlrs;             /* atomic: controllers not yet freed */
+	uint64_t start_ns;                /* CLOCK_MONOTONIC at creation (power-on hours) */
 	struct nvmf_host_auth *host_auth; /* hosts with DH-HMAC-CHAP secrets (under lock) */
 	unsigned int nhost_auth;
 	struct nvmf_host_psks *host_psks; /* TLS PSKs by host NQN (host_psk.c) */
@@ -531,8 +553,8 @@ int nvmf_port_listen(struct nvmf_port *port);
 void nvmf_port_destroy(struct nvmf_port *port);
 
 /* Discovery referrals (SUBTYPE 1 entries): trtype "tcp"/"rdma", adrfam "ipv4"/"ipv6". */
-int nvmf_referral_add(struct nvmf_tgt *tgt, uint16_t portid, const char *trtype,
-		      const char *adrfam, const char *traddr, const char *trsvcid);
+int nvmf_referral_add(struct nvmf_tgt *tgt, uint16_t portid, const char *trtype, const char *adrfam,
+		      const char *traddr, const char *trsvcid);
 int nvmf_referral_remove(struct nvmf_tgt *tgt, const char *traddr, const char *trsvcid);
 
 #endif

@@ -2,7 +2,8 @@
 /*
  * Requests: the data direction and SGL length transports size a capsule's data with, data
  * movement between core buffers and req->iov, and completion (CID/SQID/SQHD, the error
- * log, handing the response to the transport). Dispatch is in dispatch.c.
+ * log, handing the response to the transport), and the end of a mapped read's hold on its
+ * namespace (nvmf_req_release_data()). Dispatch is in dispatch.c.
  */
 #include "config.h"
 
@@ -81,8 +82,10 @@ void nvmf_req_complete(struct nvmf_req *req)
 		nvmf_range_unlock(req);
 	if (req->ns) {
 		nvmf_ns_iostat_record(req, get_le16(&req->rsp.status) & 0xfffe);
-		nvmf_ns_put(req->ns, qp->reactor);
-		req->ns = NULL;
+		if (!req->data_mapped) { /* else held until nvmf_req_release_data() */
+			nvmf_ns_put(req->ns, qp->reactor);
+			req->ns = NULL;
+		}
 	}
 	if (req->scratch) {
 		reactor_buf_put(qp->reactor, req->scratch);
@@ -98,6 +101,16 @@ void nvmf_req_complete(struct nvmf_req *req)
 	if (status && qp->ctrlr && status != ST_ABORTED_SQ)
 		nvmf_ctrlr_record_error(qp->ctrlr, req);
 	qp->ops->req_complete(req);
+}
+
+void nvmf_req_release_data(struct nvmf_req *req)
+{
+	if (!req->data_mapped)
+		return;
+	req->data_mapped = false;
+	req->iovcnt = 0; /* pointed into the namespace: nothing to read any more */
+	nvmf_ns_put(req->ns, req->qpair->reactor);
+	req->ns = NULL;
 }
 
 void nvmf_req_done(struct nvmf_req *req, uint16_t status)

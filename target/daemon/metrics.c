@@ -498,6 +498,9 @@ int metrics_format(struct nvmf_tgt *tgt, struct metrics_buf *b)
 	metrics_family(b, "nvmeof_tcp_zerocopy_copied_total", "counter",
 		       "NVMe/TCP zero-copy sends the kernel copied after all (loopback, no SG).");
 	metrics_sample_u64(b, "nvmeof_tcp_zerocopy_copied_total", NULL, s->tcp.totals.zc_copied);
+	metrics_family(b, "nvmeof_tcp_reads_mapped_total", "counter",
+		       "NVMe/TCP reads sent straight from namespace memory (not copied).");
+	metrics_sample_u64(b, "nvmeof_tcp_reads_mapped_total", NULL, s->tcp.totals.c2h_mapped);
 	format_paths(b, s);
 	format_reactors(b, s);
 	format_ns(b, ns, nns);

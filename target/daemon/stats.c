@@ -412,13 +412,15 @@ int stats_format_json(const struct stats_snapshot *snap, char *buf, size_t len)
 	     "\"live\":%u,\"connecting\":%u,\"connect_timeouts\":%llu,"
 	     "\"closed_pdus_rx\":%llu,\"closed_pdus_tx\":%llu,"
 	     "\"closed_bytes_rx\":%llu,\"closed_bytes_tx\":%llu,"
-	     "\"zerocopy_sends\":%llu,\"zerocopy_completions\":%llu,\"zerocopy_copied\":%llu,",
+	     "\"zerocopy_sends\":%llu,\"zerocopy_completions\":%llu,\"zerocopy_copied\":%llu,"
+	     "\"c2h_mapped\":%llu,",
 	     (unsigned long long)t->accepted, (unsigned long long)t->rejected,
 	     (unsigned long long)t->closed, (unsigned long long)t->fatal, t->live, t->connecting,
 	     (unsigned long long)t->connect_timeouts, (unsigned long long)t->totals.pdus_rx,
 	     (unsigned long long)t->totals.pdus_tx, (unsigned long long)t->totals.bytes_rx,
 	     (unsigned long long)t->totals.bytes_tx, (unsigned long long)t->totals.zc_sends,
-	     (unsigned long long)t->totals.zc_completions, (unsigned long long)t->totals.zc_copied);
+	     (unsigned long long)t->totals.zc_completions, (unsigned long long)t->totals.zc_copied,
+	     (unsigned long long)t->totals.c2h_mapped);
 	jstates(&b, "req_states", t->totals.req_state_entries, NVMF_TCP_REQ_NSTATES,
 		nvmf_tcp_req_state_name);
 	jput(&b, ",");

@@ -200,6 +200,10 @@ static enum rx_rc rx_icreq(struct tcp_qpair *tq)
 	}
 	tq->p.hdgst = ic->dgst & NVME_TCP_DGST_HDR;
 	tq->p.ddgst = ic->dgst & NVME_TCP_DGST_DATA;
+	/* Read data may go out straight from a RAM namespace: sendmsg (or TLS) copies it at
+	 * send time. Not with a data digest: that is computed at completion, and a Write to
+	 * the same blocks before the send would make the digest disagree with the data. */
+	tq->qp.map_read_data = !tq->p.ddgst;
 	tq->p.hpda = ic->hpda;
 	tq->p.cpda = 0;
 	tq->maxr2t = maxr2t == UINT32_MAX ? UINT32_MAX : maxr2t + 1;

@@ -194,6 +194,11 @@ void tcp_req_release(struct tcp_req *tr)
 		return;
 	if (tr->state == TCP_REQ_NEED_BUFFER)
 		TAILQ_REMOVE(&tq->buf_waitq, tr, link);
+	if (nvmf_req_data_mapped(&tr->req)) {
+		/* Sent (or dropped): the namespace may go now. */
+		TCP_STAT_ADD(tq, c2h_mapped, 1);
+		nvmf_req_release_data(&tr->req);
+	}
 	for (int i = 0; i < tr->nbufs; i++)
 		reactor_buf_put(tq->r, tr->bufs[i]);
 	tr->nbufs = 0;

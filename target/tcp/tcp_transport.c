@@ -148,6 +148,7 @@ void nvmf_tcp_get_stats(struct nvmf_tcp_stats *st)
 		SUM(zc_sends);
 		SUM(zc_completions);
 		SUM(zc_copied);
+		SUM(c2h_mapped);
 		for (unsigned int k = 0; k < NVMF_TCP_REQ_NSTATES; k++)
 			SUM(req_state_entries[k]);
 		for (unsigned int k = 0; k < NVMF_TCP_RX_NSTATES; k++)

@@ -26,18 +26,19 @@ struct nvmf_tcp_conn_stats {
 	uint64_t zc_sends;       /* sendmsg calls with MSG_ZEROCOPY */
 	uint64_t zc_completions; /* of those, confirmed by the kernel */
 	uint64_t zc_copied;      /* of those, confirmed as copied anyway (loopback, no SG) */
+	uint64_t c2h_mapped;     /* reads whose data went out from namespace memory, not copied */
 	uint64_t req_state_entries[NVMF_TCP_REQ_NSTATES]; /* times a request entered each */
 	uint64_t rx_state_entries[NVMF_TCP_RX_NSTATES];   /* times the receive machine did */
 };
 
 /* Transport-wide counters (relaxed atomics). */
 struct nvmf_tcp_stats {
-	uint64_t accepted;	/* connections accepted */
-	uint64_t rejected;	/* refused: connection limit or no memory */
-	uint64_t closed;	/* connections fully torn down */
-	uint64_t fatal;		/* connections ended by a C2HTermReq */
-	uint64_t connect_timeouts; /* closed for not finishing ICReq + Connect in time */
-	unsigned int live;	/* connections not yet torn down */
+	uint64_t accepted;                 /* connections accepted */
+	uint64_t rejected;                 /* refused: connection limit or no memory */
+	uint64_t closed;                   /* connections fully torn down */
+	uint64_t fatal;                    /* connections ended by a C2HTermReq */
+	uint64_t connect_timeouts;         /* closed for not finishing ICReq + Connect in time */
+	unsigned int live;                 /* connections not yet torn down */
 	unsigned int connecting;           /* of which not yet through Connect */
 	struct nvmf_tcp_conn_stats totals; /* every connection since start, live and gone */
 };

@@ -22,6 +22,14 @@ dist_check_SCRIPTS += tests/integration/fault-tcp.sh
 TESTS += tests/integration/tcp-zerocopy.sh
 dist_check_SCRIPTS += tests/integration/tcp-zerocopy.sh
 
+# Read data queued for a host that does not read while its RAM namespace is removed
+# (mapped-read.sh), on tcp_raw_client.c's PDU routines.
+check_PROGRAMS += tests/integration/mapped_read_client
+tests_integration_mapped_read_client_SOURCES = tests/integration/mapped_read_client.c
+tests_integration_mapped_read_client_LDADD = libnvmeof_common.la $(ISAL_LIBS)
+TESTS += tests/integration/mapped-read.sh
+dist_check_SCRIPTS += tests/integration/mapped-read.sh
+
 # DH-HMAC-CHAP against the target (auth-tcp.sh): a raw host that authenticates, fails to
 # or stalls, on tcp_raw_client.c's PDU routines and common/dhchap_crypto.
 check_PROGRAMS += tests/integration/auth_client

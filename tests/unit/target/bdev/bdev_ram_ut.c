@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The ram backend: data round trips, inline completion, discard/zeroes, lba_status,
- * memory cost. */
+ * memory cost, mapped reads. */
 #include <CUnit/Basic.h>
 #include <errno.h>
 #include <stdio.h>
@@ -288,6 +288,183 @@ static void test_memory_cost(void)
 	bdev_close(b);
 }
 
+/* Submit @io (fields set by the caller) and return the status. */
+static int run_io(struct bdev *b, struct bdev_io *io)
+{
+	ncb = 0;
+	last_status = 1;
+	io->cb = cb;
+	bdev_submit(b, io);
+	CU_ASSERT_EQUAL(ncb, 1);
+	return last_status;
+}
+
+/* A READ whose submitter accepts mapped data gets iov[0] pointing at the namespace bytes,
+ * nothing copied into its buffers; out of range it is refused and nothing is mapped; every
+ * other op ignores map_ok, and without it a READ still copies. */
+static void test_mapped_read(void)
+{
+	static uint8_t src[8192], buf[8192], buf2[4096];
+	struct iovec iov[2];
+	struct bdev_io io;
+	struct bdev *b = NULL;
+	const uint8_t *m;
+
+	CU_ASSERT_EQUAL_FATAL(bdev_open("ram:1M", 512, &b, NULL, 0), 0);
+	fill(src, sizeof(src), 5);
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_WRITE, 8192, src, sizeof(src)), 0);
+
+	/* mapped: two caller iovecs become one describing offset 8192 + 512 */
+	memset(buf, 0xee, sizeof(buf));
+	memset(buf2, 0xee, sizeof(buf2));
+	iov[0] = (struct iovec){ buf, 4096 };
+	iov[1] = (struct iovec){ buf2, 3584 };
+	io = (struct bdev_io){ .op = BDEV_OP_READ,
+			       .offset = 8192 + 512,
+			       .len = 7680,
+			       .iov = iov,
+			       .iovcnt = 2,
+			       .map_ok = true };
+	CU_ASSERT_EQUAL(run_io(b, &io), 0);
+	CU_ASSERT_TRUE(io.mapped);
+	CU_ASSERT_EQUAL(io.iovcnt, 1);
+	CU_ASSERT_PTR_EQUAL(io.iov, iov);
+	CU_ASSERT_EQUAL(iov[0].iov_len, 7680);
+	m = iov[0].iov_base;
+	CU_ASSERT_TRUE(m != buf && m != buf2);
+	CU_ASSERT_EQUAL(memcmp(m, src + 512, 7680), 0);
+	CU_ASSERT_EQUAL(buf[0], 0xee); /* nothing copied */
+	CU_ASSERT_EQUAL(buf2[0], 0xee);
+
+	/* it is the namespace itself: a later write shows through the same pointer */
+	fill(src, 512, 9);
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_WRITE, 8192 + 512, src, 512), 0);
+	CU_ASSERT_EQUAL(memcmp(m, src, 512), 0);
+
+	/* the last block maps too; one past the end is refused, not mapped */
+	iov[0] = (struct iovec){ buf, 512 };
+	io = (struct bdev_io){ .op = BDEV_OP_READ,
+			       .offset = (1 << 20) - 512,
+			       .len = 512,
+			       .iov = iov,
+			       .iovcnt = 1,
+			       .map_ok = true };
+	CU_ASSERT_EQUAL(run_io(b, &io), 0);
+	CU_ASSERT_TRUE(io.mapped);
+	CU_ASSERT_PTR_EQUAL((const uint8_t *)iov[0].iov_base, m - 8192 - 512 + (1 << 20) - 512);
+	iov[0] = (struct iovec){ buf, 1024 };
+	io = (struct bdev_io){ .op = BDEV_OP_READ,
+			       .offset = (1 << 20) - 512,
+			       .len = 1024,
+			       .iov = iov,
+			       .iovcnt = 1,
+			       .map_ok = true };
+	CU_ASSERT_EQUAL(run_io(b, &io), -ERANGE);
+	CU_ASSERT_FALSE(io.mapped);
+	CU_ASSERT_PTR_EQUAL(iov[0].iov_base, buf);
+	io = (struct bdev_io){ .op = BDEV_OP_READ,
+			       .offset = 100,
+			       .len = 512,
+			       .iov = iov,
+			       .iovcnt = 1,
+			       .map_ok = true };
+	CU_ASSERT_EQUAL(run_io(b, &io), -EINVAL);
+	CU_ASSERT_FALSE(io.mapped);
+	CU_ASSERT_PTR_EQUAL(iov[0].iov_base, buf);
+
+	/* without map_ok a READ copies and leaves the iovecs alone */
+	memset(buf, 0, sizeof(buf));
+	iov[0] = (struct iovec){ buf, 512 };
+	io = (struct bdev_io){
+		.op = BDEV_OP_READ, .offset = 8192 + 512, .len = 512, .iov = iov, .iovcnt = 1
+	};
+	CU_ASSERT_EQUAL(run_io(b, &io), 0);
+	CU_ASSERT_FALSE(io.mapped);
+	CU_ASSERT_PTR_EQUAL(iov[0].iov_base, buf);
+	CU_ASSERT_EQUAL(memcmp(buf, src, 512), 0);
+
+	/* WRITE with map_ok set writes from the caller's buffer, maps nothing */
+	fill(buf, 512, 11);
+	iov[0] = (struct iovec){ buf, 512 };
+	io = (struct bdev_io){
+		.op = BDEV_OP_WRITE, .offset = 0, .len = 512, .iov = iov, .iovcnt = 1, .map_ok = true
+	};
+	CU_ASSERT_EQUAL(run_io(b, &io), 0);
+	CU_ASSERT_FALSE(io.mapped);
+	CU_ASSERT_PTR_EQUAL(iov[0].iov_base, buf);
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_READ, 0, buf2, 512), 0);
+	CU_ASSERT_EQUAL(memcmp(buf2, buf, 512), 0);
+
+	/* COMPARE_AND_WRITE likewise */
+	iov[1] = (struct iovec){ buf2, 512 };
+	io = (struct bdev_io){ .op = BDEV_OP_COMPARE_AND_WRITE,
+			       .offset = 0,
+			       .len = 512,
+			       .iov = &iov[0],
+			       .iovcnt = 1,
+			       .cmp_iov = &iov[1],
+			       .cmp_iovcnt = 1,
+			       .map_ok = true };
+	CU_ASSERT_EQUAL(run_io(b, &io), 0);
+	CU_ASSERT_FALSE(io.mapped);
+	CU_ASSERT_PTR_EQUAL(iov[0].iov_base, buf);
+	bdev_close(b);
+}
+
+/* A resize never takes mapped memory away: after a shrink past a lent range it still reads
+ * (as zeroes), and growing back leaves the pointer valid. */
+static void test_mapped_read_resize(void)
+{
+	static uint8_t src[4096], buf[4096];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct bdev_io io = { .op = BDEV_OP_READ,
+			      .offset = (1 << 20) - 4096,
+			      .len = 4096,
+			      .iov = &iov,
+			      .iovcnt = 1,
+			      .map_ok = true };
+	struct bdev *b = NULL;
+	const volatile uint8_t *m;
+	unsigned int sum = 0;
+
+	CU_ASSERT_EQUAL_FATAL(bdev_open("ram:1M", 512, &b, NULL, 0), 0);
+	fill(src, sizeof(src), 3);
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_WRITE, (1 << 20) - 4096, src, sizeof(src)), 0);
+	CU_ASSERT_EQUAL(run_io(b, &io), 0);
+	CU_ASSERT_TRUE_FATAL(io.mapped);
+	m = iov.iov_base;
+	CU_ASSERT_EQUAL(memcmp((const void *)m, src, sizeof(src)), 0);
+	CU_ASSERT_EQUAL(bdev_resize(b, 512 * 1024, NULL, 0), 0);
+	for (size_t i = 0; i < 4096; i++)
+		sum += m[i];
+	CU_ASSERT_EQUAL(sum, 0); /* the tail went back to the kernel: zeroes, no fault */
+	CU_ASSERT_EQUAL(bdev_resize(b, 2 << 20, NULL, 0), 0);
+	for (size_t i = 0; i < 4096; i++)
+		sum += m[i];
+	CU_ASSERT_EQUAL(sum, 0);
+	bdev_close(b);
+}
+
+/* The null backend does not map: it fills the caller's buffers as before. */
+static void test_null_does_not_map(void)
+{
+	static uint8_t buf[4096];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct bdev_io io = { .op = BDEV_OP_READ,
+			      .offset = 0,
+			      .len = sizeof(buf),
+			      .iov = &iov,
+			      .iovcnt = 1,
+			      .map_ok = true };
+	struct bdev *b = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(bdev_open("null:1M", 512, &b, NULL, 0), 0);
+	CU_ASSERT_EQUAL(run_io(b, &io), 0);
+	CU_ASSERT_FALSE(io.mapped);
+	CU_ASSERT_PTR_EQUAL(iov.iov_base, buf);
+	bdev_close(b);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -301,6 +478,9 @@ int main(void)
 	CU_add_test(s, "discard and write zeroes read back zeroes", test_zero_ranges);
 	CU_add_test(s, "lba_status runs", test_lba_status);
 	CU_add_test(s, "sparse memory, discard frees", test_memory_cost);
+	CU_add_test(s, "READ with map_ok lends the namespace memory", test_mapped_read);
+	CU_add_test(s, "mapped memory stays valid across resizes", test_mapped_read_resize);
+	CU_add_test(s, "null backend ignores map_ok", test_null_does_not_map);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	fails = CU_get_number_of_failures();

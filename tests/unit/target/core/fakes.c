@@ -112,6 +112,7 @@ void fake_req_free(struct fake_req *fr)
 {
 	if (!fr)
 		return;
+	nvmf_req_release_data(&fr->req);
 	free(fr->data);
 	free(fr);
 }
@@ -363,6 +364,14 @@ static int fake_bdev_run(struct bdev *b, struct bdev_io *io)
 		return -ERANGE;
 	switch (io->op) {
 	case BDEV_OP_READ:
+		if (fake_bdev.map_reads && io->map_ok && io->iovcnt >= 1) {
+			io->iov[0].iov_base = mem + off;
+			io->iov[0].iov_len = (size_t)io->len;
+			io->iovcnt = 1;
+			io->mapped = true;
+			return 0;
+		}
+		/* fall through */
 	case BDEV_OP_WRITE:
 		for (int i = 0; i < io->iovcnt && left; i++) {
 			size_t n = io->iov[i].iov_len < left ? io->iov[i].iov_len : left;

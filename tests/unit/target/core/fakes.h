@@ -44,6 +44,7 @@ void fake_qpair_init(struct fake_qpair *fq, struct nvmf_tgt *tgt, struct nvmf_po
 void fake_qpair_close(struct fake_qpair *fq); /* disconnected + fini unless done */
 
 struct fake_req *fake_req_alloc(struct fake_qpair *fq);
+/* Release @fr as a transport does: nvmf_req_release_data(), then free. */
 void fake_req_free(struct fake_req *fr);
 /* Prepare @fr with @cmd and @len bytes of data (copied from @in when not NULL); the data
  * lands in fr->data. */
@@ -98,6 +99,7 @@ struct fake_bdev_ctl {
 	struct bdev_io *pending[64];
 	unsigned int npending;
 	unsigned int nlba_query; /* bdev_lba_query() calls */
+	bool map_reads;          /* a READ with map_ok gets the memory itself, as ram does */
 };
 extern struct fake_bdev_ctl fake_bdev;
 void fake_bdev_reset(void);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* NVM I/O commands: checks, data movement, FUA, Write Zeroes, DSM, Compare, Verify, Flush,
- * backend errors, statistics and namespace removal under I/O. */
+ * backend errors, statistics, namespace removal under I/O and mapped read data. */
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
@@ -467,6 +467,147 @@ static void test_remove_in_use(void)
 	fake_env_teardown(&env);
 }
 
+/* ---- mapped read data ---------------------------------------------------------------------- */
+
+/* A Read on a queue that takes mapped data: req->iov describes the namespace memory, the
+ * namespace stays held past the completion until nvmf_req_release_data(). */
+static void test_read_mapped(void)
+{
+	static uint8_t w[4096];
+	struct nvmf_ns *ns;
+	struct fake_req *fr;
+	struct nvme_cmd cmd;
+	uint8_t *mem;
+
+	setup("ram:1M");
+	ns = env.subsys->ns[1];
+	for (size_t i = 0; i < sizeof(w); i++)
+		w[i] = (uint8_t)(i * 5 + 1);
+	CU_ASSERT_EQUAL(io(NVME_OPC_WRITE, 1, 100, 8, w, sizeof(w)), 0);
+	mem = fake_bdev_mem(ns->bdev);
+	fake_bdev.map_reads = true;
+	env.io[0].qp.map_read_data = true;
+
+	fr = fake_req_alloc(&env.io[0]);
+	rw_cmd(&cmd, NVME_OPC_READ, 1, 100, 8);
+	fake_req_prep(fr, &cmd, NULL, sizeof(w));
+	memset(fr->data, 0xee, sizeof(w));
+	nvmf_req_exec(&fr->req);
+	CU_ASSERT_EQUAL(fr->completions, 1);
+	CU_ASSERT_EQUAL(fake_status(fr), 0);
+	CU_ASSERT_TRUE(fake_bdev.last.map_ok);
+	CU_ASSERT_TRUE(nvmf_req_data_mapped(&fr->req));
+	CU_ASSERT_EQUAL(fr->req.iovcnt, 1);
+	CU_ASSERT_PTR_EQUAL(fr->req.iov[0].iov_base, mem + 100 * 512);
+	CU_ASSERT_EQUAL(fr->req.iov[0].iov_len, sizeof(w));
+	CU_ASSERT(!memcmp(fr->req.iov[0].iov_base, w, sizeof(w)));
+	CU_ASSERT_EQUAL(fr->data[0], 0xee); /* nothing copied into the transport's buffer */
+	/* completed, but the namespace is held until the transport is done with the data */
+	CU_ASSERT_EQUAL(ns_busy(ns), 1);
+	CU_ASSERT_EQUAL(nvmf_ns_outstanding(ns), 1);
+	CU_ASSERT_PTR_EQUAL(fr->req.ns, ns);
+	nvmf_req_release_data(&fr->req);
+	CU_ASSERT_EQUAL(ns_busy(ns), 0);
+	CU_ASSERT_FALSE(nvmf_req_data_mapped(&fr->req));
+	CU_ASSERT_PTR_NULL(fr->req.ns);
+	CU_ASSERT_EQUAL(fr->req.iovcnt, 0);
+	nvmf_req_release_data(&fr->req); /* a second release is a no-op */
+	CU_ASSERT_EQUAL(ns_busy(ns), 0);
+	fake_req_free(fr);
+	CU_ASSERT_EQUAL(ns_busy(ns), 0);
+
+	/* the data stats count it as a read */
+	CU_ASSERT_EQUAL(env.io[0].qp.stats.read_cmds, 1);
+	CU_ASSERT_EQUAL(env.io[0].qp.stats.read_bytes, sizeof(w));
+	fake_env_teardown(&env);
+}
+
+/* What is not mapped: queues that did not ask, failed reads, Compare, fused Compare and
+ * Write, writes. Those drop the namespace at completion as before. */
+static void test_read_not_mapped(void)
+{
+	static uint8_t w[4096], r[4096];
+	struct nvmf_ns *ns;
+	struct nvme_cmd cmd;
+	struct fake_req *fr;
+
+	setup("ram:1M");
+	ns = env.subsys->ns[1];
+	for (size_t i = 0; i < sizeof(w); i++)
+		w[i] = (uint8_t)(i * 3 + 2);
+	CU_ASSERT_EQUAL(io(NVME_OPC_WRITE, 1, 0, 8, w, sizeof(w)), 0);
+	fake_bdev.map_reads = true;
+
+	/* queue without map_read_data: copied */
+	memset(r, 0, sizeof(r));
+	CU_ASSERT_EQUAL(io(NVME_OPC_READ, 1, 0, 8, r, sizeof(r)), 0);
+	CU_ASSERT_FALSE(fake_bdev.last.map_ok);
+	CU_ASSERT(!memcmp(r, w, sizeof(w)));
+	CU_ASSERT_EQUAL(ns_busy(ns), 0);
+
+	env.io[0].qp.map_read_data = true;
+	/* the backend fails: not mapped, reference dropped */
+	fake_bdev.fail_rc = -EIO;
+	fr = fake_req_alloc(&env.io[0]);
+	rw_cmd(&cmd, NVME_OPC_READ, 1, 0, 8);
+	fake_req_prep(fr, &cmd, NULL, sizeof(w));
+	nvmf_req_exec(&fr->req);
+	CU_ASSERT_EQUAL(fr->completions, 1);
+	CU_ASSERT_NOT_EQUAL(fake_status(fr), 0);
+	CU_ASSERT_FALSE(nvmf_req_data_mapped(&fr->req));
+	CU_ASSERT_EQUAL(ns_busy(ns), 0);
+	fake_req_free(fr);
+	fake_bdev.fail_rc = 0;
+
+	/* Compare reads into scratch: copied, never mapped */
+	CU_ASSERT_EQUAL(io(NVME_OPC_COMPARE, 1, 0, 8, w, sizeof(w)), 0);
+	CU_ASSERT_EQUAL(fake_bdev.last.op, BDEV_OP_READ);
+	CU_ASSERT_FALSE(fake_bdev.last.map_ok);
+	CU_ASSERT_EQUAL(ns_busy(ns), 0);
+
+	/* a write on a mapping queue is a write */
+	CU_ASSERT_EQUAL(io(NVME_OPC_WRITE, 1, 8, 8, w, sizeof(w)), 0);
+	CU_ASSERT_FALSE(fake_bdev.last.map_ok);
+	CU_ASSERT_FALSE(fake_bdev.last.mapped);
+	CU_ASSERT_EQUAL(ns_busy(ns), 0);
+	fake_env_teardown(&env);
+}
+
+/* Removing the namespace while a mapped read's data is still queued: the backend stays
+ * open (its memory mapped) until the transport releases the data. */
+static void test_remove_while_mapped(void)
+{
+	struct fake_req *fr;
+	struct nvme_cmd cmd;
+	unsigned int closes;
+	pthread_t t;
+	void *rc;
+
+	setup("ram:1M");
+	fake_bdev.map_reads = true;
+	env.io[0].qp.map_read_data = true;
+	fr = fake_req_alloc(&env.io[0]);
+	rw_cmd(&cmd, NVME_OPC_READ, 1, 0, 8);
+	fake_req_prep(fr, &cmd, NULL, 4096);
+	nvmf_req_exec(&fr->req);
+	CU_ASSERT_EQUAL(fr->completions, 1);
+	CU_ASSERT_TRUE_FATAL(nvmf_req_data_mapped(&fr->req));
+	closes = fake_bdev.nclose;
+
+	CU_ASSERT_EQUAL(pthread_create(&t, NULL, remove_thread, NULL), 0);
+	for (int i = 0; i < 2000 && __atomic_load_n(&env.subsys->ns[1], __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+	CU_ASSERT_PTR_NULL(env.subsys->ns[1]);
+	usleep(20000);
+	CU_ASSERT_EQUAL(fake_bdev.nclose, closes); /* the data is still lent out */
+	nvmf_req_release_data(&fr->req);
+	pthread_join(t, &rc);
+	CU_ASSERT_EQUAL((intptr_t)rc, 0);
+	CU_ASSERT_EQUAL(fake_bdev.nclose, closes + 1);
+	fake_req_free(fr);
+	fake_env_teardown(&env);
+}
+
 static void test_sqhd(void)
 {
 	static uint8_t buf[512];
@@ -767,6 +908,9 @@ static const CU_TestInfo tests[] = {
 	{ "backend errors", test_backend_errors },
 	{ "statistics", test_stats },
 	{ "namespace removal in use", test_remove_in_use },
+	{ "mapped read holds the namespace until released", test_read_mapped },
+	{ "reads that are not mapped", test_read_not_mapped },
+	{ "namespace removal while read data is mapped", test_remove_while_mapped },
 	{ "SQ head pointer", test_sqhd },
 	{ "fused compare and write", test_fused },
 	{ "fused compare and write on a shared backend", test_fused_shared },

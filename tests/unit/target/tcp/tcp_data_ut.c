@@ -2,8 +2,8 @@
 /*
  * NVMe/TCP transport, the data paths, driven through a socketpair (tcp_ut_host.h):
  * in-capsule and R2T writes and C2HData reads with and without digests and HPDA, the
- * C2HData SUCCESS flag, pipelining, partial writes, an exhausted buffer pool, and the
- * state counters of a real connection.
+ * C2HData SUCCESS flag, pipelining, partial writes, an exhausted buffer pool, reads sent
+ * from mapped namespace memory, and the state counters of a real connection.
  */
 #include <CUnit/Basic.h>
 #include <errno.h>
@@ -203,6 +203,54 @@ static void test_partial_writes(void)
 	}
 	close(h.fd);
 	CU_ASSERT_EQUAL(wait_fini(before), 0);
+}
+
+/* Mapped reads: the data goes out from the namespace memory without a data digest, each
+ * request releases it exactly once (counted in c2h_mapped); with a data digest the queue
+ * does not take mapped data. Closing with mapped reads still queued releases them too. */
+static void test_mapped_reads(void)
+{
+	enum { N = 16 };
+	struct nvmf_tcp_stats a, b;
+	int m0, r0, before;
+	struct host h;
+
+	ut_map_reads = true;
+	m0 = atomic_load(&n_mapped);
+	r0 = atomic_load(&n_released);
+	nvmf_tcp_get_stats(&a);
+	data_round_trip(false, false, 0, false); /* 6 reads, every byte compared */
+	data_round_trip(true, false, 3, true);   /* header digest, HPDA, SUCCESS flag */
+	nvmf_tcp_get_stats(&b);
+	CU_ASSERT_EQUAL(atomic_load(&n_mapped) - m0, 12);
+	CU_ASSERT_EQUAL(atomic_load(&n_released) - r0, 12);
+	CU_ASSERT_EQUAL(b.totals.c2h_mapped - a.totals.c2h_mapped, 12);
+
+	m0 = atomic_load(&n_mapped);
+	data_round_trip(false, true, 0, false);
+	CU_ASSERT_EQUAL(atomic_load(&n_mapped), m0); /* data digest: copied */
+
+	/* reads stuck behind a full socket, then the host goes away */
+	m0 = atomic_load(&n_mapped);
+	r0 = atomic_load(&n_released);
+	before = atomic_load(&n_fini);
+	g_small_bufs = 4096;
+	host_open(&h);
+	host_ic(&h, false, false, 0);
+	host_connect(&h, 1, 64, false);
+	for (int i = 0; i < N; i++) {
+		struct nvme_cmd c;
+
+		make_cmd(&c, 0x02, (uint16_t)(400 + i), (uint32_t)(i % 8) * 131072, MAX_IO, false);
+		send_capsule(&h, &c, NULL, 0);
+	}
+	for (int i = 0; i < 2000 && atomic_load(&n_mapped) - m0 < N; i++)
+		usleep(1000);
+	CU_ASSERT_EQUAL(atomic_load(&n_mapped) - m0, N);
+	close(h.fd);
+	CU_ASSERT_EQUAL(wait_fini(before), 0);
+	CU_ASSERT_EQUAL(atomic_load(&n_released) - r0, N);
+	ut_map_reads = false;
 }
 
 /* A reactor pool of 64 chunks for 100 reads of 128 KiB and 20 in-capsule writes: requests
@@ -476,6 +524,7 @@ int main(void)
 	CU_add_test(s, "64 pipelined in-capsule writes", test_pipelined);
 	CU_add_test(s, "partial writes with tiny socket buffers", test_partial_writes);
 	CU_add_test(s, "buffer pool exhausted", test_buffer_exhaustion);
+	CU_add_test(s, "mapped reads released once, not with a data digest", test_mapped_reads);
 	CU_add_test(s, "Abort of writes waiting for H2CData", test_abort_r2t);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();

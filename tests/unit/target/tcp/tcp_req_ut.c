@@ -40,6 +40,11 @@ void nvmf_req_exec(struct nvmf_req *req)
 	n_exec++;
 }
 
+void nvmf_req_release_data(struct nvmf_req *req)
+{
+	req->data_mapped = false;
+}
+
 void nvmf_req_complete_status(struct nvmf_req *req, uint8_t sct, uint8_t sc, bool dnr)
 {
 	n_status++;

@@ -150,6 +150,14 @@ void nvmf_req_exec(struct nvmf_req *req)
 	case 0x02: /* read */
 		if (off + req->length > DISK_SIZE)
 			goto range;
+		if (qp->map_read_data && ut_map_reads) { /* as the core does with a ram backend */
+			req->iov[0].iov_base = disk + off;
+			req->iov[0].iov_len = req->length;
+			req->iovcnt = 1;
+			req->data_mapped = true;
+			atomic_fetch_add(&n_mapped, 1);
+			break;
+		}
 		iov_copy(req, off, false);
 		break;
 	default:
@@ -161,6 +169,18 @@ void nvmf_req_exec(struct nvmf_req *req)
 	return;
 range:
 	nvmf_req_complete_status(req, NVME_SCT_GENERIC, NVME_SC_LBA_OUT_OF_RANGE, true);
+}
+
+bool ut_map_reads;
+atomic_int n_mapped, n_released;
+
+void nvmf_req_release_data(struct nvmf_req *req)
+{
+	if (!req->data_mapped)
+		return;
+	req->data_mapped = false;
+	req->iovcnt = 0;
+	atomic_fetch_add(&n_released, 1);
 }
 
 static sem_t msg_done;

@@ -29,6 +29,10 @@ extern struct nvmf_tgt tgt;
 extern struct nvmf_port port;
 extern struct reactor *R;
 extern atomic_int n_exec, n_fini, n_disconnected;
+/* Reads on a queue that takes mapped data (no data digest) complete with req->iov pointing
+ * into disk (when ut_map_reads); nvmf_req_release_data() calls counted. */
+extern bool ut_map_reads;
+extern atomic_int n_mapped, n_released;
 extern struct nvmf_req *held[64];
 extern int nheld;
 extern struct nvmf_qpair *last_qp; /* the connection nvmf_qpair_init() saw last */
