@@ -141,7 +141,6 @@ static void send_data_in(struct iscsi_task *t)
 	d->itt = t->itt;
 	/* status collapse: GOOD (or CONDITION MET) without sense rides on the last PDU */
 	d->collapse = t->plan.status != SCSI_STATUS_CHECK_CONDITION;
-	t->collapsed = d->collapse;
 	d->status = t->plan.status;
 	d->res_flags = t->res_flags;
 	d->residual = t->residual;

@@ -198,8 +198,7 @@ struct iscsi_task {
 	int lun_idx;			/* index in the session's LU table, -1: none */
 	bool on_list;			/* on c->pending (not started) or c->active */
 	bool started;			/* its turn in CmdSN order came */
-	bool ready;			/* immediate data received */
-	bool collapsed;			/* status went with the last Data-In */
+	bool ready;                     /* immediate data received */
 	bool data_err;			/* a DataSN sequence error: fail after the data */
 	bool cap_wait;                  /* NEED_BUFFER: over the connection's share */
 	uint8_t cdb[SCSI_CDB_MAX];

@@ -2,10 +2,9 @@
 /*
  * SCSI tasks of a normal session: CmdSN ordering and the command window, immediate,
  * unsolicited and solicited (R2T) data, translation (scsi_xlate) and the NVMe commands run
- * through the executor, then Data-In with status collapse or a SCSI Response, with
- * residual over/underflow against the Expected Data Transfer Length.
+ * through the executor; the Data-In or SCSI Response that ends a task is iscsi_datain.c's.
  *
- * Task state machine (task_set_state):
+ * Task state machine (iscsi_task_set_state):
  *   FREE -> NEED_BUFFER -> DATA_OUT -> EXECUTING -> DATA_IN -> FREE
  *                                               \-> RESPONSE -> FREE
  */
