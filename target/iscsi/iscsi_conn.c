@@ -221,6 +221,10 @@ static ssize_t rx_get(struct iscsi_conn *c, uint8_t *dst, uint32_t n, const uint
 	if (!avail) {
 		ssize_t r;
 
+		/* the last read came back short: the socket is empty until it polls readable
+		 * again (level-triggered), so no read just to learn EAGAIN */
+		if (c->rx_drained)
+			return -EAGAIN;
 		if (dst && n >= 4096) {
 			/* Large data straight into place, and what follows it (the next PDUs'
 			 * headers, small data) into the staging buffer, in one call. */
@@ -229,6 +233,7 @@ static ssize_t rx_get(struct iscsi_conn *c, uint8_t *dst, uint32_t n, const uint
 
 			r = recvmsg(c->fd, &msg, MSG_DONTWAIT);
 			if (r > 0) {
+				c->rx_drained = (size_t)r < (size_t)n + ISCSI_RX_STAGE;
 				*where = dst;
 				if ((size_t)r > n) {
 					c->rx_stage_off = 0;
@@ -240,6 +245,7 @@ static ssize_t rx_get(struct iscsi_conn *c, uint8_t *dst, uint32_t n, const uint
 		} else {
 			r = recv(c->fd, c->rx_stage, ISCSI_RX_STAGE, MSG_DONTWAIT);
 			if (r > 0) {
+				c->rx_drained = r < ISCSI_RX_STAGE;
 				c->rx_stage_off = 0;
 				c->rx_stage_len = (uint32_t)r;
 				avail = (uint32_t)r;
@@ -504,7 +510,10 @@ static void rx_process(struct iscsi_conn *c)
 
 static void read_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
-	rx_process(w->data);
+	struct iscsi_conn *c = w->data;
+
+	c->rx_drained = false;
+	rx_process(c);
 }
 
 /* Resume a paused header (task, buffer or control PDU became available). */

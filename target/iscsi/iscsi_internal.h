@@ -343,6 +343,7 @@ struct iscsi_conn {
 	uint8_t *rx_data;		/* login/text/NOP ping data (reactor chunk) */
 	uint8_t *rx_stage;
 	uint32_t rx_stage_off, rx_stage_len;
+	bool rx_drained;                /* the socket had no more at the last read */
 	struct reactor_work rx_work;	/* resume after RX_WAIT (deferred) */
 	struct reactor_work rx_buf_work; /* resume after RX_WAIT (a buffer came back) */
 
