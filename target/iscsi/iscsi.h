@@ -77,8 +77,9 @@ int iscsi_quick_setup(struct nvmf_tgt *tgt, struct nvmf_subsys *subsys, const ch
 /* Operational limits offered in login negotiation (defaults shown). */
 struct iscsi_opts {
 	uint32_t max_recv_dsl;	     /* 0 = reactor buffer size, capped at 256 KiB */
-	uint32_t max_burst_length;   /* 1 MiB: capped at the reactor buffer size */
-	uint32_t first_burst_length; /* 64 KiB */
+	uint32_t max_burst_length;   /* 1 MiB: capped at what one command holds
+				      * (16 reactor buffers) */
+	uint32_t first_burst_length; /* 64 KiB: capped at the reactor buffer size */
 	uint32_t max_outstanding_r2t; /* 1 */
 	bool initial_r2t;	     /* false: unsolicited data allowed */
 	bool immediate_data;	     /* true */

@@ -52,6 +52,7 @@ struct iscsi_tx *iscsi_ctl_get(struct iscsi_conn *c)
 	if (tx) {
 		TAILQ_REMOVE(&c->ctl_free, tx, link);
 		tx->data = NULL;
+		tx->diovcnt = 0;
 		tx->dlen = 0;
 		tx->sent = NULL;
 		tx->owner = NULL;
@@ -74,30 +75,13 @@ void iscsi_tx_queue(struct iscsi_conn *c, struct iscsi_tx *tx)
 
 void iscsi_tx_send(struct iscsi_conn *c, struct iscsi_tx *tx)
 {
-	bool hd = c->hdigest, dd = c->ddigest;
-	uint32_t pad = ISCSI_PAD(tx->dlen) - tx->dlen;
-
-	iscsi_bhs_set_dlen(tx->hdr, tx->dlen);
-	tx->hlen = ISCSI_BHS_LEN;
-	if (hd) {
-		iscsi_put_digest(tx->hdr + ISCSI_BHS_LEN, iscsi_header_digest(tx->hdr, ISCSI_BHS_LEN));
-		tx->hlen += ISCSI_DIGEST_LEN;
-	}
-	memset(tx->trailer, 0, sizeof(tx->trailer));
-	tx->tlen = pad;
-	if (dd && tx->dlen) {
-		struct iovec v = { (void *)tx->data, tx->dlen };
-
-		iscsi_put_digest(tx->trailer + pad, iscsi_data_digest(&v, 1, tx->dlen));
-		tx->tlen += ISCSI_DIGEST_LEN;
-	}
+	iscsi_tx_finish(tx, c->hdigest, c->ddigest);
 	iscsi_tx_queue(c, tx);
 }
 
+/* @tx went out whole (already off the queue). */
 static void tx_done(struct iscsi_conn *c, struct iscsi_tx *tx)
 {
-	TAILQ_REMOVE(&c->txq, tx, link);
-	tx->queued = false;
 	if (tx->sent)
 		tx->sent(c, tx);
 	if (is_ctl(c, tx) && !tx->queued) {
@@ -107,30 +91,33 @@ static void tx_done(struct iscsi_conn *c, struct iscsi_tx *tx)
 	}
 }
 
+/* Skip @skip bytes of a piece, else gather it; returns the new iovec count. */
+static int tx_seg(struct iovec *iov, int n, const void *p, size_t len, size_t *skip)
+{
+	if (*skip >= len) {
+		*skip -= len;
+		return n;
+	}
+	iov[n].iov_base = (uint8_t *)p + *skip;
+	iov[n].iov_len = len - *skip;
+	*skip = 0;
+	return n + 1;
+}
+
 /* Build iovecs for the queue from the partially sent head on. */
 static int tx_iov(struct iscsi_conn *c, struct iovec *iov)
 {
 	struct iscsi_tx *tx;
-	uint32_t skip = c->tx_off;
+	size_t skip = c->tx_off;
 	int n = 0;
 
 	TAILQ_FOREACH(tx, &c->txq, link) {
-		struct { const void *p; uint32_t len; } seg[3] = {
-			{ tx->hdr, tx->hlen }, { tx->data, tx->dlen }, { tx->trailer, tx->tlen },
-		};
-
-		if (n + 3 > ISCSI_TX_IOV)
+		if (n + 2 + tx->diovcnt > ISCSI_TX_IOV)
 			break;
-		for (int i = 0; i < 3; i++) {
-			if (skip >= seg[i].len) {
-				skip -= seg[i].len;
-				continue;
-			}
-			iov[n].iov_base = (uint8_t *)seg[i].p + skip;
-			iov[n].iov_len = seg[i].len - skip;
-			skip = 0;
-			n++;
-		}
+		n = tx_seg(iov, n, tx->hdr, tx->hlen, &skip);
+		for (int i = 0; i < tx->diovcnt; i++)
+			n = tx_seg(iov, n, tx->diov[i].iov_base, tx->diov[i].iov_len, &skip);
+		n = tx_seg(iov, n, tx->trailer, tx->tlen, &skip);
 	}
 	return n;
 }
@@ -139,6 +126,7 @@ static void conn_flush(void *arg)
 {
 	struct iscsi_conn *c = arg;
 	struct iovec iov[ISCSI_TX_IOV];
+	TAILQ_HEAD(, iscsi_tx) done;
 
 	for (int round = 0; round < 16 && !TAILQ_EMPTY(&c->txq); round++) {
 		struct msghdr msg = { 0 };
@@ -161,7 +149,9 @@ static void conn_flush(void *arg)
 			iscsi_conn_close(c, strerror(errno));
 			return;
 		}
-		/* retire what went out */
+		/* retire what went out: every PDU sent whole leaves the queue before any sent
+		 * callback runs, since one may release a task and drop its PDUs still queued */
+		TAILQ_INIT(&done);
 		while (sent > 0) {
 			struct iscsi_tx *tx = TAILQ_FIRST(&c->txq);
 			uint32_t total = tx->hlen + tx->dlen + tx->tlen - c->tx_off;
@@ -172,6 +162,14 @@ static void conn_flush(void *arg)
 			}
 			sent -= total;
 			c->tx_off = 0;
+			TAILQ_REMOVE(&c->txq, tx, link);
+			tx->queued = false;
+			TAILQ_INSERT_TAIL(&done, tx, link);
+		}
+		while (!TAILQ_EMPTY(&done)) {
+			struct iscsi_tx *tx = TAILQ_FIRST(&done);
+
+			TAILQ_REMOVE(&done, tx, link);
 			tx_done(c, tx);
 			if (c->state == CONN_CLOSING && c->fd < 0)
 				return;
@@ -223,6 +221,10 @@ static ssize_t rx_get(struct iscsi_conn *c, uint8_t *dst, uint32_t n, const uint
 	if (!avail) {
 		ssize_t r;
 
+		/* the last read came back short: the socket is empty until it polls readable
+		 * again (level-triggered), so no read just to learn EAGAIN */
+		if (c->rx_drained)
+			return -EAGAIN;
 		if (dst && n >= 4096) {
 			/* Large data straight into place, and what follows it (the next PDUs'
 			 * headers, small data) into the staging buffer, in one call. */
@@ -231,6 +233,7 @@ static ssize_t rx_get(struct iscsi_conn *c, uint8_t *dst, uint32_t n, const uint
 
 			r = recvmsg(c->fd, &msg, MSG_DONTWAIT);
 			if (r > 0) {
+				c->rx_drained = (size_t)r < (size_t)n + ISCSI_RX_STAGE;
 				*where = dst;
 				if ((size_t)r > n) {
 					c->rx_stage_off = 0;
@@ -242,6 +245,7 @@ static ssize_t rx_get(struct iscsi_conn *c, uint8_t *dst, uint32_t n, const uint
 		} else {
 			r = recv(c->fd, c->rx_stage, ISCSI_RX_STAGE, MSG_DONTWAIT);
 			if (r > 0) {
+				c->rx_drained = r < ISCSI_RX_STAGE;
 				c->rx_stage_off = 0;
 				c->rx_stage_len = (uint32_t)r;
 				avail = (uint32_t)r;
@@ -506,7 +510,10 @@ static void rx_process(struct iscsi_conn *c)
 
 static void read_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
-	rx_process(w->data);
+	struct iscsi_conn *c = w->data;
+
+	c->rx_drained = false;
+	rx_process(c);
 }
 
 /* Resume a paused header (task, buffer or control PDU became available). */

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/uio.h>
 
 #include "iscsi.h"
 #include "common/iscsi_pdu.h"
@@ -35,7 +36,10 @@
 #define ISCSI_TPGT 1
 #define ISCSI_AHS_MAX 1020	  /* TotalAHSLength is 8 bits of 4-byte words */
 #define ISCSI_TASK_BUFS 16	  /* reactor chunks one SCSI command may use */
-#define ISCSI_POOL_SHARE      8         /* a session holds at most 1/8 of its reactor's pool */
+#define ISCSI_TX_DATA_IOV     8         /* pieces of one PDU's data segment */
+#define ISCSI_DATAIN_PDUS     4         /* Data-In PDUs of one task queued ahead */
+#define ISCSI_TASK_IN_IOV     (ISCSI_TASK_BUFS + 2) /* pieces of a task's Data-In data */
+#define ISCSI_POOL_SHARE      8 /* a session holds at most 1/8 of its reactor's pool */
 
 /* ---- Targets -------------------------------------------------------------------------------- */
 struct iscsi_lun_map {
@@ -114,7 +118,9 @@ void iscsi_target_put_locked(struct iscsi_target *t);
 /* ---- Transmit ----------------------------------------------------------------------------- */
 struct iscsi_tx {
 	uint8_t hdr[ISCSI_BHS_LEN + ISCSI_DIGEST_LEN];
-	const uint8_t *data;		/* data segment (contiguous) */
+	const uint8_t *data;                  /* contiguous data segment, or NULL: diov */
+	struct iovec diov[ISCSI_TX_DATA_IOV]; /* the data segment's pieces */
+	int diovcnt;
 	uint32_t dlen;
 	uint8_t trailer[3 + ISCSI_DIGEST_LEN]; /* padding + data digest */
 	uint32_t hlen, tlen;		/* header and trailer bytes on the wire */
@@ -124,6 +130,45 @@ struct iscsi_tx {
 	bool queued;
 	TAILQ_ENTRY(iscsi_tx) link;
 };
+
+/* Header digest, padding and data digest of @tx (BHS written, data or diov and dlen set):
+ * the data digest is computed over every piece of the data segment. */
+void iscsi_tx_finish(struct iscsi_tx *tx, bool hdigest, bool ddigest);
+
+/* ---- Data-In PDU layout (iscsi_datain_pdu.c: no connection, no socket) ----------------- */
+/*
+ * The Data-In sequence of one task: its data (a list of pieces as the NVMe commands left
+ * them, crossing reactor chunks freely) cut into PDUs of at most the initiator's
+ * MaxRecvDataSegmentLength, with the F bit at the end of every MaxBurstLength burst and on
+ * the last PDU, DataSN counting from 0, and the status (with residual) on the last PDU
+ * when it is collapsed there (RFC 7143 sections 11.7 and 4.2.2.3).
+ */
+struct iscsi_din {
+	/* set before the first PDU */
+	const struct iovec *iov;
+	int iovcnt;
+	uint32_t len; /* bytes to send (<= the pieces' total) */
+	uint32_t mrdsl, max_burst;
+	const uint8_t *lun_raw; /* 8 bytes */
+	uint32_t itt;
+	bool collapse;             /* status rides on the last PDU */
+	uint8_t status, res_flags; /* res_flags: ISCSI_RSP_OVERFLOW/UNDERFLOW */
+	uint32_t residual;
+	/* progress */
+	uint32_t off; /* buffer offset of the next PDU */
+	uint32_t datasn;
+	int idx;   /* piece holding byte @off */
+	size_t in; /* and where in it */
+};
+
+void iscsi_din_init(struct iscsi_din *d);
+/* Build the next PDU into @tx: its BHS (all but StatSN/ExpCmdSN/MaxCmdSN) and data pieces.
+ * Returns true when it is the last of the sequence. */
+bool iscsi_din_build(struct iscsi_din *d, struct iscsi_tx *tx);
+static inline bool iscsi_din_done(const struct iscsi_din *d)
+{
+	return d->off >= d->len;
+}
 
 /* ---- SCSI tasks --------------------------------------------------------------------------- */
 enum iscsi_task_state {
@@ -153,8 +198,7 @@ struct iscsi_task {
 	int lun_idx;			/* index in the session's LU table, -1: none */
 	bool on_list;			/* on c->pending (not started) or c->active */
 	bool started;			/* its turn in CmdSN order came */
-	bool ready;			/* immediate data received */
-	bool collapsed;			/* status went with the last Data-In */
+	bool ready;                     /* immediate data received */
 	bool data_err;			/* a DataSN sequence error: fail after the data */
 	bool cap_wait;                  /* NEED_BUFFER: over the connection's share */
 	uint8_t cdb[SCSI_CDB_MAX];
@@ -182,8 +226,13 @@ struct iscsi_task {
 
 	/* Data-In and response */
 	uint32_t in_len;		/* bytes we send (<= EDTL) */
-	uint32_t in_off;
-	uint32_t datasn;
+	uint32_t datasn;                /* Data-In PDUs sent (ExpDataSN of the response) */
+	struct iovec in_iov[ISCSI_TASK_IN_IOV]; /* the data read, as the executor left it */
+	int in_iovcnt;
+	uint32_t in_iov_len; /* bytes in_iov describes */
+	bool in_iov_lost;    /* more pieces than in_iov holds: use the chunks */
+	struct iscsi_din din;
+	struct iscsi_tx din_tx[ISCSI_DATAIN_PDUS];
 	uint32_t residual;
 	uint8_t res_flags;		/* ISCSI_RSP_OVERFLOW/UNDERFLOW */
 	uint8_t sense[2 + SCSI_SENSE_MAX];
@@ -294,6 +343,7 @@ struct iscsi_conn {
 	uint8_t *rx_data;		/* login/text/NOP ping data (reactor chunk) */
 	uint8_t *rx_stage;
 	uint32_t rx_stage_off, rx_stage_len;
+	bool rx_drained;                /* the socket had no more at the last read */
 	struct reactor_work rx_work;	/* resume after RX_WAIT (deferred) */
 	struct reactor_work rx_buf_work; /* resume after RX_WAIT (a buffer came back) */
 
@@ -425,6 +475,34 @@ void iscsi_cmdsn_advance(struct iscsi_conn *c);
 void iscsi_window_open(struct iscsi_conn *c, unsigned int n);
 void iscsi_task_abort(struct iscsi_task *t);
 void iscsi_task_release(struct iscsi_task *t);
+void iscsi_task_set_state(struct iscsi_task *t, enum iscsi_task_state s);
+/* Describe @len bytes of task data at @off by iovecs (one per chunk crossed). */
+int iscsi_task_iov(const struct iscsi_task *t, uint32_t off, uint32_t len, struct iovec *iov,
+		   int max);
+/* PDUs of @t on the transmit queue. */
+unsigned int iscsi_task_tx_queued(const struct iscsi_task *t);
+/* The head of the transmit queue, partly sent, is one of @t's. */
+bool iscsi_task_tx_on_wire(const struct iscsi_task *t);
+
+static inline struct iscsi_lu *iscsi_task_lu(const struct iscsi_task *t)
+{
+	return t->lun_idx >= 0 ? &t->conn->lus[t->lun_idx] : NULL;
+}
+
+/* Expected lengths in each direction (no bidirectional commands). */
+static inline uint32_t iscsi_edtl_out(const struct iscsi_task *t)
+{
+	return (t->flags & ISCSI_SCSI_CMD_WRITE) ? t->edtl : 0;
+}
+
+static inline uint32_t iscsi_edtl_in(const struct iscsi_task *t)
+{
+	return (t->flags & ISCSI_SCSI_CMD_READ) && !(t->flags & ISCSI_SCSI_CMD_WRITE) ? t->edtl : 0;
+}
+
+/* ---- iscsi_datain.c ------------------------------------------------------------------------ */
+/* The plan is done: Data-In (status collapsed into the last) or a SCSI Response. */
+void iscsi_task_respond(struct iscsi_task *t);
 /* Tasks of the connection on @lun (all when @all) are aborted; returns how many were
  * still owned by the executor (the TMF response waits for them). */
 unsigned int iscsi_tasks_abort_lun(struct iscsi_conn *c, uint64_t lun, bool all);

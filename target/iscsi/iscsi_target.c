@@ -43,18 +43,24 @@ void iscsi_opts_default(struct iscsi_opts *o)
 	o->chap_algs = ISCSI_CHAP_ALGS_DEFAULT;
 }
 
-/* Limits that keep every burst inside one reactor buffer. */
+/*
+ * Limits of what one task holds: a Data-In burst may span all the chunks of a task (its
+ * PDUs are gathered from several), unsolicited data lands in the task's first chunk, and
+ * every R2T stays inside one chunk (iscsi_task.c).
+ */
 static void opts_fit(struct iscsi_opts *o)
 {
 	uint32_t chunk = (uint32_t)reactor_buf_size();
+	uint64_t task_max = (uint64_t)chunk * ISCSI_TASK_BUFS;
 
-	if (o->max_burst_length > chunk)
-		o->max_burst_length = chunk;
+	if (task_max > ISCSI_MAX_DATA_SEG_LEN)
+		task_max = ISCSI_MAX_DATA_SEG_LEN;
+	if (o->max_burst_length > task_max)
+		o->max_burst_length = (uint32_t)task_max;
 	if (o->max_burst_length < ISCSI_MIN_DATA_SEG_LEN)
 		o->max_burst_length = ISCSI_MIN_DATA_SEG_LEN;
-	/* unsolicited data shares the buffer with scratch space for some commands */
-	if (o->first_burst_length > chunk / 2)
-		o->first_burst_length = chunk / 2;
+	if (o->first_burst_length > chunk)
+		o->first_burst_length = chunk;
 	if (o->first_burst_length > o->max_burst_length)
 		o->first_burst_length = o->max_burst_length;
 	if (o->first_burst_length < ISCSI_MIN_DATA_SEG_LEN)

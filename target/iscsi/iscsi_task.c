@@ -2,10 +2,9 @@
 /*
  * SCSI tasks of a normal session: CmdSN ordering and the command window, immediate,
  * unsolicited and solicited (R2T) data, translation (scsi_xlate) and the NVMe commands run
- * through the executor, then Data-In with status collapse or a SCSI Response, with
- * residual over/underflow against the Expected Data Transfer Length.
+ * through the executor; the Data-In or SCSI Response that ends a task is iscsi_datain.c's.
  *
- * Task state machine (task_set_state):
+ * Task state machine (iscsi_task_set_state):
  *   FREE -> NEED_BUFFER -> DATA_OUT -> EXECUTING -> DATA_IN -> FREE
  *                                               \-> RESPONSE -> FREE
  */
@@ -38,7 +37,7 @@ static const uint32_t task_next[TASK_NSTATES] = {
 };
 #undef B
 
-static void task_set_state(struct iscsi_task *t, enum iscsi_task_state s)
+void iscsi_task_set_state(struct iscsi_task *t, enum iscsi_task_state s)
 {
 	if (!(task_next[t->state] & (1u << s)))
 		log_peer("%s: task %#x: illegal transition %s -> %s", t->conn->peer, t->itt,
@@ -48,7 +47,6 @@ static void task_set_state(struct iscsi_task *t, enum iscsi_task_state s)
 
 static void task_run(struct iscsi_task *t);
 static void data_out_complete(struct iscsi_task *t);
-static void task_respond(struct iscsi_task *t);
 static void send_r2t(struct iscsi_task *t);
 
 /* ---- CmdSN window ----------------------------------------------------------------------- */
@@ -162,7 +160,10 @@ static struct iscsi_task *task_get(struct iscsi_conn *c, bool immediate)
 	t->out_unsol_done = true;
 	t->r2t_out = false;
 	t->r2tsn = t->exp_datasn = 0;
-	t->in_len = t->in_off = t->datasn = t->residual = 0;
+	t->in_len = t->datasn = t->residual = 0;
+	t->in_iovcnt = 0;
+	t->in_iov_len = 0;
+	t->in_iov_lost = false;
 	t->res_flags = 0;
 	t->in_step = t->step_again = false;
 	t->started = false;
@@ -187,6 +188,12 @@ void iscsi_task_release(struct iscsi_task *t)
 		TAILQ_REMOVE(&c->txq, &t->tx, link);
 		t->tx.queued = false;
 	}
+	for (unsigned int i = 0; i < ISCSI_DATAIN_PDUS; i++) {
+		if (t->din_tx[i].queued) {
+			TAILQ_REMOVE(&c->txq, &t->din_tx[i], link);
+			t->din_tx[i].queued = false;
+		}
+	}
 	for (unsigned int i = 0; i < t->nbufs; i++)
 		task_buf_put(c, t->bufs[i]);
 	t->nbufs = 0;
@@ -194,7 +201,7 @@ void iscsi_task_release(struct iscsi_task *t)
 	if (t->on_list)
 		TAILQ_REMOVE(t->started ? &c->active : &c->pending, t, link);
 	t->on_list = false;
-	task_set_state(t, TASK_FREE);
+	iscsi_task_set_state(t, TASK_FREE);
 	TAILQ_INSERT_HEAD(&c->free_tasks, t, link);
 	if (t->immediate)
 		c->free_immediate++;
@@ -207,15 +214,30 @@ void iscsi_task_release(struct iscsi_task *t)
 /* Stop a task: now if the executor does not own one of its commands, else on return. */
 void iscsi_task_abort(struct iscsi_task *t)
 {
-	struct iscsi_conn *c = t->conn;
-
 	t->aborted = true;
 	if (t->nvme_pending)
 		return;
-	/* a PDU partly on the wire must finish: its sent callback releases the task */
-	if (t->tx.queued && TAILQ_FIRST(&c->txq) == &t->tx && c->tx_off)
+	/* a PDU partly on the wire must finish: its sent callback releases the task (and
+	 * drops the task's PDUs queued behind it) */
+	if (iscsi_task_tx_on_wire(t))
 		return;
 	iscsi_task_release(t);
+}
+
+bool iscsi_task_tx_on_wire(const struct iscsi_task *t)
+{
+	const struct iscsi_tx *head = TAILQ_FIRST(&t->conn->txq);
+
+	return head && head->owner == t && head->queued && t->conn->tx_off;
+}
+
+unsigned int iscsi_task_tx_queued(const struct iscsi_task *t)
+{
+	unsigned int n = t->tx.queued;
+
+	for (unsigned int i = 0; i < ISCSI_DATAIN_PDUS; i++)
+		n += t->din_tx[i].queued;
+	return n;
 }
 
 static struct iscsi_task *task_by_itt(struct iscsi_conn *c, uint32_t itt)
@@ -251,11 +273,6 @@ unsigned int iscsi_tasks_abort_lun(struct iscsi_conn *c, uint64_t lun, bool all)
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
-static struct iscsi_lu *task_lu(struct iscsi_task *t)
-{
-	return t->lun_idx >= 0 ? &t->conn->lus[t->lun_idx] : NULL;
-}
-
 /* Byte @off of the task's data (spread over reactor chunks). */
 static uint8_t *task_ptr(const struct iscsi_task *t, uint32_t off)
 {
@@ -264,9 +281,8 @@ static uint8_t *task_ptr(const struct iscsi_task *t, uint32_t off)
 	return t->bufs[off / chunk] + off % chunk;
 }
 
-/* Describe @len bytes of task data at @off by iovecs (one per chunk crossed). */
-static int task_iov(const struct iscsi_task *t, uint32_t off, uint32_t len, struct iovec *iov,
-		    int max)
+int iscsi_task_iov(const struct iscsi_task *t, uint32_t off, uint32_t len, struct iovec *iov,
+		   int max)
 {
 	size_t chunk = reactor_buf_size();
 	int n = 0;
@@ -314,18 +330,6 @@ static void task_split_buffer(struct iscsi_task *t)
 		t->scratch_len = (uint32_t)(chunk / 2);
 		break;
 	}
-}
-
-/* Expected lengths in each direction (no bidirectional commands). */
-static uint32_t edtl_out(const struct iscsi_task *t)
-{
-	return (t->flags & ISCSI_SCSI_CMD_WRITE) ? t->edtl : 0;
-}
-
-static uint32_t edtl_in(const struct iscsi_task *t)
-{
-	return (t->flags & ISCSI_SCSI_CMD_READ) && !(t->flags & ISCSI_SCSI_CMD_WRITE) ? t->edtl
-										       : 0;
 }
 
 /* ---- receiving a SCSI Command ------------------------------------------------------------ */
@@ -382,16 +386,17 @@ int iscsi_scsi_cmd_rx(struct iscsi_conn *c, const uint8_t *bhs)
 	memcpy(t->cdb, h->cdb, sizeof(t->cdb));
 	t->out_got = dlen;
 	/* an unsolicited burst may follow unless F is set (InitialR2T=No) */
-	t->out_unsol_done = (h->flags & ISCSI_FLAG_FINAL) || edtl_out(t) == 0;
+	t->out_unsol_done = (h->flags & ISCSI_FLAG_FINAL) || iscsi_edtl_out(t) == 0;
 	if (!t->out_unsol_done && c->params.initial_r2t) {
 		log_peer("%s: unsolicited data with InitialR2T=Yes", c->peer);
 		iscsi_task_release(t);
 		return -EPROTO;
 	}
-	t->out_unsol_end = edtl_out(t) < c->params.first_burst_length ? edtl_out(t)
-								     : c->params.first_burst_length;
+	t->out_unsol_end = iscsi_edtl_out(t) < c->params.first_burst_length
+				   ? iscsi_edtl_out(t)
+				   : c->params.first_burst_length;
 	t->exp_datasn = 0;
-	task_set_state(t, TASK_DATA_OUT);
+	iscsi_task_set_state(t, TASK_DATA_OUT);
 	t->on_list = true;
 	t->started = false;
 	TAILQ_INSERT_TAIL(&c->pending, t, link);
@@ -444,7 +449,7 @@ void iscsi_scsi_cmd_data_done(struct iscsi_conn *c, struct iscsi_task *t)
 static void legacy_reserve(struct iscsi_task *t, bool reserve)
 {
 	struct iscsi_conn *c = t->conn;
-	struct iscsi_lu *lu = task_lu(t);
+	struct iscsi_lu *lu = iscsi_task_lu(t);
 	struct nvmf_ns *ns = lu ? nvmf_ns_get(c->subsys, lu->info.nsid, c->r) : NULL;
 	int rc = 0;
 
@@ -469,7 +474,7 @@ static void legacy_reserve(struct iscsi_task *t, bool reserve)
 static bool reserve6_conflict(struct iscsi_task *t)
 {
 	struct iscsi_conn *c = t->conn;
-	struct iscsi_lu *lu = task_lu(t);
+	struct iscsi_lu *lu = iscsi_task_lu(t);
 	struct nvmf_ns *ns;
 	bool conflict;
 
@@ -487,25 +492,25 @@ static bool reserve6_conflict(struct iscsi_task *t)
 static void clamp_to_edtl(struct iscsi_task *t)
 {
 	struct scsi_plan *p = &t->plan;
-	struct iscsi_lu *lu = task_lu(t);
+	struct iscsi_lu *lu = iscsi_task_lu(t);
 	uint32_t bs = lu ? lu->info.block_size : 512;
 
 	/* COMPARE AND WRITE and WRITE SAME: the data-out must be exactly what the CDB
 	 * describes (the verify and write data; one logical block) */
 	if (t->cdb[0] == SCSI_OP_COMPARE_AND_WRITE && p->status == SCSI_STATUS_GOOD &&
 	    (p->op == SCSI_XOP_COMPARE_AND_WRITE || p->op == SCSI_XOP_DONE) &&
-	    edtl_out(t) != p->xfer_len) {
+	    iscsi_edtl_out(t) != p->xfer_len) {
 		scsi_plan_invalid_field(p, true, 13, 7);
 		return;
 	}
-	if (p->op == SCSI_XOP_WRITE_SAME && !p->ndob && edtl_out(t) != p->xfer_len) {
+	if (p->op == SCSI_XOP_WRITE_SAME && !p->ndob && iscsi_edtl_out(t) != p->xfer_len) {
 		scsi_plan_check_condition(p, SCSI_SK_ILLEGAL_REQUEST,
 					  SCSI_ASC_INVALID_FIELD_IN_IU);
 		return;
 	}
 	if (p->dir != SCSI_DIR_OUT)
 		return;
-	t->out_len = p->xfer_len < edtl_out(t) ? p->xfer_len : edtl_out(t);
+	t->out_len = p->xfer_len < iscsi_edtl_out(t) ? p->xfer_len : iscsi_edtl_out(t);
 	if (t->out_len == p->xfer_len)
 		return;
 	switch (p->op) {
@@ -582,7 +587,7 @@ static void task_go(struct iscsi_task *t)
 		t->out_len = 0;
 		if (!t->out_unsol_done)
 			return; /* the response waits for the end of the unsolicited burst */
-		task_set_state(t, TASK_EXECUTING);
+		iscsi_task_set_state(t, TASK_EXECUTING);
 		task_run(t);
 		return;
 	}
@@ -606,7 +611,7 @@ static void task_buf_retry(void *arg)
 	}
 	if (!task_get_buffers(t))
 		return;
-	task_set_state(t, TASK_DATA_OUT);
+	iscsi_task_set_state(t, TASK_DATA_OUT);
 	task_go(t);
 }
 
@@ -620,7 +625,7 @@ static void task_start(struct iscsi_task *t)
 	t->started = true;
 	stats_xlate_io_start(&t->xio);
 	t->lun_idx = t->lun == UINT64_MAX ? -1 : lun_index(c, t->lun);
-	lu = task_lu(t);
+	lu = iscsi_task_lu(t);
 	if (reserve6_conflict(t)) {
 		memset(&t->plan, 0, sizeof(t->plan));
 		t->plan.op = SCSI_XOP_DONE;
@@ -644,7 +649,7 @@ static void task_start(struct iscsi_task *t)
 	t->buf_work.fn = task_buf_retry;
 	t->buf_work.arg = t;
 	if (!task_get_buffers(t)) {
-		task_set_state(t, TASK_NEED_BUFFER);
+		iscsi_task_set_state(t, TASK_NEED_BUFFER);
 		return;
 	}
 	task_go(t);
@@ -653,10 +658,10 @@ static void task_start(struct iscsi_task *t)
 /* All data-out in: check parameter data, then run the NVMe commands. */
 static void data_out_complete(struct iscsi_task *t)
 {
-	struct iscsi_lu *lu = task_lu(t);
+	struct iscsi_lu *lu = iscsi_task_lu(t);
 	struct scsi_plan *p = &t->plan;
 
-	task_set_state(t, TASK_EXECUTING);
+	iscsi_task_set_state(t, TASK_EXECUTING);
 	if (p->op != SCSI_XOP_DONE && p->dir == SCSI_DIR_OUT) {
 		uint32_t len = t->out_len < t->out_got ? t->out_len : t->out_got;
 		uint64_t xt = stats_xlate_begin(&t->xio);
@@ -686,7 +691,7 @@ static void nvme_submit(struct iscsi_task *t, struct nvmf_req *req, const struct
 		req->iov[0].iov_len = io->len;
 		req->iovcnt = 1;
 	} else if (io->len) {
-		req->iovcnt = task_iov(t, io->off, io->len, req->iov, NVMF_REQ_MAX_IOV);
+		req->iovcnt = iscsi_task_iov(t, io->off, io->len, req->iov, NVMF_REQ_MAX_IOV);
 	}
 	put_le16(&req->cmd.cid, (uint16_t)(t->idx * 2 + (req == &t->req[1])));
 	t->nvme_pending++;
@@ -708,7 +713,7 @@ static bool xlate_next(struct iscsi_task *t, const struct scsi_lu *lu, struct nv
 static void task_run(struct iscsi_task *t)
 {
 	struct iscsi_conn *c = t->conn;
-	struct iscsi_lu *lu = task_lu(t);
+	struct iscsi_lu *lu = iscsi_task_lu(t);
 
 	if (t->in_step) {
 		t->step_again = true;
@@ -735,7 +740,7 @@ static void task_run(struct iscsi_task *t)
 						  t->scratch, t->scratch_len);
 				stats_xlate_end(&t->xio, xt);
 			}
-			task_respond(t);
+			iscsi_task_respond(t);
 			return;
 		}
 		if (io[0].fused_next && !xlate_next(t, &lu->info, &cmd[1], &io[1]))
@@ -749,6 +754,20 @@ static void task_run(struct iscsi_task *t)
 		/* a completion inside exec sets step_again when the plan can go on */
 	} while (t->step_again);
 	t->in_step = false;
+}
+
+/* The data a read left, piece by piece as the request describes it: Data-In sends from
+ * these (a namespace may point them into its own memory). */
+static void in_iov_add(struct iscsi_task *t, const struct nvmf_req *req)
+{
+	if (t->in_iovcnt + req->iovcnt > ISCSI_TASK_IN_IOV) {
+		t->in_iov_lost = true;
+		return;
+	}
+	for (int i = 0; i < req->iovcnt; i++) {
+		t->in_iov[t->in_iovcnt++] = req->iov[i];
+		t->in_iov_len += (uint32_t)req->iov[i].iov_len;
+	}
 }
 
 void iscsi_task_req_complete(struct nvmf_req *req)
@@ -787,6 +806,8 @@ void iscsi_task_req_complete(struct nvmf_req *req)
 	    NVME_STATUS_SC(status) == NVME_SC_COMPARE_FAILURE)
 		scsi_xlate_miscompare_at(&t->plan, get_le32(&req->rsp.dw0));
 	stats_xlate_end(&t->xio, xt);
+	if (t->plan.op == SCSI_XOP_READ && req->xfer == NVME_XFER_CTRLR_TO_HOST)
+		in_iov_add(t, req);
 	if (t->nvme_pending) /* the other command of a fused pair is still out */
 		return;
 	if (t->in_step)
@@ -801,7 +822,7 @@ static void r2t_sent(struct iscsi_conn *c, struct iscsi_tx *tx)
 {
 	struct iscsi_task *t = tx->owner;
 
-	if (t->aborted && !t->nvme_pending)
+	if (t->state != TASK_FREE && t->aborted && !t->nvme_pending && !iscsi_task_tx_on_wire(t))
 		iscsi_task_release(t);
 }
 
@@ -907,148 +928,4 @@ void iscsi_data_out_done(struct iscsi_conn *c, struct iscsi_task *t, const uint8
 		return;
 	}
 	send_r2t(t);
-}
-
-/* ---- Data-In and SCSI Response ------------------------------------------------------------ */
-
-static void compute_residual(struct iscsi_task *t)
-{
-	uint32_t expected, actual;
-
-	if (t->plan.dir == SCSI_DIR_OUT) {
-		expected = edtl_out(t);
-		actual = t->plan.xfer_len;
-	} else if (t->plan.dir == SCSI_DIR_IN) {
-		expected = edtl_in(t);
-		actual = t->plan.in_len;
-	} else {
-		expected = t->edtl;
-		actual = 0;
-	}
-	t->res_flags = 0;
-	t->residual = 0;
-	if (actual > expected) {
-		t->res_flags = ISCSI_RSP_OVERFLOW;
-		t->residual = actual - expected;
-	} else if (actual < expected) {
-		t->res_flags = ISCSI_RSP_UNDERFLOW;
-		t->residual = expected - actual;
-	}
-}
-
-static void response_sent(struct iscsi_conn *c, struct iscsi_tx *tx)
-{
-	iscsi_task_release(tx->owner);
-}
-
-static void send_scsi_rsp(struct iscsi_task *t)
-{
-	struct iscsi_conn *c = t->conn;
-	struct iscsi_tx *tx = &t->tx;
-
-	task_set_state(t, TASK_RESPONSE);
-	iscsi_bhs_init(tx->hdr, ISCSI_OP_SCSI_RSP, ISCSI_FLAG_FINAL | t->res_flags);
-	tx->hdr[2] = ISCSI_RESPONSE_COMPLETED;
-	tx->hdr[3] = t->plan.status;
-	put_be32(tx->hdr + 16, t->itt);
-	iscsi_put_sn(c, tx->hdr, true);
-	put_be32(tx->hdr + 36, t->datasn);
-	put_be32(tx->hdr + 44, t->residual);
-	tx->data = NULL;
-	tx->dlen = 0;
-	if (t->plan.status == SCSI_STATUS_CHECK_CONDITION) {
-		struct iscsi_lu *lu = task_lu(t);
-		bool desc = lu && lu->info.mode &&
-			    __atomic_load_n(&lu->info.mode->d_sense, __ATOMIC_RELAXED);
-		uint32_t n = scsi_sense_build(&t->plan.sense, desc, t->sense + 2);
-
-		put_be16(t->sense, (uint16_t)n);
-		tx->data = t->sense;
-		tx->dlen = n + 2;
-	}
-	tx->owner = t;
-	tx->sent = response_sent;
-	iscsi_tx_send(c, tx);
-}
-
-static void send_data_in(struct iscsi_task *t);
-
-static void data_in_sent(struct iscsi_conn *c, struct iscsi_tx *tx)
-{
-	struct iscsi_task *t = tx->owner;
-
-	if (t->aborted || c->state == CONN_CLOSING) {
-		iscsi_task_release(t);
-		return;
-	}
-	if (t->in_off < t->in_len) {
-		send_data_in(t);
-		return;
-	}
-	if (t->collapsed) {
-		iscsi_task_release(t);
-		return;
-	}
-	send_scsi_rsp(t);
-}
-
-static void send_data_in(struct iscsi_task *t)
-{
-	struct iscsi_conn *c = t->conn;
-	struct iscsi_tx *tx = &t->tx;
-	uint32_t n = t->in_len - t->in_off;
-	uint32_t burst_left;
-	uint8_t flags = 0;
-	bool last;
-
-	if (n > c->params.max_recv_dsl)
-		n = c->params.max_recv_dsl;
-	if (n > reactor_buf_size() - t->in_off % reactor_buf_size())
-		n = (uint32_t)(reactor_buf_size() - t->in_off % reactor_buf_size());
-	burst_left = c->params.max_burst_length - t->in_off % c->params.max_burst_length;
-	if (n > burst_left)
-		n = burst_left;
-	last = t->in_off + n == t->in_len;
-	if (last || n == burst_left)
-		flags |= ISCSI_FLAG_FINAL;
-	/* status collapse: GOOD (or CONDITION MET) without sense rides on the last PDU */
-	t->collapsed = last && t->plan.status != SCSI_STATUS_CHECK_CONDITION;
-	if (t->collapsed)
-		flags |= ISCSI_DATA_STATUS | (t->res_flags & (ISCSI_DATA_OVERFLOW |
-							       ISCSI_DATA_UNDERFLOW));
-	iscsi_bhs_init(tx->hdr, ISCSI_OP_DATA_IN, flags);
-	if (t->collapsed)
-		tx->hdr[3] = t->plan.status;
-	memcpy(tx->hdr + 8, t->lun_raw, 8);
-	put_be32(tx->hdr + 16, t->itt);
-	put_be32(tx->hdr + 20, ISCSI_TAG_RESERVED);
-	iscsi_put_sn(c, tx->hdr, t->collapsed);
-	put_be32(tx->hdr + 36, t->datasn++);
-	put_be32(tx->hdr + 40, t->in_off);
-	if (t->collapsed)
-		put_be32(tx->hdr + 44, t->residual);
-	tx->data = task_ptr(t, t->in_off);
-	tx->dlen = n;
-	tx->owner = t;
-	tx->sent = data_in_sent;
-	t->in_off += n;
-	iscsi_tx_send(c, tx);
-}
-
-static void task_respond(struct iscsi_task *t)
-{
-	if (t->plan.status == SCSI_STATUS_GOOD && t->plan.condition_met)
-		t->plan.status = SCSI_STATUS_CONDITION_MET;
-	if (t->plan.status != SCSI_STATUS_GOOD && t->plan.status != SCSI_STATUS_CONDITION_MET)
-		t->plan.in_len = 0;
-	compute_residual(t);
-	t->in_len = t->plan.dir == SCSI_DIR_IN && t->plan.status == SCSI_STATUS_GOOD
-			    ? (t->plan.in_len < edtl_in(t) ? t->plan.in_len : edtl_in(t))
-			    : 0;
-	if (t->in_len) {
-		task_set_state(t, TASK_DATA_IN);
-		send_data_in(t);
-		return;
-	}
-	send_scsi_rsp(t);
 }

@@ -6,6 +6,7 @@ libnvmeof_iscsi_la_SOURCES = \
 	target/iscsi/iscsi_target.c target/iscsi/iscsi_conf.c \
 	target/iscsi/iscsi_conn.c target/iscsi/iscsi_login.c target/iscsi/iscsi_chap.c \
 	target/iscsi/iscsi_session.c target/iscsi/iscsi_task.c target/iscsi/iscsi_tmf.c \
+	target/iscsi/iscsi_datain.c target/iscsi/iscsi_datain_pdu.c \
 	target/iscsi/iscsi_mgmt.c
 libnvmeof_iscsi_la_CFLAGS = $(TARGET_CFLAGS) $(EV_CFLAGS) $(OPENSSL_CFLAGS) $(JSONC_CFLAGS)
 libnvmeof_iscsi_la_LIBADD = $(OPENSSL_LIBS) $(JSONC_LIBS)
@@ -16,3 +17,10 @@ tests_unit_target_iscsi_iscsi_chap_ut_SOURCES = tests/unit/target/iscsi/iscsi_ch
 	target/iscsi/iscsi_chap.c
 tests_unit_target_iscsi_iscsi_chap_ut_CFLAGS = $(UT_CFLAGS) $(OPENSSL_CFLAGS)
 tests_unit_target_iscsi_iscsi_chap_ut_LDADD = libnvmeof_common.la $(OPENSSL_LIBS) $(UT_LIBS)
+
+check_PROGRAMS += tests/unit/target/iscsi/iscsi_datain_ut
+TESTS += tests/unit/target/iscsi/iscsi_datain_ut
+tests_unit_target_iscsi_iscsi_datain_ut_SOURCES = tests/unit/target/iscsi/iscsi_datain_ut.c \
+	target/iscsi/iscsi_datain_pdu.c
+tests_unit_target_iscsi_iscsi_datain_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_target_iscsi_iscsi_datain_ut_LDADD = libnvmeof_common.la $(UT_LIBS)
