@@ -39,6 +39,7 @@ struct tls_stream {
 	struct tls_record ring[TLS_RING];
 	unsigned int rhead, rcount;
 	uint64_t records_out;
+	int peer_alert; /* the fatal alert the peer sent (TLS AlertDescription), -1: none */
 	char reason[160];
 	uint8_t stage[TLS_STREAM_RECORD];
 };
@@ -127,6 +128,7 @@ struct tls_stream *tls_stream_new(SSL_CTX *ctx, BIO *bio, bool server, void *app
 		BIO_free(bio);
 		return NULL;
 	}
+	ts->peer_alert = -1;
 	ts->ssl = SSL_new(ctx);
 	if (!ts->ssl) {
 		BIO_free(bio);
@@ -182,6 +184,11 @@ enum tls_stream_state tls_stream_state(const struct tls_stream *ts)
 	return ts->state;
 }
 
+int tls_stream_peer_alert(const struct tls_stream *ts)
+{
+	return ts->peer_alert;
+}
+
 const char *tls_stream_reason(const struct tls_stream *ts)
 {
 	return ts->reason;
@@ -213,6 +220,10 @@ static void take_reason(struct tls_stream *ts, const char *what)
 {
 	unsigned long e = ERR_peek_last_error();
 
+	/* OpenSSL reports a fatal alert from the peer as reason SSL_AD_REASON_OFFSET + code. */
+	if (e && ERR_GET_LIB(e) == ERR_LIB_SSL && ERR_GET_REASON(e) >= SSL_AD_REASON_OFFSET &&
+	    ERR_GET_REASON(e) < SSL_AD_REASON_OFFSET + 256)
+		ts->peer_alert = ERR_GET_REASON(e) - SSL_AD_REASON_OFFSET;
 	if (!ts->reason[0]) {
 		const char *r = e ? ERR_reason_error_string(e) : NULL;
 

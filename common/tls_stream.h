@@ -80,6 +80,9 @@ enum tls_stream_io tls_stream_handshake(struct tls_stream *ts);
 
 /* Why the stream failed (one line, no key material), or "". */
 const char *tls_stream_reason(const struct tls_stream *ts);
+/* The fatal alert the peer ended the session with (a TLS AlertDescription, e.g.
+ * SSL_AD_HANDSHAKE_FAILURE), or -1 when it sent none (the stream failed otherwise). */
+int tls_stream_peer_alert(const struct tls_stream *ts);
 /* Set the reason from a PSK callback (it wins over OpenSSL's generic one). */
 void tls_stream_set_reason(struct tls_stream *ts, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -235,7 +235,11 @@ int host_sock_tls_connect(struct host_sock *s, const struct nvmeof_ctrlr *ctrlr,
 		if (io == TLS_IO_DONE)
 			break;
 		if (io == TLS_IO_ERROR) {
-			rc = set_error(-ECONNREFUSED,
+			/* A controller that ends the handshake with a fatal alert has decided
+			 * (no PSK for this identity, or another key): a refusal, which
+			 * reconnecting will not change. A reset or a closed socket is an
+			 * outage. */
+			rc = set_error(tls_stream_peer_alert(s->tls) >= 0 ? -EACCES : -ECONNREFUSED,
 				       "TLS handshake with %s:%u failed: %s (does the controller "
 				       "hold this host's PSK?)",
 				       ctrlr->uri.host, ctrlr->uri.port, tls_stream_reason(s->tls));

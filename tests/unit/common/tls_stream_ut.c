@@ -4,7 +4,8 @@
  * the handshake with an external PSK for each suite, readv/writev semantics (short read
  * = drained, small iovecs coalesced into records, large ones sent in place, a full
  * transport taking part of a write and the rest offered again), the read-ahead report of
- * tls_stream_pending(), the end of the stream, and refusals (wrong PSK, TLS 1.2 only).
+ * tls_stream_pending(), the end of the stream, and refusals (wrong PSK, TLS 1.2 only) with
+ * the alert that tells the client so.
  */
 #include <CUnit/Basic.h>
 #include <errno.h>
@@ -139,6 +140,12 @@ static void test_wrong_psk(void)
 	CU_ASSERT_TRUE(tls_stream_state(s.ts) == TLS_STREAM_FAILED ||
 		       tls_stream_state(c.ts) == TLS_STREAM_FAILED);
 	CU_ASSERT_NOT_EQUAL(tls_stream_reason(s.ts)[0] | tls_stream_reason(c.ts)[0], 0);
+	/* The server's alert reaches the client: a refusal it can tell from a lost socket. */
+	for (int i = 0; i < 5 && tls_stream_state(c.ts) != TLS_STREAM_FAILED; i++)
+		tls_stream_handshake(c.ts);
+	CU_ASSERT_EQUAL(tls_stream_state(c.ts), TLS_STREAM_FAILED);
+	CU_ASSERT(tls_stream_peer_alert(c.ts) >= 0);
+	CU_ASSERT_EQUAL(tls_stream_peer_alert(s.ts), -1);
 	unpair(&c, &s);
 }
 
