@@ -174,7 +174,7 @@ static uint16_t rw_parse(struct nvmf_req *req, bool write)
 	if (write)
 		req->bio.fua = need_fua(req);
 	else /* the data may be sent from the namespace memory (nvmf_req_release_data()) */
-		req->bio.map_ok = req->qpair->map_read_data && req->iovcnt > 0;
+		req->bio.map_ok = req->qpair->map_read_data && !req->map_denied && req->iovcnt > 0;
 	req->execute = write ? write_locked_exec : submit_exec;
 	return ST_OK;
 }

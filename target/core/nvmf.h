@@ -97,6 +97,7 @@ struct nvmf_req {
 	void *qos_wait;                 /* the QoS bucket it waits in (qos.c) */
 	bool data_mapped; /* req->iov describes namespace memory, req->ns still held until
 			   * nvmf_req_release_data() */
+	bool map_denied;  /* the transport's opt-out for this request (qp->map_read_data) */
 };
 
 /* Direction and length a command moves, from its opcode/fctype and SGL. Transports call
@@ -128,6 +129,10 @@ static inline bool nvmf_req_data_mapped(const struct nvmf_req *req)
 	return req->data_mapped;
 }
 void nvmf_req_release_data(struct nvmf_req *req);
+/* For a transport that reuses @req before the data is sent: the namespace whose memory
+ * req->iov describes, its reference now the caller's (nvmf_ns_put() on the qpair's reactor
+ * once the data is sent or dropped); @req is left unmapped. NULL when not mapped. */
+struct nvmf_ns *nvmf_req_take_data(struct nvmf_req *req);
 /* Complete with status (SCT/SC) right away, e.g. for a transport-detected SGL error. */
 void nvmf_req_complete_status(struct nvmf_req *req, uint8_t sct, uint8_t sc, bool dnr);
 /*

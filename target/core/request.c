@@ -113,6 +113,17 @@ void nvmf_req_release_data(struct nvmf_req *req)
 	req->ns = NULL;
 }
 
+struct nvmf_ns *nvmf_req_take_data(struct nvmf_req *req)
+{
+	struct nvmf_ns *ns = req->ns;
+
+	if (!req->data_mapped)
+		return NULL;
+	req->data_mapped = false;
+	req->ns = NULL;
+	return ns;
+}
+
 void nvmf_req_done(struct nvmf_req *req, uint16_t status)
 {
 	put_le16(&req->rsp.status, status);

@@ -121,7 +121,7 @@ static void data_in_sent(struct iscsi_conn *c, struct iscsi_tx *tx)
 /* What the Data-In PDUs send: the pieces the reads left, else the task's chunks. */
 static void data_in_source(struct iscsi_task *t)
 {
-	if (t->plan.op != SCSI_XOP_READ || t->in_iov_lost || t->in_iov_len < t->in_len)
+	if (!t->in_iov_reads || t->in_iov_lost || t->in_iov_len < t->in_len)
 		t->in_iovcnt = iscsi_task_iov(t, 0, t->in_len, t->in_iov, ISCSI_TASK_IN_IOV);
 	t->din.iov = t->in_iov;
 	t->din.iovcnt = t->in_iovcnt;

@@ -10,6 +10,7 @@
 #ifndef NVMEOF_TARGET_ISCSI_INTERNAL_H
 #define NVMEOF_TARGET_ISCSI_INTERNAL_H
 
+#include <assert.h>
 #include <ev.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -39,7 +40,8 @@
 #define ISCSI_TX_DATA_IOV     8         /* pieces of one PDU's data segment */
 #define ISCSI_DATAIN_PDUS     4         /* Data-In PDUs of one task queued ahead */
 #define ISCSI_TASK_IN_IOV     (ISCSI_TASK_BUFS + 2) /* pieces of a task's Data-In data */
-#define ISCSI_POOL_SHARE      8 /* a session holds at most 1/8 of its reactor's pool */
+static_assert(ISCSI_TASK_IN_IOV <= 32, "in_iov_mapped has a bit per piece");
+#define ISCSI_POOL_SHARE 8 /* a session holds at most 1/8 of its reactor's pool */
 
 /* ---- Targets -------------------------------------------------------------------------------- */
 struct iscsi_lun_map {
@@ -229,8 +231,12 @@ struct iscsi_task {
 	uint32_t datasn;                /* Data-In PDUs sent (ExpDataSN of the response) */
 	struct iovec in_iov[ISCSI_TASK_IN_IOV]; /* the data read, as the executor left it */
 	int in_iovcnt;
-	uint32_t in_iov_len; /* bytes in_iov describes */
-	bool in_iov_lost;    /* more pieces than in_iov holds: use the chunks */
+	uint32_t in_iov_len;       /* bytes in_iov describes */
+	bool in_iov_lost;          /* more pieces than in_iov holds: use the chunks */
+	bool in_iov_reads;         /* in_iov holds what the reads left (else: the chunks) */
+	uint32_t in_iov_mapped;    /* bit i: in_iov[i] is namespace memory, not a chunk */
+	struct nvmf_ns *mapped_ns; /* the namespace those pieces live in */
+	unsigned int nmapped;      /* references to it the task holds (one a mapped read) */
 	struct iscsi_din din;
 	struct iscsi_tx din_tx[ISCSI_DATAIN_PDUS];
 	uint32_t residual;
@@ -475,6 +481,8 @@ void iscsi_cmdsn_advance(struct iscsi_conn *c);
 void iscsi_window_open(struct iscsi_conn *c, unsigned int n);
 void iscsi_task_abort(struct iscsi_task *t);
 void iscsi_task_release(struct iscsi_task *t);
+/* Let go of the namespace memory the task's Data-In pieces point into (iscsi_task.c). */
+void iscsi_task_drop_mapped(struct iscsi_task *t);
 void iscsi_task_set_state(struct iscsi_task *t, enum iscsi_task_state s);
 /* Describe @len bytes of task data at @off by iovecs (one per chunk crossed). */
 int iscsi_task_iov(const struct iscsi_task *t, uint32_t off, uint32_t len, struct iovec *iov,

@@ -529,6 +529,9 @@ static void enter_full_feature(struct iscsi_conn *c)
 	iscsi_conn_established(c);
 	c->hdigest = c->params.header_digest;
 	c->ddigest = c->params.data_digest;
+	/* Read data may leave from namespace memory, unless a digest is computed over it
+	 * (a concurrent write could change it between the digest and the send). */
+	c->qp.map_read_data = !c->ddigest;
 	log_info("%s: %s session of %.64s%s%.64s, TSIH %u (digests %s/%s, MRDSL %u%s%s%s)", c->peer,
 		 c->discovery ? "discovery" : "normal", c->initiator, c->target ? " to " : "",
 		 c->target ? c->target->name : "", c->tsih,

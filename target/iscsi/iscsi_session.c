@@ -235,6 +235,7 @@ int iscsi_session_start(struct iscsi_conn *c, char *err, size_t errlen)
 		 (int)(NVME_NQN_MAX - strlen(ISCSI_HOSTNQN_PREFIX)), c->initiator);
 	nvmf_qpair_init(&c->qp, &nvmf_iscsi_transport_ops, g_iscsi.tgt, NULL, c->r);
 	snprintf(c->qp.peer, sizeof(c->qp.peer), "%s", c->peer);
+	c->qp.map_read_data = !c->ddigest; /* as in enter_full_feature() */
 	c->qp_initialized = true;
 	rc = nvmf_local_connect(&c->qp, subsys, hostnqn, c->hostid);
 	if (rc) {

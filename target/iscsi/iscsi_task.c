@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "iscsi_internal.h"
+#include "common/iov.h"
 #include "common/log.h"
 #include "core/reservation.h"
 
@@ -164,6 +165,10 @@ static struct iscsi_task *task_get(struct iscsi_conn *c, bool immediate)
 	t->in_iovcnt = 0;
 	t->in_iov_len = 0;
 	t->in_iov_lost = false;
+	t->in_iov_reads = false;
+	t->in_iov_mapped = 0;
+	t->mapped_ns = NULL;
+	t->nmapped = 0;
 	t->res_flags = 0;
 	t->in_step = t->step_again = false;
 	t->started = false;
@@ -194,6 +199,7 @@ void iscsi_task_release(struct iscsi_task *t)
 			t->din_tx[i].queued = false;
 		}
 	}
+	iscsi_task_drop_mapped(t); /* its Data-In is sent or dropped */
 	for (unsigned int i = 0; i < t->nbufs; i++)
 		task_buf_put(c, t->bufs[i]);
 	t->nbufs = 0;
@@ -693,6 +699,9 @@ static void nvme_submit(struct iscsi_task *t, struct nvmf_req *req, const struct
 	} else if (io->len) {
 		req->iovcnt = iscsi_task_iov(t, io->off, io->len, req->iov, NVMF_REQ_MAX_IOV);
 	}
+	/* Only a SCSI READ's data goes out untouched; once its pieces overflowed in_iov the
+	 * data is sent from the chunks, so the rest must land there. */
+	req->map_denied = t->plan.op != SCSI_XOP_READ || t->in_iov_lost;
 	put_le16(&req->cmd.cid, (uint16_t)(t->idx * 2 + (req == &t->req[1])));
 	t->nvme_pending++;
 	c->nvme_out++;
@@ -756,17 +765,73 @@ static void task_run(struct iscsi_task *t)
 	t->in_step = false;
 }
 
-/* The data a read left, piece by piece as the request describes it: Data-In sends from
- * these (a namespace may point them into its own memory). */
-static void in_iov_add(struct iscsi_task *t, const struct nvmf_req *req)
+void iscsi_task_drop_mapped(struct iscsi_task *t)
 {
-	if (t->in_iovcnt + req->iovcnt > ISCSI_TASK_IN_IOV) {
-		t->in_iov_lost = true;
+	for (; t->nmapped; t->nmapped--)
+		nvmf_ns_put(t->mapped_ns, t->conn->qp.reactor);
+	t->mapped_ns = NULL;
+	t->in_iov_mapped = 0;
+}
+
+/* Copy @len bytes at @src into the task's chunks at data offset @off. */
+static void copy_to_chunks(struct iscsi_task *t, uint32_t off, const void *src, size_t len)
+{
+	struct iovec dst[NVMF_REQ_MAX_IOV];
+	int n = iscsi_task_iov(t, off, (uint32_t)len, dst, NVMF_REQ_MAX_IOV);
+
+	iov_copy_from_buf(dst, n, 0, src, len);
+}
+
+/* From now on Data-In sends from the chunks: the pieces that are namespace memory are
+ * copied into place (the others are there already) and the namespace let go. */
+static void in_iov_to_chunks(struct iscsi_task *t)
+{
+	uint32_t off = 0;
+
+	for (int i = 0; i < t->in_iovcnt; i++) {
+		if (t->in_iov_mapped & (1u << i))
+			copy_to_chunks(t, off, t->in_iov[i].iov_base, t->in_iov[i].iov_len);
+		off += (uint32_t)t->in_iov[i].iov_len;
+	}
+	iscsi_task_drop_mapped(t);
+	t->in_iov_lost = true;
+}
+
+/*
+ * The data a read left, piece by piece as the request describes it: Data-In sends from
+ * these. A namespace may have pointed them into its own memory (nvmf_req_data_mapped()):
+ * the task then takes over the request's hold on it, since the request is reused for the
+ * next command of the read, and keeps it until the task is released. Pieces that do not
+ * fit in in_iov, or a namespace other than the one the task holds, send the data from the
+ * chunks instead, copied there.
+ */
+static void in_iov_add(struct iscsi_task *t, struct nvmf_req *req)
+{
+	bool mapped = nvmf_req_data_mapped(req);
+
+	if (!t->in_iov_lost && (t->in_iovcnt + req->iovcnt > ISCSI_TASK_IN_IOV ||
+				(mapped && t->nmapped && req->ns != t->mapped_ns)))
+		in_iov_to_chunks(t);
+	if (t->in_iov_lost) {
+		for (int i = 0; i < req->iovcnt; i++) {
+			if (mapped)
+				copy_to_chunks(t, t->in_iov_len, req->iov[i].iov_base,
+					       req->iov[i].iov_len);
+			t->in_iov_len += (uint32_t)req->iov[i].iov_len;
+		}
+		nvmf_req_release_data(req);
 		return;
 	}
+	t->in_iov_reads = true;
 	for (int i = 0; i < req->iovcnt; i++) {
+		if (mapped)
+			t->in_iov_mapped |= 1u << t->in_iovcnt;
 		t->in_iov[t->in_iovcnt++] = req->iov[i];
 		t->in_iov_len += (uint32_t)req->iov[i].iov_len;
+	}
+	if (mapped) {
+		t->mapped_ns = nvmf_req_take_data(req);
+		t->nmapped++;
 	}
 }
 
@@ -792,6 +857,7 @@ void iscsi_task_req_complete(struct nvmf_req *req)
 	t->nvme_pending--;
 	c->nvme_out--;
 	if (t->aborted || c->state == CONN_CLOSING) {
+		nvmf_req_release_data(req); /* its data goes nowhere now */
 		if (!t->nvme_pending) {
 			iscsi_task_release(t);
 			iscsi_tmf_task_gone(c);
@@ -808,6 +874,7 @@ void iscsi_task_req_complete(struct nvmf_req *req)
 	stats_xlate_end(&t->xio, xt);
 	if (t->plan.op == SCSI_XOP_READ && req->xfer == NVME_XFER_CTRLR_TO_HOST)
 		in_iov_add(t, req);
+	nvmf_req_release_data(req); /* mapped but not a READ's data: not sent from there */
 	if (t->nvme_pending) /* the other command of a fused pair is still out */
 		return;
 	if (t->in_step)
