@@ -24,27 +24,6 @@ int tcp_raw_client_main(int argc, char **argv);
 
 static uint8_t want[NREADS][READ_LEN], got[NREADS][READ_LEN];
 
-/* conn_open() with a small receive buffer from the start: a window shrunk later makes the
- * kernel drop segments already in flight, and the retransmissions back off for seconds. */
-static int conn_open_small(struct conn *c, int rcvbuf)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)g_port) };
-	struct timeval tv = { 10, 0 };
-	int one = 1;
-
-	memset(c, 0, sizeof(*c));
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	c->fd = socket(AF_INET, SOCK_STREAM, 0);
-	REQUIRE(c->fd >= 0, "socket: %s", strerror(errno));
-	setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	REQUIRE(connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0, "connect: %s",
-		strerror(errno));
-	c->cid = 1;
-	return 0;
-}
-
 static int write_all(struct conn *io)
 {
 	for (int i = 0; i < NREADS; i++) {
@@ -128,7 +107,7 @@ int main(int argc, char **argv)
 	}
 	g_port = atoi(argv[1]);
 	g_subnqn = argv[2];
-	if (admin_up(&admin, false, false) != 0 || conn_open_small(&io, 16384) != 0 ||
+	if (admin_up(&admin, false, false) != 0 || conn_open_opts(&io, 16384, 10) != 0 ||
 	    do_ic(&io, false, false) != 0 || fabrics_connect(&io, 1, 128, admin.cntlid) != 0)
 		return 1;
 	if (write_all(&io) != 0)

@@ -30,20 +30,10 @@ sock=$IT_DIR/stats.sock
 
 # zc_counters: "SENDS COMPLETIONS COPIED" from the target's statistics socket
 zc_counters() {
-	python3 - "$sock" << 'EOF'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-s.sendall(b"stats\n")
-buf = b""
-while not buf.endswith(b"\n"):
-    d = s.recv(65536)
-    if not d:
-        break
-    buf += d
-t = json.loads(buf)["tcp"]
-print(t["zerocopy_sends"], t["zerocopy_completions"], t["zerocopy_copied"])
-EOF
+	"$top_srcdir/tests/stats-snapshot.py" "$sock" | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["tcp"]
+print(t["zerocopy_sends"], t["zerocopy_completions"], t["zerocopy_copied"])'
 }
 
 # zc_settled: wait (bounded) until every zero-copy send is confirmed; sets sends/done/copied

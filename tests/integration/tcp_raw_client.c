@@ -66,22 +66,32 @@ struct conn {
 	uint16_t cntlid;
 };
 
-static int conn_open(struct conn *c)
+/* A connection to the target with receives timing out after @timeout_s, and a receive
+ * buffer of @rcvbuf bytes from the start when not 0 (a window shrunk on a live connection
+ * makes the kernel drop segments already in flight, and retransmissions back off). */
+static int conn_open_opts(struct conn *c, int rcvbuf, int timeout_s)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)g_port) };
-	struct timeval tv = { 5, 0 };
+	struct timeval tv = { timeout_s, 0 };
 	int one = 1;
 
 	memset(c, 0, sizeof(*c));
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	c->fd = socket(AF_INET, SOCK_STREAM, 0);
 	REQUIRE(c->fd >= 0, "socket: %s", strerror(errno));
+	if (rcvbuf)
+		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	REQUIRE(connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0, "connect: %s",
 		strerror(errno));
 	c->cid = 1;
 	return 0;
+}
+
+static int conn_open(struct conn *c)
+{
+	return conn_open_opts(c, 0, 5);
 }
 
 static void conn_close(struct conn *c)

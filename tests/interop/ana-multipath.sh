@@ -59,25 +59,15 @@ ix_ok target-start
 
 # port_cmds PORTID: read+write commands through that port's live connections
 port_cmds() {
-	python3 - "$STATS" "$1" << 'PY'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-s.sendall(b"stats\n")
-buf = b""
-while not buf.endswith(b"\n"):
-    d = s.recv(65536)
-    if not d:
-        break
-    buf += d
-snap = json.loads(buf)
+	"$top_srcdir/tests/stats-snapshot.py" "$STATS" | python3 -c '
+import json, sys
+snap = json.load(sys.stdin)
 for p in snap["ports"]:
-    if p["portid"] == int(sys.argv[2]):
+    if p["portid"] == int(sys.argv[1]):
         print(p["read_cmds"] + p["write_cmds"])
         break
 else:
-    print(0)
-PY
+    print(0)' "$1"
 }
 ctl() { "$CTL" -s "$SOCK" "$@"; }
 

@@ -131,25 +131,14 @@ gw_start b "$PB" || ix_finish
 # io_cmds NAME [write]: read + write (or only write) commands through gateway NAME's port
 # (0 when it is down)
 io_cmds() {
-	python3 - "$IX_DIR/$1.stats" "${2:-}" << 'PY'
-import json, socket, sys
-try:
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(5)
-    s.connect(sys.argv[1])
-    s.sendall(b"stats\n")
-    buf = b""
-    while not buf.endswith(b"\n"):
-        d = s.recv(65536)
-        if not d:
-            break
-        buf += d
-    snap = json.loads(buf)
-    w = sys.argv[2] == "write"
-    print(sum(p["write_cmds"] + (0 if w else p["read_cmds"]) for p in snap["ports"]))
-except Exception:
-    print(0)
-PY
+	local snap
+
+	snap=$("$top_srcdir/tests/stats-snapshot.py" "$IX_DIR/$1.stats") || { echo 0; return; }
+	python3 -c '
+import json, sys
+snap = json.loads(sys.argv[2])
+w = sys.argv[1] == "write"
+print(sum(p["write_cmds"] + (0 if w else p["read_cmds"]) for p in snap["ports"]))' "${2:-}" "$snap"
 }
 
 # window NAME BUSY IDLE: over 6 s gateway BUSY moves I/O and IDLE (if given) none
