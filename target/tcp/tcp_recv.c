@@ -553,9 +553,16 @@ static enum rx_rc rx_process(struct tcp_qpair *tq)
  */
 #define RX_HDR_READ (sizeof(struct nvme_tcp_cmd) + NVME_TCP_DIGEST_LEN)
 
+static bool rx_headers_alone(const struct tcp_qpair *tq)
+{
+	/* Not inside TLS: a short read there leaves plaintext above the socket that no
+	 * read event announces. */
+	return tq->rx_big && !tq->tls;
+}
+
 static size_t rx_direct_tail(const struct tcp_qpair *tq)
 {
-	if (!tq->rx_big)
+	if (!rx_headers_alone(tq))
 		return TCP_RBUF_SIZE;
 	return tq->ddgst_left + RX_HDR_READ;
 }
@@ -595,7 +602,7 @@ static ssize_t rx_fill(struct tcp_qpair *tq, bool *drained)
 			n = tq->sock->readv(tq, v, cnt + 1);
 		} else {
 			asked = TCP_RBUF_SIZE - tq->rend;
-			if (tq->rx_big && tq->rpos == tq->rend && asked > RX_HDR_READ)
+			if (rx_headers_alone(tq) && tq->rpos == tq->rend && asked > RX_HDR_READ)
 				asked = RX_HDR_READ;
 			v[0].iov_base = tq->rbuf + tq->rend;
 			v[0].iov_len = asked;
