@@ -209,6 +209,22 @@ void iscsi_send_reject(struct iscsi_conn *c, uint8_t reason, const uint8_t *bhs)
 
 /* ---- receive --------------------------------------------------------------------------------- */
 
+/* Padding and data digest of a PDU, then the next one's BHS and header digest. */
+#define RX_HDR_READ (3 + ISCSI_DIGEST_LEN + ISCSI_BHS_LEN + ISCSI_DIGEST_LEN)
+
+/*
+ * How much a read into the staging buffer may take. Behind a large data segment the
+ * next PDU most likely carries one too: taking only its header (with this PDU's padding
+ * and digest) lets that data be read straight into place as well, instead of landing in
+ * the staging buffer and being copied out. Behind small PDUs, many per recv.
+ */
+static size_t rx_stage_room(const struct iscsi_conn *c)
+{
+	bool in_data = c->rx_state == RX_DATA && c->rx_have < c->rx_dlen;
+
+	return c->rx_big && !in_data ? RX_HDR_READ : ISCSI_RX_STAGE;
+}
+
 /*
  * Move up to @n received bytes to @dst (NULL: look at them in the staging buffer, at
  * *@where). Returns the count, -EAGAIN when nothing is readable, or another -errno.
@@ -228,7 +244,9 @@ static ssize_t rx_get(struct iscsi_conn *c, uint8_t *dst, uint32_t n, const uint
 		if (dst && n >= 4096) {
 			/* Large data straight into place, and what follows it (the next PDUs'
 			 * headers, small data) into the staging buffer, in one call. */
-			struct iovec v[2] = { { dst, n }, { c->rx_stage, ISCSI_RX_STAGE } };
+			struct iovec v[2] = { { dst, n },
+					      { c->rx_stage,
+						c->rx_big ? RX_HDR_READ : ISCSI_RX_STAGE } };
 			struct msghdr msg = { .msg_iov = v, .msg_iovlen = 2 };
 
 			r = recvmsg(c->fd, &msg, MSG_DONTWAIT);
@@ -243,7 +261,7 @@ static ssize_t rx_get(struct iscsi_conn *c, uint8_t *dst, uint32_t n, const uint
 				return r;
 			}
 		} else {
-			r = recv(c->fd, c->rx_stage, ISCSI_RX_STAGE, MSG_DONTWAIT);
+			r = recv(c->fd, c->rx_stage, rx_stage_room(c), MSG_DONTWAIT);
 			if (r > 0) {
 				c->rx_drained = r < ISCSI_RX_STAGE;
 				c->rx_stage_off = 0;
@@ -370,6 +388,7 @@ static int rx_header_complete(struct iscsi_conn *c)
 		}
 	}
 	c->rx_dlen = iscsi_bhs_dlen(c->rx_hdr);
+	c->rx_big = c->rx_dlen >= ISCSI_RX_BIG;
 	rc = rx_header_dispatch(c);
 	if (rc == -EAGAIN) {
 		rx_set_state(c, RX_WAIT);

@@ -30,6 +30,7 @@
 #define ISCSI_IMMEDIATE_SLOTS 8	  /* tasks kept for immediate commands */
 #define ISCSI_CTL_PDUS 16	  /* control PDUs (NOP-In, Reject, TMF, text...) per conn */
 #define ISCSI_RX_STAGE        65536      /* receive staging buffer */
+#define ISCSI_RX_BIG          (16 * 1024) /* data segment >= this: read the next header alone */
 #define ISCSI_TX_IOV 64		  /* iovecs per sendmsg */
 #define ISCSI_RX_BUDGET 64	  /* PDUs handled per read event */
 #define ISCSI_NAME_BUF (ISCSI_NAME_MAX + 1)
@@ -342,6 +343,7 @@ struct iscsi_conn {
 	uint32_t rx_have;		/* bytes of the current header/data stage */
 	uint32_t rx_need;
 	uint32_t rx_dlen;		/* data segment length of the PDU */
+	bool rx_big;                    /* rx_dlen >= ISCSI_RX_BIG: read headers alone */
 	uint8_t *rx_dst;		/* where the data segment goes (NULL: discard) */
 	uint32_t rx_crc;		/* running data digest */
 	uint8_t rx_trailer[3 + ISCSI_DIGEST_LEN];

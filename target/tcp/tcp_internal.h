@@ -28,6 +28,7 @@
 #define TCP_ADMIN_ICDATA 8192		/* in-capsule data on the admin queue */
 #define TCP_RBUF_SIZE (64 * 1024)	/* per-connection receive buffer */
 #define TCP_DIRECT_READ_MIN 2048	/* payload left >= this: read straight into place */
+#define TCP_DIRECT_TAIL_MIN (16 * 1024) /* PDU payload >= this: read only the next header */
 #define TCP_TX_MAX_IOV (NVMF_REQ_MAX_IOV + 4)
 #define TCP_SENDMSG_IOV 256		/* iovecs gathered per sendmsg */
 #define TCP_RECV_BUDGET 16		/* recv calls per read callback */
@@ -219,6 +220,7 @@ struct tcp_qpair {
 	struct tcp_req *rx_req;		/* owner of the payload (NULL: discard) */
 	bool rx_discard;		/* consume the data without storing it */
 	uint32_t rx_datao, rx_datal;	/* payload range in rx_req's data */
+	bool rx_big;                    /* the last PDU header announced >= TCP_DIRECT_TAIL_MIN */
 	int rx_iov_idx;			/* cursor into rx_req->req.iov */
 	size_t rx_iov_off;
 

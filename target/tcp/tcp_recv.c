@@ -522,6 +522,7 @@ static enum rx_rc rx_process(struct tcp_qpair *tq)
 				return RX_STOP;
 			}
 			tq->psh_len = (uint32_t)nvme_tcp_psh_len(ch, tq->p.hdgst);
+			tq->rx_big = get_le32(&ch->plen) - ch->hlen >= TCP_DIRECT_TAIL_MIN;
 			tcp_rx_set_state(tq, TCP_RX_AWAIT_PSH);
 			/* fall through */
 		case TCP_RX_AWAIT_PSH:
@@ -544,6 +545,30 @@ static enum rx_rc rx_process(struct tcp_qpair *tq)
 			return RX_STOP;
 		}
 	}
+}
+
+/*
+ * How much of what follows a payload read in place may go to the receive buffer. Behind
+ * a large PDU (tq->rx_big) the next one is most likely large too: reading only its header
+ * (after this payload's data digest), and only a header when the buffer is empty, lets
+ * that payload be read in place as well instead of landing in the receive buffer and
+ * being copied out. Behind a small PDU, take as much as the buffer holds: many small
+ * PDUs per recv matter more than one copy each.
+ */
+#define RX_HDR_READ (sizeof(struct nvme_tcp_cmd) + NVME_TCP_DIGEST_LEN)
+
+static bool rx_headers_alone(const struct tcp_qpair *tq)
+{
+	/* Not inside TLS: a short read there leaves plaintext above the socket that no
+	 * read event announces. */
+	return tq->rx_big && !tq->tls;
+}
+
+static size_t rx_direct_tail(const struct tcp_qpair *tq)
+{
+	if (!rx_headers_alone(tq))
+		return TCP_RBUF_SIZE;
+	return tq->ddgst_left + RX_HDR_READ;
 }
 
 /* Read more: into the receive buffer, or straight into a request's data when a large
@@ -576,11 +601,13 @@ static ssize_t rx_fill(struct tcp_qpair *tq, bool *drained)
 					    req->iovcnt - tq->rx_iov_idx, tq->rx_iov_off,
 					    tq->data_left);
 			v[cnt].iov_base = tq->rbuf;
-			v[cnt].iov_len = TCP_RBUF_SIZE;
-			asked = tq->data_left + TCP_RBUF_SIZE;
+			v[cnt].iov_len = rx_direct_tail(tq);
+			asked = tq->data_left + v[cnt].iov_len;
 			n = tq->sock->readv(tq, v, cnt + 1);
 		} else {
 			asked = TCP_RBUF_SIZE - tq->rend;
+			if (rx_headers_alone(tq) && tq->rpos == tq->rend && asked > RX_HDR_READ)
+				asked = RX_HDR_READ;
 			v[0].iov_base = tq->rbuf + tq->rend;
 			v[0].iov_len = asked;
 			n = tq->sock->readv(tq, v, 1);

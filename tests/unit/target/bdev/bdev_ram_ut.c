@@ -138,6 +138,32 @@ static void test_round_trip_iov(void)
 	bdev_close(b);
 }
 
+/* A large write (copied with streaming stores) over iovecs of odd lengths and addresses,
+ * next to data written through the cache: both read back, the neighbours untouched. */
+static void test_large_write(void)
+{
+	static uint8_t src[65536 + 64], dst[65536 + 1024], small[512];
+	size_t split[] = { 1, 63, 4033, 61439 }; /* 65536, each segment unaligned */
+	struct iovec iov[4];
+	struct bdev *b = NULL;
+	size_t pos = 3;
+
+	CU_ASSERT_EQUAL_FATAL(bdev_open("ram:1M", 512, &b, NULL, 0), 0);
+	fill(src, sizeof(src), 5);
+	fill(small, sizeof(small), 6);
+	for (int i = 0; i < 4; i++) {
+		iov[i] = (struct iovec){ src + pos, split[i] };
+		pos += split[i];
+	}
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_WRITE, 65536 - 512, small, 512), 0);
+	CU_ASSERT_EQUAL(run(b, BDEV_OP_WRITE, false, 65536, 65536, iov, 4), 0);
+	CU_ASSERT_EQUAL(rw(b, BDEV_OP_READ, 65536 - 512, dst, sizeof(dst)), 0);
+	CU_ASSERT_EQUAL(memcmp(dst, small, 512), 0);
+	CU_ASSERT_EQUAL(memcmp(dst + 512, src + 3, 65536), 0);
+	CU_ASSERT_TRUE(all_zero(dst + 512 + 65536, 512));
+	bdev_close(b);
+}
+
 /* Discard / Write Zeroes over whole and partial pages read back as zeroes. */
 static const struct {
 	uint32_t bs;
@@ -475,6 +501,7 @@ int main(void)
 	s = CU_add_suite("bdev_ram", NULL, NULL);
 	CU_add_test(s, "geometry and flags", test_geometry);
 	CU_add_test(s, "multi-iovec round trip, inline completion", test_round_trip_iov);
+	CU_add_test(s, "large write over odd iovecs", test_large_write);
 	CU_add_test(s, "discard and write zeroes read back zeroes", test_zero_ranges);
 	CU_add_test(s, "lba_status runs", test_lba_status);
 	CU_add_test(s, "sparse memory, discard frees", test_memory_cost);

@@ -445,6 +445,85 @@ static uint16_t start_r2t_write(struct host *h, uint16_t cid, uint32_t off, uint
 }
 
 /*
+ * Large H2CData PDUs back to back in one stream, then small in-capsule writes right behind
+ * them: each large payload is read in place with only the next header behind it, and the
+ * small ones go back to many PDUs per recv. Every byte lands where it belongs, digests
+ * (which follow a payload read in place) are checked, and nothing is left over.
+ */
+static void test_large_back_to_back(void)
+{
+	enum { NBIG = 6, BIG = 65536, NSMALL = 8, SMALL = 512 };
+	static uint8_t stream[NBIG * (128 + BIG + 4) + NSMALL * (128 + SMALL + 4)];
+	static uint8_t wbuf[NBIG * BIG + NSMALL * SMALL];
+	const uint32_t small_off = NBIG * BIG;
+	struct host h;
+	int before = atomic_load(&n_fini);
+
+	for (int dg = 0; dg < 2; dg++) {
+		uint16_t ttag[NBIG];
+		bool seen[NBIG + NSMALL] = { false };
+		size_t pos = 0;
+		uint32_t r2tl;
+
+		host_open(&h);
+		host_ic(&h, dg, dg, 0);
+		host_connect(&h, 1, 128, false);
+		fill(wbuf, sizeof(wbuf), 40 + (unsigned int)dg);
+		for (int i = 0; i < NBIG; i++) {
+			ttag[i] = start_r2t_write(&h, (uint16_t)(400 + i), (uint32_t)i * BIG, BIG,
+						  &r2tl);
+			CU_ASSERT_EQUAL_FATAL(r2tl, BIG);
+		}
+		for (int i = 0; i < NBIG; i++) {
+			const uint8_t *d = wbuf + (size_t)i * BIG;
+
+			pos += nvme_tcp_build_data(stream + pos, NVME_TCP_PDU_H2C_DATA,
+						   (uint16_t)(400 + i), ttag[i], 0, BIG,
+						   NVME_TCP_F_DATA_LAST, &h.p);
+			memcpy(stream + pos, d, BIG);
+			pos += BIG;
+			if (dg) {
+				put_le32(stream + pos, crc32c(d, BIG));
+				pos += 4;
+			}
+		}
+		for (int i = 0; i < NSMALL; i++) {
+			const uint8_t *d = wbuf + small_off + (size_t)i * SMALL;
+			struct nvme_cmd c;
+
+			make_cmd(&c, 0x01, (uint16_t)(400 + NBIG + i),
+				 small_off + (uint32_t)i * SMALL, SMALL, true);
+			pos += nvme_tcp_build_capsule_cmd(stream + pos, &c, SMALL, &h.p);
+			memcpy(stream + pos, d, SMALL);
+			pos += SMALL;
+			if (dg) {
+				put_le32(stream + pos, crc32c(d, SMALL));
+				pos += 4;
+			}
+		}
+		host_send(&h, stream, pos);
+		for (int i = 0; i < NBIG + NSMALL; i++) {
+			uint8_t buf[128];
+			const struct nvme_tcp_rsp *r = (const void *)buf;
+			uint16_t cid;
+
+			CU_ASSERT_FATAL(host_recv(&h, buf, sizeof(buf)) > 0);
+			CU_ASSERT_EQUAL(r->ch.pdu_type, NVME_TCP_PDU_CAPSULE_RESP);
+			CU_ASSERT_EQUAL(get_le16(&r->cqe.status), 0);
+			cid = get_le16(&r->cqe.cid);
+			if (cid >= 400 && cid < 400 + NBIG + NSMALL)
+				seen[cid - 400] = true;
+		}
+		for (int i = 0; i < NBIG + NSMALL; i++)
+			CU_ASSERT_TRUE(seen[i]);
+		CU_ASSERT_EQUAL(memcmp(disk, wbuf, sizeof(wbuf)), 0);
+		close(h.fd);
+		CU_ASSERT_EQUAL(wait_fini(before), 0);
+		before = atomic_load(&n_fini);
+	}
+}
+
+/*
  * A write whose R2T went out is aborted before (or while) its H2CData arrives: it
  * completes with Command Abort Requested without executing, the H2CData still sent for
  * it is dropped (the connection stays up, the disk untouched), and its slot and CID work
@@ -526,6 +605,7 @@ int main(void)
 	CU_add_test(s, "buffer pool exhausted", test_buffer_exhaustion);
 	CU_add_test(s, "mapped reads released once, not with a data digest", test_mapped_reads);
 	CU_add_test(s, "Abort of writes waiting for H2CData", test_abort_r2t);
+	CU_add_test(s, "large H2CData back to back, then small writes", test_large_back_to_back);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	fails = CU_get_number_of_failures();
