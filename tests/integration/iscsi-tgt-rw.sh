@@ -30,14 +30,18 @@ fi
 TMP=$(mktemp -d /tmp/iscsi-tgt-rw.XXXXXX)
 TGTD_PID=
 CPORT=
+# tgtd may ignore SIGTERM while it starts up: SIGKILL after 5 s, so nothing waits forever.
+stop_tgtd() {
+	[ -n "$TGTD_PID" ] || return 0
+	"$TGTADM" -C "$CPORT" --mode system --op delete --force >/dev/null 2>&1
+	kill "$TGTD_PID" 2>/dev/null
+	for _ in $(seq 50); do kill -0 "$TGTD_PID" 2>/dev/null || break; sleep 0.1; done
+	kill -9 "$TGTD_PID" 2>/dev/null
+	wait "$TGTD_PID" 2>/dev/null
+	TGTD_PID=
+}
 cleanup() {
-	if [ -n "$TGTD_PID" ]; then
-		"$TGTADM" -C "$CPORT" --mode system --op delete --force >/dev/null 2>&1
-		kill "$TGTD_PID" 2>/dev/null
-		for _ in $(seq 50); do kill -0 "$TGTD_PID" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$TGTD_PID" 2>/dev/null
-		wait "$TGTD_PID" 2>/dev/null
-	fi
+	stop_tgtd
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -73,7 +77,7 @@ start_tgtd() {
 	CPORT=$((1000 + RANDOM % 30000))
 	"$TGTD" -f -C "$CPORT" --iscsi "portal=127.0.0.1:$PORT" >"$TMP/tgtd.log" 2>&1 &
 	TGTD_PID=$!
-	for _ in $(seq 100); do
+	for _ in $(seq 300); do
 		adm --mode target --op show >/dev/null 2>&1 && port_in_use "$PORT" && return 0
 		if ! kill -0 "$TGTD_PID" 2>/dev/null; then
 			wait "$TGTD_PID" 2>/dev/null
@@ -88,7 +92,7 @@ start_tgtd() {
 truncate -s 64M "$TMP/lun1.img" "$TMP/lun2.img"
 for attempt in 1 2 3 4 5; do
 	start_tgtd && break
-	[ -n "$TGTD_PID" ] && { kill "$TGTD_PID"; wait "$TGTD_PID" 2>/dev/null; TGTD_PID=; }
+	stop_tgtd
 	[ "$attempt" = 5 ] && fail "tgtd did not start"
 done
 
