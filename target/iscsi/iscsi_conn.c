@@ -215,14 +215,20 @@ void iscsi_send_reject(struct iscsi_conn *c, uint8_t reason, const uint8_t *bhs)
 /*
  * How much a read into the staging buffer may take. Behind a large data segment the
  * next PDU most likely carries one too: taking only its header (with this PDU's padding
- * and digest) lets that data be read straight into place as well, instead of landing in
- * the staging buffer and being copied out. Behind small PDUs, many per recv.
+ * and digest, and the short rest of this segment if that is what is missing) lets that
+ * data be read straight into place as well, instead of landing in the staging buffer and
+ * being copied out. Behind small PDUs, many per recv.
  */
 static size_t rx_stage_room(const struct iscsi_conn *c)
 {
-	bool in_data = c->rx_state == RX_DATA && c->rx_have < c->rx_dlen;
+	size_t rest;
 
-	return c->rx_big && !in_data ? RX_HDR_READ : ISCSI_RX_STAGE;
+	if (!c->rx_big)
+		return ISCSI_RX_STAGE;
+	if (c->rx_state != RX_DATA || c->rx_have >= c->rx_dlen)
+		return RX_HDR_READ;
+	rest = (size_t)(c->rx_dlen - c->rx_have) + RX_HDR_READ;
+	return rest < ISCSI_RX_STAGE ? rest : ISCSI_RX_STAGE;
 }
 
 /*
@@ -251,7 +257,8 @@ static ssize_t rx_get(struct iscsi_conn *c, uint8_t *dst, uint32_t n, const uint
 
 			r = recvmsg(c->fd, &msg, MSG_DONTWAIT);
 			if (r > 0) {
-				c->rx_drained = (size_t)r < (size_t)n + ISCSI_RX_STAGE;
+				/* short of what was asked: the socket is empty */
+				c->rx_drained = (size_t)r < (size_t)n + v[1].iov_len;
 				*where = dst;
 				if ((size_t)r > n) {
 					c->rx_stage_off = 0;
@@ -261,9 +268,11 @@ static ssize_t rx_get(struct iscsi_conn *c, uint8_t *dst, uint32_t n, const uint
 				return r;
 			}
 		} else {
-			r = recv(c->fd, c->rx_stage, rx_stage_room(c), MSG_DONTWAIT);
+			size_t room = rx_stage_room(c);
+
+			r = recv(c->fd, c->rx_stage, room, MSG_DONTWAIT);
 			if (r > 0) {
-				c->rx_drained = r < ISCSI_RX_STAGE;
+				c->rx_drained = (size_t)r < room;
 				c->rx_stage_off = 0;
 				c->rx_stage_len = (uint32_t)r;
 				avail = (uint32_t)r;
