@@ -255,6 +255,7 @@ static ssize_t rx_get(struct iscsi_conn *c, uint8_t *dst, uint32_t n, const uint
 						c->rx_big ? RX_HDR_READ : ISCSI_RX_STAGE } };
 			struct msghdr msg = { .msg_iov = v, .msg_iovlen = 2 };
 
+			c->rx_calls++;
 			r = recvmsg(c->fd, &msg, MSG_DONTWAIT);
 			if (r > 0) {
 				/* short of what was asked: the socket is empty */
@@ -270,6 +271,7 @@ static ssize_t rx_get(struct iscsi_conn *c, uint8_t *dst, uint32_t n, const uint
 		} else {
 			size_t room = rx_stage_room(c);
 
+			c->rx_calls++;
 			r = recv(c->fd, c->rx_stage, room, MSG_DONTWAIT);
 			if (r > 0) {
 				c->rx_drained = (size_t)r < room;
@@ -515,7 +517,8 @@ void iscsi_conn_close_flushed(struct iscsi_conn *c, const char *why)
 
 static void rx_process(struct iscsi_conn *c)
 {
-	for (int i = 0; i < ISCSI_RX_BUDGET * 4; i++) {
+	c->rx_calls = 0;
+	for (int i = 0; i < ISCSI_RX_BUDGET * 4 && c->rx_calls < ISCSI_RECV_BUDGET; i++) {
 		int rc;
 
 		if (c->state == CONN_CLOSING || c->rx_state == RX_WAIT ||

@@ -33,14 +33,17 @@
 #define ISCSI_RX_BIG          (16 * 1024) /* data segment >= this: read the next header alone */
 #define ISCSI_TX_IOV 64		  /* iovecs per sendmsg */
 #define ISCSI_RX_BUDGET 64	  /* PDUs handled per read event */
+#define ISCSI_RECV_BUDGET \
+	16 /* receive calls per read event, as NVMe/TCP: the responses
+				   * of what was read go out before more is read */
 #define ISCSI_NAME_BUF (ISCSI_NAME_MAX + 1)
 #define ISCSI_SECRET_MAX 256
 #define ISCSI_TPGT 1
 #define ISCSI_AHS_MAX 1020	  /* TotalAHSLength is 8 bits of 4-byte words */
 #define ISCSI_TASK_BUFS 16	  /* reactor chunks one SCSI command may use */
-#define ISCSI_TX_DATA_IOV     8         /* pieces of one PDU's data segment */
-#define ISCSI_DATAIN_PDUS     4         /* Data-In PDUs of one task queued ahead */
-#define ISCSI_TASK_IN_IOV     (ISCSI_TASK_BUFS + 2) /* pieces of a task's Data-In data */
+#define ISCSI_TX_DATA_IOV 8         /* pieces of one PDU's data segment */
+#define ISCSI_DATAIN_PDUS 4         /* Data-In PDUs of one task queued ahead */
+#define ISCSI_TASK_IN_IOV (ISCSI_TASK_BUFS + 2) /* pieces of a task's Data-In data */
 static_assert(ISCSI_TASK_IN_IOV <= 32, "in_iov_mapped has a bit per piece");
 #define ISCSI_POOL_SHARE 8 /* a session holds at most 1/8 of its reactor's pool */
 
@@ -344,6 +347,7 @@ struct iscsi_conn {
 	uint32_t rx_need;
 	uint32_t rx_dlen;		/* data segment length of the PDU */
 	bool rx_big;                    /* rx_dlen >= ISCSI_RX_BIG: read headers alone */
+	uint32_t rx_calls;              /* receive calls in this turn of rx_process() */
 	uint8_t *rx_dst;		/* where the data segment goes (NULL: discard) */
 	uint32_t rx_crc;		/* running data digest */
 	uint8_t rx_trailer[3 + ISCSI_DIGEST_LEN];
