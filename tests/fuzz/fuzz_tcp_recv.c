@@ -233,16 +233,25 @@ static int xfer_full(int fd, void *buf, size_t len, bool wr)
 
 	while (done < len) {
 		struct pollfd pfd = { .fd = fd, .events = wr ? POLLOUT : POLLIN };
+		int pr = poll(&pfd, 1, 5000);
 		ssize_t n;
 
-		if (poll(&pfd, 1, 5000) <= 0)
+		if (pr < 0 && errno == EINTR)
+			continue; /* libFuzzer's timeout alarm, not the target */
+		if (pr <= 0) {
+			if (pr == 0)
+				errno = ETIMEDOUT;
 			return -1;
+		}
 		n = wr ? send(fd, (uint8_t *)buf + done, len - done, MSG_NOSIGNAL)
 		       : recv(fd, (uint8_t *)buf + done, len - done, 0);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
+			if (n == 0)
+				errno = ECONNRESET; /* the target closed it */
 			return -1;
+		}
 		done += (size_t)n;
 	}
 	return 0;
@@ -263,10 +272,21 @@ static int admin_cmd(int fd, struct nvme_cmd *cmd, const void *icdata, uint32_t 
 			NVME_SGL_TYPE(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET);
 	}
 	hl = nvme_tcp_build_capsule_cmd(hdr, cmd, len, &p);
-	if (xfer_full(fd, hdr, hl, true) || (len && xfer_full(fd, (void *)icdata, len, true)))
+	if (xfer_full(fd, hdr, hl, true) || (len && xfer_full(fd, (void *)icdata, len, true))) {
+		fprintf(stderr, "fuzz_tcp_recv: admin command 0x%02x not sent: %s\n", cmd->opc,
+			strerror(errno));
 		return -1;
-	if (xfer_full(fd, rsp, sizeof(rsp), false) || r->ch.pdu_type != NVME_TCP_PDU_CAPSULE_RESP)
+	}
+	if (xfer_full(fd, rsp, sizeof(rsp), false)) {
+		fprintf(stderr, "fuzz_tcp_recv: no response to admin command 0x%02x: %s\n",
+			cmd->opc, strerror(errno));
 		return -1;
+	}
+	if (r->ch.pdu_type != NVME_TCP_PDU_CAPSULE_RESP) {
+		fprintf(stderr, "fuzz_tcp_recv: admin command 0x%02x answered by PDU type %u\n",
+			cmd->opc, r->ch.pdu_type);
+		return -1;
+	}
 	return get_le16(&r->cqe.status) & 0xfffe;
 }
 
@@ -280,8 +300,11 @@ static int admin_up(int fd)
 	int rc;
 
 	nvme_tcp_build_icreq(ic, false, false, 0, 0);
-	if (xfer_full(fd, ic, sizeof(ic), true) || xfer_full(fd, ic, sizeof(ic), false))
+	if (xfer_full(fd, ic, sizeof(ic), true) || xfer_full(fd, ic, sizeof(ic), false)) {
+		fprintf(stderr, "fuzz_tcp_recv: ICReq/ICResp exchange failed: %s\n",
+			strerror(errno));
 		return -1;
+	}
 	cc.opc = NVME_OPC_FABRICS;
 	cc.fctype = NVMF_FCTYPE_CONNECT;
 	put_le16(&cc.sqsize, 31);
