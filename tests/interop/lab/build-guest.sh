@@ -67,7 +67,9 @@ host_apt_update() {
 
 ensure_host_packages() {
 	local installed p missing=()
-	installed=$(dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' "${HOST_PACKAGES[@]}" 2> /dev/null |
+	# dpkg-query exits 1 when any package is unknown to dpkg: that is the answer we
+	# want, not an error (under pipefail it would end the script without a word)
+	installed=$({ dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' "${HOST_PACKAGES[@]}" 2> /dev/null || :; } |
 		awk '$1 == "ii" {print $2}')
 	for p in "${HOST_PACKAGES[@]}"; do
 		grep -qx -- "$p" <<< "$installed" || missing+=("$p")
