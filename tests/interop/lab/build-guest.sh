@@ -21,7 +21,7 @@
 #   LAB_REFRESH=1 ask the archive again for the newest kernel of the flavour
 #   LAB_FORCE=1   rebuild the initramfs and vmlinux even when they look current
 #   LAB_SKIP_APT=1  never install host packages (fail when one is missing)
-set -euo pipefail
+set -eEuo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LAB_CACHE=${LAB_CACHE:-/var/cache/nvmeof-lab}
@@ -33,6 +33,8 @@ die() {
 	echo "build-guest: ERROR: $*" >&2
 	exit 1
 }
+# any other command that fails ends the script (set -e): never without saying which
+trap 'echo "build-guest: ERROR: line $LINENO: \"$BASH_COMMAND\" failed (status $?)" >&2' ERR
 
 # Host packages: qemu and busybox for the harness itself; the rest is the userspace the
 # guest runs (the guest sees the host's / read-only, so it uses the host's binaries).
@@ -61,7 +63,7 @@ HOST_APT_FRESH=0
 host_apt_update() {
 	[ "$HOST_APT_FRESH" = 1 ] && return 0
 	say "apt-get update"
-	apt-get -o DPkg::Lock::Timeout=900 update -qq >&2
+	apt-get -o DPkg::Lock::Timeout=900 update -qq >&2 || die "apt-get update failed (output above)"
 	HOST_APT_FRESH=1
 }
 
@@ -78,7 +80,8 @@ ensure_host_packages() {
 	[ "${LAB_SKIP_APT:-0}" = 1 ] && die "host packages missing (LAB_SKIP_APT=1): ${missing[*]}"
 	host_apt_update
 	say "apt-get install ${missing[*]}"
-	apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${missing[@]}" >&2
+	apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
+		die "apt-get install ${missing[*]} failed (output above)"
 }
 
 ensure_host_packages
