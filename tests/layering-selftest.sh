@@ -4,6 +4,8 @@
 set -u
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 check=$top_srcdir/tests/layering.sh
+. "$top_srcdir/tests/require.sh"
+nv_require cpio
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nvmeof-layering.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0

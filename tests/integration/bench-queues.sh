@@ -18,10 +18,7 @@ if [ ! -x "$BENCH" ]; then
 	echo "$IT_NAME: $BENCH is missing (build first)" >&2
 	exit 99
 fi
-if ! command -v python3 > /dev/null; then
-	echo "$IT_NAME: python3 is needed to check the JSON" >&2
-	exit 77
-fi
+nv_require python3
 
 # usage errors first: no target needed
 for bad in 0 65 x ""; do

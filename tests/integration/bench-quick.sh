@@ -16,10 +16,7 @@ if [ ! -x "$BENCH" ]; then
 	echo "$IT_NAME: $BENCH is missing (build first)" >&2
 	exit 99
 fi
-if ! command -v python3 > /dev/null; then
-	echo "$IT_NAME: python3 is needed to check the JSON" >&2
-	exit 77
-fi
+nv_require python3
 
 sock=$IT_DIR/stats.sock
 it_start_target --listen iscsi://127.0.0.1:0 --ns ram:64M --reactors 1 --in-capsule 65536 \

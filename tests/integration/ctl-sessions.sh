@@ -13,7 +13,7 @@ IQN=iqn.2026-11.io.nvmeof:default
 
 it_init
 [ -x "$BENCH" ] && [ -x "$CTL" ] || { echo "$IT_NAME: build first" >&2; exit 99; }
-command -v python3 > /dev/null || { echo "$IT_NAME: python3 is needed" >&2; exit 77; }
+nv_require python3
 SOCK=$IT_DIR/ctl.sock
 IPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 it_start_target --listen "iscsi://127.0.0.1:$IPORT" --ns ram:64M --control-socket "$SOCK" \

@@ -14,6 +14,7 @@
 set -u
 
 builddir=${top_builddir:-.}
+. "$(dirname "$0")/../require.sh"
 target=$builddir/target/nvmeof-target
 client=$builddir/tests/integration/iscsi_fault_client
 iqn=iqn.2026-11.io.nvmeof:default
@@ -45,8 +46,7 @@ for _ in $(seq 1 100); do
 	[ -n "$port" ] && break
 	if ! kill -0 "$pid" 2>/dev/null; then
 		if grep -q "iscsi:// listeners are not available" "$log"; then
-			echo "SKIP: this nvmeof-target build has no iSCSI listener"
-			exit 77
+			nv_cannot_run "this nvmeof-target build has no iSCSI listener"
 		fi
 		break
 	fi

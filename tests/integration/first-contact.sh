@@ -12,10 +12,7 @@ NQN=nqn.2026-11.io.nvmeof:default
 IQN=iqn.2026-11.io.nvmeof:default
 
 it_init
-if ! command -v python3 > /dev/null; then
-	echo "$IT_NAME: python3 is needed to check the JSON" >&2
-	exit 77
-fi
+nv_require python3
 
 json_has() {
 	if python3 -c 'import json, sys

@@ -6,9 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 it_init
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-for tool in pkg-config cc nm; do
-	command -v "$tool" > /dev/null || { echo "# $tool missing: skipped"; exit 77; }
-done
+nv_require pkg-config cc:gcc nm:binutils
 
 DEST=$IT_DIR/root
 if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$top_builddir" install \

@@ -10,10 +10,8 @@ set -u
 TGT=${top_builddir:-.}/target/nvmeof-target
 IQN=iqn.2026-11.io.nvmeof:default
 
-if ! command -v iscsi-test-cu > /dev/null; then
-	echo "SKIP: iscsi-test-cu (libiscsi-bin) is not installed"
-	exit 77
-fi
+. "$(dirname "$0")/../require.sh"
+nv_require iscsi-test-cu:libiscsi-bin
 if [ ! -x "$TGT" ]; then
 	echo "ERROR: $TGT is not built"
 	exit 99

@@ -9,6 +9,7 @@
 set -u
 
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$(dirname "$0")/../require.sh"
 TGT=$top_builddir/target/nvmeof-target
 RW=$top_builddir/tests/integration/iscsi_init_rw
 CLI=$top_builddir/initiator/nvmeof
@@ -62,8 +63,7 @@ for _ in $(seq 200); do
 		wait "$TGT_PID" 2>/dev/null
 		TGT_PID=
 		if grep -q "iscsi:// listeners are not available" "$TMP/target.log"; then
-			echo "SKIP: this nvmeof-target build has no iSCSI listener"
-			exit 77
+			nv_cannot_run "this nvmeof-target build has no iSCSI listener"
 		fi
 		fail "nvmeof-target exited"
 	fi

@@ -9,6 +9,7 @@
 set -u
 
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$(dirname "$0")/../require.sh"
 RW=$top_builddir/tests/integration/iscsi_init_rw
 CLI=$top_builddir/initiator/nvmeof
 IQN=iqn.2026-11.io.nvmeof:tgt-rw
@@ -19,12 +20,10 @@ CHAP_SECRET=rw-secret-0123456789
 TGTD=$(command -v tgtd || echo /usr/sbin/tgtd)
 TGTADM=$(command -v tgtadm || echo /usr/sbin/tgtadm)
 if [ ! -x "$TGTD" ] || [ ! -x "$TGTADM" ]; then
-	echo "SKIP: tgt (tgtd, tgtadm) is not installed"
-	exit 77
+	nv_cannot_run "tgt (tgtd, tgtadm) is not installed (apt-get install tgt)"
 fi
 if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: tgtd needs root"
-	exit 77
+	nv_cannot_run "tgtd needs root"
 fi
 
 TMP=$(mktemp -d /tmp/iscsi-tgt-rw.XXXXXX)

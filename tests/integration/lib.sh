@@ -8,6 +8,7 @@
 
 set -u
 : "${top_builddir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+. "$(dirname "${BASH_SOURCE[0]}")/../require.sh"
 IT_NAME=$(basename "$0" .sh)
 IT_TARGET_BIN=$top_builddir/target/nvmeof-target
 IT_CLI=$top_builddir/initiator/nvmeof

@@ -12,16 +12,7 @@ READS=12
 WRITES=3
 
 it_init
-for tool in curl promtool prometheus python3; do
-	if ! command -v $tool > /dev/null; then
-		if [ "${CI:-}" = true ]; then
-			echo "$IT_NAME: $tool is missing (apt-get install curl prometheus python3)" >&2
-			exit 1
-		fi
-		echo "$IT_NAME: $tool not installed, skipping" >&2
-		exit 77
-	fi
-done
+nv_require curl promtool:prometheus prometheus python3
 
 PROM_PID=
 stop_prometheus() {

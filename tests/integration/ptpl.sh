@@ -15,10 +15,7 @@ H1=(--hostnqn nqn.2014-08.org.nvmeof.test:host1 --hostid 11111111-1111-4111-8111
 H2=(--hostnqn nqn.2014-08.org.nvmeof.test:host2 --hostid 22222222-2222-4222-8222-222222222222)
 
 it_init
-if ! command -v python3 > /dev/null; then
-	echo "$IT_NAME: python3 is needed to check the JSON" >&2
-	exit 77
-fi
+nv_require python3
 STATE=$IT_DIR/state
 DISK=$IT_DIR/disk.img
 truncate -s 64M "$DISK"

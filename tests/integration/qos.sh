@@ -24,7 +24,7 @@ SOCK=$IT_DIR/ctl.sock
 
 it_init
 [ -x "$BENCH" ] || { echo "$IT_NAME: $BENCH is missing" >&2; exit 99; }
-command -v python3 > /dev/null || { echo "$IT_NAME: python3 is needed" >&2; exit 77; }
+nv_require python3
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 write_config() { # LIMIT

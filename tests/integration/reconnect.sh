@@ -9,6 +9,7 @@
 set -u
 
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$(dirname "$0")/../require.sh"
 TGT=$top_builddir/target/nvmeof-target
 CLIENT=$top_builddir/tests/integration/reconnect_client
 IQN=iqn.2026-11.io.nvmeof:default
@@ -49,8 +50,7 @@ start_target() { # TCP-PORT ISCSI-PORT
 		[ -n "$TPORT" ] && [ -n "$IPORT" ] && return 0
 		if ! kill -0 "$TGT_PID" 2>/dev/null; then
 			if grep -q "iscsi:// listeners are not available" "$TMP/target.log"; then
-				echo "SKIP: this nvmeof-target build has no iSCSI listener"
-				exit 77
+				nv_cannot_run "this nvmeof-target build has no iSCSI listener"
 			fi
 			echo "nvmeof-target exited:"
 			tail -n 20 "$TMP/target.log"

@@ -21,10 +21,7 @@ for bin in "$BENCH" "$FAULT"; do
 		exit 99
 	fi
 done
-if ! command -v python3 > /dev/null; then
-	echo "$IT_NAME: python3 is needed to read the statistics" >&2
-	exit 77
-fi
+nv_require python3
 
 sock=$IT_DIR/stats.sock
 

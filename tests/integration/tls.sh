@@ -15,12 +15,7 @@ H1=nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-5555555555a1 # SHA-25
 H2=nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-5555555555a2 # SHA-384 PSK
 H3=nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-5555555555a3 # no PSK
 
-for t in nvme openssl python3; do
-	if ! command -v "$t" > /dev/null; then
-		echo "# $t is missing: skipped"
-		exit 77
-	fi
-done
+nv_require nvme:nvme-cli openssl python3
 gen() { nvme gen-tls-key --hmac="$1" | grep '^NVMeTLSkey-1:'; }
 K256=$(gen 1)
 K384=$(gen 2)

@@ -79,6 +79,7 @@ phase() {
 # power_cut: SIGKILL the qemu of this test (found by its unique disk image path)
 power_cut() {
 	local p qpid=
+	command -v pgrep > /dev/null || ix_cannot_run "pgrep is missing (apt-get install procps)"
 	for p in $(pgrep -f -- "file=$IMG,"); do
 		case "$(cat "/proc/$p/comm" 2> /dev/null)" in
 		qemu-system*) qpid=$p ;;
