@@ -11,12 +11,28 @@ NV_DEPS=(build-essential autoconf automake libtool pkg-config
 	libibverbs-dev librdmacm-dev librbd-dev librados-dev libmicrohttpd-dev iproute2 util-linux)
 # What scripts/demo.sh runs besides the build: rsvg-convert draws the chart as PNG.
 NV_DEMO_DEPS=(librsvg2-bin)
-# The peers scripts/test.sh tests against: hosts, initiators and a reference iSCSI target,
-# and clang with its sanitizer and libFuzzer runtimes. tgt and open-iscsi start services
-# that take port 3260 (and iscsid): nv_stop_peer_services stops them again.
-NV_TEST_DEPS=(nvme-cli fio libiscsi-bin tgt open-iscsi e2fsprogs python3
-	clang libclang-rt-14-dev clang-format
-	ceph-mon ceph-mgr ceph-osd ceph-common prometheus)
+# What scripts/test.sh installs for the tests: each package with the tests that run it.
+# A test that finds one of these missing fails under CI=true (tests/require.sh). The qemu
+# lab installs its own host packages (tests/interop/lab/build-guest.sh, HOST_PACKAGES).
+# tgt and open-iscsi start services that take port 3260 (and iscsid):
+# nv_stop_peer_services stops them again.
+NV_TEST_DEPS=(
+	python3 # most integration tests: JSON output and tests/stats-snapshot.py
+	nvme-cli # tls.sh, auth-*.sh (gen-tls-key, gen-dhchap-key); the host in the interop tests
+	openssl # tls.sh: TLS 1.3 handshakes with s_client
+	curl # metrics.sh: scrapes /metrics
+	prometheus # metrics.sh: a real prometheus scrapes the target; promtool lints
+	fio # interop: kernel-host-tcp, ana-multipath, rbd-gateways (run in the guest)
+	libiscsi-bin # iscsi-compliance.sh, ceph/rbd-namespace.sh: iscsi-test-cu
+	tgt # iscsi-tgt-rw.sh: tgtd, the reference iSCSI target for our initiator
+	open-iscsi # interop/open-iscsi.sh: iscsiadm and iscsid in the guest
+	e2fsprogs # interop: mkfs.ext4 and fsck on the namespaces
+	procps # interop/durability.sh: pgrep finds the guest's qemu to cut its power
+	cpio # layering-selftest.sh copies the tree; the lab packs its initramfs
+	git clang-format # check-format.sh (in .ci/run): git clang-format on the change
+	clang libclang-rt-14-dev # the fuzz smoke (.ci/run): libFuzzer, ASan and UBSan runtimes
+	ceph-mon ceph-mgr ceph-osd ceph-common # tests/ceph, interop/rbd-gateways.sh: a one-node cluster
+)
 NV_PEER_SERVICES=(tgt iscsid iscsid.socket open-iscsi prometheus)
 
 NV_STEPS=()
@@ -26,16 +42,25 @@ nv_die() {
 	exit 1
 }
 
-# nv_step NAME CMD...: run CMD, record its wall time under NAME; returns CMD's status
+# nv_step NAME CMD...: run CMD, record its wall time under NAME; returns CMD's status.
+# A step that fails says so: the command, its status and its last lines of output.
 nv_step() {
-	local name=$1 t0 rc
+	local name=$1 t0 rc out
 	shift
 	nv_log "$name"
+	out=$(mktemp "${TMPDIR:-/tmp}/nvmeof-step.XXXXXX") || return 1
 	t0=$(date +%s.%N)
-	"$@"
+	"$@" > >(tee "$out") 2>&1
 	rc=$?
+	wait $! 2> /dev/null # tee has written everything before the report below
 	NV_STEPS+=("$(awk -v s="$t0" -v e="$(date +%s.%N)" -v n="$name" -v r="$rc" \
 		'BEGIN {printf "%-28s %7.1f s%s", n, e - s, r ? "  (failed, status " r ")" : ""}')")
+	if [ $rc != 0 ]; then
+		echo "== $(basename "$0"): step '$name' FAILED (status $rc): $*"
+		echo "== its last lines of output:"
+		tail -n 25 "$out" | sed 's/^/   | /'
+	fi
+	rm -f "$out"
 	return $rc
 }
 

@@ -9,7 +9,8 @@
 #
 # Environment: NVMEOF_LAB (the qemu lab directory, default tests/interop/lab),
 # NVMEOF_LAB_KERNEL (the guest kernel: stable or backports), CI=true (interop tests fail
-# instead of skipping when the lab cannot run), TESTS="..." (only these tests).
+# instead of skipping when the lab cannot run, and a failed set-up step fails the run),
+# TESTS="..." (only these tests).
 # Last line: "check: N passed, N failed, N skipped" (test programs, from test-suite.log).
 
 . "$(dirname "$0")/lib.sh"
@@ -26,7 +27,7 @@ while [ $# -gt 0 ]; do
 		;;
 	--no-interop) interop=0 ;;
 	-h | --help)
-		sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*) nv_die "unknown option $1 (see --help)" ;;
@@ -64,6 +65,13 @@ report() {
 		sed -n '/^# TOTAL/,/^# ERROR/p' "$builddir/test-suite.log"
 	fi
 	for res in "${not_passed[@]}"; do echo "$res"; done
+	# a set-up step that failed under CI=true fails the run even if every test skipped
+	if [ "${CI:-}" = true ]; then
+		for res in "${setup_failed[@]}"; do
+			echo "FAIL: set-up step: $res"
+			n_fail=$((n_fail + 1))
+		done
+	fi
 	nv_times
 	if [ "$status" != 0 ] && [ $n_fail = 0 ]; then
 		echo "make check failed (status $status) outside the tests: see the make output above"
@@ -75,9 +83,8 @@ report() {
 lab_setup() {
 	local lab kernel=${NVMEOF_LAB_KERNEL:-${LAB_KERNEL:-stable}}
 	if ! lab=$(nv_lab); then
-		echo "no qemu lab at ${NVMEOF_LAB:-$NV_TOP/tests/interop/lab}: interop tests will skip" \
-			"(or fail under CI=true)"
-		return 0
+		echo "no qemu lab at ${NVMEOF_LAB:-$NV_TOP/tests/interop/lab} (no executable build-guest.sh)"
+		return 1
 	fi
 	echo "qemu lab: $lab (LAB_KERNEL=$kernel)"
 	nv_as_root env LAB_KERNEL="$kernel" "$lab/build-guest.sh"
@@ -85,10 +92,14 @@ lab_setup() {
 
 nv_step dependencies nv_deps "${NV_TEST_DEPS[@]}" || nv_die "installing the dependencies failed"
 nv_stop_peer_services
+setup_failed=()
 if [ $interop = 1 ]; then
 	# the lab installs its own host packages (qemu, busybox-static, nvme-cli, ...)
-	nv_step "qemu lab (build-guest.sh)" lab_setup ||
-		echo "the qemu lab could not be prepared: interop tests will skip (or fail under CI=true)"
+	if ! nv_step "qemu lab (build-guest.sh)" lab_setup; then
+		setup_failed+=("qemu lab (build-guest.sh)")
+		echo "the qemu lab could not be prepared (the reason is above): the interop tests" \
+			"cannot run; they skip, and fail under CI=true, as does this script"
+	fi
 fi
 if ! nv_build "$builddir" "${configure_args[@]}"; then
 	nv_times
@@ -105,5 +116,7 @@ check_args=(check)
 [ -n "${TESTS:-}" ] && check_args+=("TESTS=$TESTS")
 nv_step "make check ($(basename "$builddir"))" nv_make "$builddir" "${check_args[@]}"
 rc=$?
-report $rc
+report $rc | tee "$builddir/check-summary.txt"
+# the summary's counts decide: a set-up failure under CI=true fails the run too
+grep -q '^check: [0-9]* passed, 0 failed' "$builddir/check-summary.txt" || rc=1
 exit $rc
