@@ -8,6 +8,7 @@
 
 #include <openssl/err.h>
 
+#include "common/iov.h"
 #include "common/tls_stream.h"
 
 /*
@@ -442,15 +443,6 @@ static size_t next_chunk(struct tls_stream *ts, const struct iovec *iov, int cnt
 	return len;
 }
 
-static size_t iov_total(const struct iovec *iov, int cnt)
-{
-	size_t n = 0;
-
-	for (int i = 0; i < cnt; i++)
-		n += iov[i].iov_len;
-	return n;
-}
-
 ssize_t tls_stream_writev(struct tls_stream *ts, const struct iovec *iov, int cnt)
 {
 	size_t taken = 0;
@@ -465,7 +457,7 @@ ssize_t tls_stream_writev(struct tls_stream *ts, const struct iovec *iov, int cn
 		/* Encrypt what follows the caller's bytes already in records, while whole
 		 * records fit in the pair. */
 		while (ts->rcount < TLS_RING) {
-			size_t off = taken + ts->unreported, left = iov_total(iov, cnt) - off;
+			size_t off = taken + ts->unreported, left = iov_length(iov, cnt) - off;
 			const uint8_t *p = NULL;
 			size_t len, before, n = 0;
 
@@ -500,7 +492,7 @@ ssize_t tls_stream_writev(struct tls_stream *ts, const struct iovec *iov, int cn
 		if (blocked || ts->sent < ts->queued)
 			break;
 		/* all out: more to encrypt? */
-		if (iov_total(iov, cnt) <= taken + ts->unreported)
+		if (iov_length(iov, cnt) <= taken + ts->unreported)
 			break;
 	}
 	if (taken)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/endian.h"
-#include "internal.h"
+#include "host_ctrlr.h"
 
 #define DISC_MAX_RECORDS 16384
 #define DISC_RETRIES 10

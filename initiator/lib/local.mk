@@ -1,39 +1,50 @@
 # initiator/lib/: libnvmeof (public API in nvmeof.h): NVMe/TCP, NVMe/RDMA and iSCSI host
-# transports behind one queue-pair interface.
+# transports behind one queue-pair interface, in rooms that call only downwards:
+#   queue/  the queue layer both paths share: queue pairs, requests, memory, stats,
+#           logging, the transport ops (host_transport.h)
+#   nvme/   NVMe/TCP (with TLS), NVMe/RDMA, Fabrics commands, DH-HMAC-CHAP
+#   scsi/   the iSCSI tunnel: session, login, tasks, NVMe <-> SCSI encapsulation
+#   ./      the controller on top of both (bring-up, reconnect, discovery) and nvmeof.h
+# nvme/ and scsi/ never call each other; tests/layering.sh and tests/callgraph.sh check it.
 #
 # libnvmeof_initiator.la holds the library's objects so that unit tests can reach
 # internal symbols; the installed libnvmeof.la wraps it with the common code and
 # exports only the nvmeof_* API.
+LIBNVMEOF_CFLAGS = $(HOST_CFLAGS) -I$(top_srcdir)/initiator/lib
 noinst_LTLIBRARIES += libnvmeof_initiator.la
 libnvmeof_initiator_la_SOURCES = \
 	initiator/lib/nvmeof.h \
-	initiator/lib/internal.h \
-	initiator/lib/host_transport.h \
+	initiator/lib/queue/host_internal.h \
+	initiator/lib/queue/host_transport.h \
+	initiator/lib/queue/host_qpair.c \
+	initiator/lib/queue/host_qpair_stats.c \
+	initiator/lib/queue/host_io.c \
+	initiator/lib/queue/host_opts.c \
+	initiator/lib/queue/host_nqn.c \
+	initiator/lib/queue/host_errors.c \
+	initiator/lib/queue/host_log.c \
+	initiator/lib/queue/host_dial.c \
+	initiator/lib/queue/host_mem.c initiator/lib/queue/host_mem.h \
+	initiator/lib/nvme/host_nvme.h \
+	initiator/lib/nvme/host_fabrics.c \
+	initiator/lib/nvme/host_auth.c initiator/lib/nvme/host_auth.h \
+	initiator/lib/nvme/host_tcp.c \
+	initiator/lib/nvme/host_sock.h initiator/lib/nvme/host_tls.c \
+	initiator/lib/nvme/host_rdma_sgl.c initiator/lib/nvme/host_rdma_sgl.h \
+	initiator/lib/scsi/host_iscsi.c initiator/lib/scsi/host_iscsi.h \
+	initiator/lib/scsi/host_iscsi_task.c \
+	initiator/lib/scsi/host_iscsi_send.c \
+	initiator/lib/scsi/host_iscsi_recv.c \
+	initiator/lib/scsi/host_iscsi_session.c \
+	initiator/lib/scsi/host_iscsi_login.c \
+	initiator/lib/scsi/host_iscsi_ctrlr.c \
+	initiator/lib/scsi/host_iscsi_discovery.c \
+	initiator/lib/scsi/host_scsi_encap.c initiator/lib/scsi/host_scsi_encap.h \
+	initiator/lib/host_ctrlr.h \
 	initiator/lib/host_ctrlr.c \
-	initiator/lib/host_fabrics.c \
-	initiator/lib/host_auth.c initiator/lib/host_auth.h \
-	initiator/lib/qpair.c \
-	initiator/lib/host_io.c \
-	initiator/lib/host_tcp.c \
-	initiator/lib/host_sock.h initiator/lib/host_tls.c \
-	initiator/lib/host_discovery.c \
-	initiator/lib/hostnqn.c \
-	initiator/lib/errors.c \
-	initiator/lib/host_log.c \
-	initiator/lib/sock.c \
-	initiator/lib/host_iscsi.c initiator/lib/host_iscsi.h \
-	initiator/lib/host_iscsi_task.c \
-	initiator/lib/host_iscsi_send.c \
-	initiator/lib/host_iscsi_recv.c \
-	initiator/lib/host_iscsi_session.c \
-	initiator/lib/host_iscsi_login.c \
-	initiator/lib/host_iscsi_ctrlr.c \
-	initiator/lib/host_iscsi_discovery.c \
-	initiator/lib/scsi_encap.c initiator/lib/scsi_encap.h \
-	initiator/lib/qpair_stats.c \
-	initiator/lib/host_mem.c initiator/lib/host_mem.h \
-	initiator/lib/host_rdma_sgl.c initiator/lib/host_rdma_sgl.h
-libnvmeof_initiator_la_CFLAGS = $(HOST_CFLAGS) $(ISAL_CFLAGS) $(OPENSSL_CFLAGS)
+	initiator/lib/host_reconnect.c \
+	initiator/lib/host_discovery.c
+libnvmeof_initiator_la_CFLAGS = $(LIBNVMEOF_CFLAGS) $(ISAL_CFLAGS) $(OPENSSL_CFLAGS)
 
 lib_LTLIBRARIES += libnvmeof.la
 libnvmeof_la_SOURCES = initiator/lib/nvmeof.h
@@ -45,17 +56,17 @@ pkgconfig_DATA += initiator/lib/libnvmeof.pc
 EXTRA_DIST += initiator/lib/README.md
 
 # Unit tests (CUnit), one per source file; fake_target.[ch] plays an NVMe/TCP controller.
-initiator_ut_cflags = $(UT_CFLAGS) -I$(top_srcdir)/tests/unit/initiator/lib
+initiator_ut_cflags = $(UT_CFLAGS) -I$(top_srcdir)/initiator/lib -I$(top_srcdir)/tests/unit/initiator/lib
 initiator_ut_libs = libnvmeof_initiator.la libnvmeof_common.la $(ISAL_LIBS) $(OPENSSL_LIBS) \
 	$(UT_LIBS)
 initiator_ut = \
 	tests/unit/initiator/lib/host_tcp_ut \
-	tests/unit/initiator/lib/qpair_ut \
+	tests/unit/initiator/lib/host_qpair_ut \
 	tests/unit/initiator/lib/host_io_ut \
 	tests/unit/initiator/lib/host_ctrlr_ut \
 	tests/unit/initiator/lib/host_discovery_ut \
-	tests/unit/initiator/lib/hostnqn_ut \
-	tests/unit/initiator/lib/errors_ut \
+	tests/unit/initiator/lib/host_nqn_ut \
+	tests/unit/initiator/lib/host_errors_ut \
 	tests/unit/initiator/lib/host_log_ut
 check_PROGRAMS += $(initiator_ut)
 TESTS += $(initiator_ut)
@@ -63,10 +74,10 @@ tests_unit_initiator_lib_host_tcp_ut_SOURCES = tests/unit/initiator/lib/host_tcp
 	tests/unit/initiator/lib/fake_target.c tests/unit/initiator/lib/fake_target.h
 tests_unit_initiator_lib_host_tcp_ut_CFLAGS = $(initiator_ut_cflags)
 tests_unit_initiator_lib_host_tcp_ut_LDADD = $(initiator_ut_libs)
-tests_unit_initiator_lib_qpair_ut_SOURCES = tests/unit/initiator/lib/qpair_ut.c \
+tests_unit_initiator_lib_host_qpair_ut_SOURCES = tests/unit/initiator/lib/host_qpair_ut.c \
 	tests/unit/initiator/lib/fake_transport.c tests/unit/initiator/lib/fake_transport.h
-tests_unit_initiator_lib_qpair_ut_CFLAGS = $(initiator_ut_cflags)
-tests_unit_initiator_lib_qpair_ut_LDADD = $(initiator_ut_libs)
+tests_unit_initiator_lib_host_qpair_ut_CFLAGS = $(initiator_ut_cflags)
+tests_unit_initiator_lib_host_qpair_ut_LDADD = $(initiator_ut_libs)
 tests_unit_initiator_lib_host_io_ut_SOURCES = tests/unit/initiator/lib/host_io_ut.c \
 	tests/unit/initiator/lib/fake_transport.c tests/unit/initiator/lib/fake_transport.h
 tests_unit_initiator_lib_host_io_ut_CFLAGS = $(initiator_ut_cflags)
@@ -81,19 +92,19 @@ tests_unit_initiator_lib_host_discovery_ut_SOURCES = tests/unit/initiator/lib/ho
 	tests/unit/initiator/lib/fake_target.c tests/unit/initiator/lib/fake_target.h
 tests_unit_initiator_lib_host_discovery_ut_CFLAGS = $(initiator_ut_cflags)
 tests_unit_initiator_lib_host_discovery_ut_LDADD = $(initiator_ut_libs)
-tests_unit_initiator_lib_hostnqn_ut_SOURCES = tests/unit/initiator/lib/hostnqn_ut.c
-tests_unit_initiator_lib_hostnqn_ut_CFLAGS = $(initiator_ut_cflags)
-tests_unit_initiator_lib_hostnqn_ut_LDADD = $(initiator_ut_libs)
-tests_unit_initiator_lib_errors_ut_SOURCES = tests/unit/initiator/lib/errors_ut.c
-tests_unit_initiator_lib_errors_ut_CFLAGS = $(initiator_ut_cflags)
-tests_unit_initiator_lib_errors_ut_LDADD = $(initiator_ut_libs)
+tests_unit_initiator_lib_host_nqn_ut_SOURCES = tests/unit/initiator/lib/host_nqn_ut.c
+tests_unit_initiator_lib_host_nqn_ut_CFLAGS = $(initiator_ut_cflags)
+tests_unit_initiator_lib_host_nqn_ut_LDADD = $(initiator_ut_libs)
+tests_unit_initiator_lib_host_errors_ut_SOURCES = tests/unit/initiator/lib/host_errors_ut.c
+tests_unit_initiator_lib_host_errors_ut_CFLAGS = $(initiator_ut_cflags)
+tests_unit_initiator_lib_host_errors_ut_LDADD = $(initiator_ut_libs)
 tests_unit_initiator_lib_host_log_ut_SOURCES = tests/unit/initiator/lib/host_log_ut.c
 tests_unit_initiator_lib_host_log_ut_CFLAGS = $(initiator_ut_cflags)
 tests_unit_initiator_lib_host_log_ut_LDADD = $(initiator_ut_libs)
 
 # NVMe/RDMA host transport (libibverbs + librdmacm), when configure found them.
 if HAVE_RDMA
-libnvmeof_initiator_la_SOURCES += initiator/lib/host_rdma.c common/nvme_rdma_spec.h
+libnvmeof_initiator_la_SOURCES += initiator/lib/nvme/host_rdma.c common/nvme_rdma_spec.h
 libnvmeof_initiator_la_CFLAGS += $(RDMA_CFLAGS)
 libnvmeof_initiator_la_LIBADD = $(RDMA_LIBS)
 endif
@@ -102,15 +113,15 @@ endif
 iscsi_ut_cflags = $(initiator_ut_cflags) $(OPENSSL_CFLAGS)
 iscsi_ut_fake = tests/unit/initiator/lib/iscsi_fake_target.c tests/unit/initiator/lib/iscsi_fake_target.h
 iscsi_initiator_ut = \
-	tests/unit/initiator/lib/scsi_encap_ut \
+	tests/unit/initiator/lib/host_scsi_encap_ut \
 	tests/unit/initiator/lib/host_iscsi_login_ut \
 	tests/unit/initiator/lib/host_iscsi_ut \
 	tests/unit/initiator/lib/host_iscsi_ctrlr_ut
 check_PROGRAMS += $(iscsi_initiator_ut)
 TESTS += $(iscsi_initiator_ut)
-tests_unit_initiator_lib_scsi_encap_ut_SOURCES = tests/unit/initiator/lib/scsi_encap_ut.c
-tests_unit_initiator_lib_scsi_encap_ut_CFLAGS = $(iscsi_ut_cflags)
-tests_unit_initiator_lib_scsi_encap_ut_LDADD = $(initiator_ut_libs)
+tests_unit_initiator_lib_host_scsi_encap_ut_SOURCES = tests/unit/initiator/lib/host_scsi_encap_ut.c
+tests_unit_initiator_lib_host_scsi_encap_ut_CFLAGS = $(iscsi_ut_cflags)
+tests_unit_initiator_lib_host_scsi_encap_ut_LDADD = $(initiator_ut_libs)
 tests_unit_initiator_lib_host_iscsi_login_ut_SOURCES = tests/unit/initiator/lib/host_iscsi_login_ut.c $(iscsi_ut_fake)
 tests_unit_initiator_lib_host_iscsi_login_ut_CFLAGS = $(iscsi_ut_cflags)
 tests_unit_initiator_lib_host_iscsi_login_ut_LDADD = $(initiator_ut_libs)
@@ -122,7 +133,7 @@ tests_unit_initiator_lib_host_iscsi_ctrlr_ut_CFLAGS = $(iscsi_ut_cflags)
 tests_unit_initiator_lib_host_iscsi_ctrlr_ut_LDADD = $(initiator_ut_libs)
 
 
-# Reconnect (host_ctrlr.c recovery, qpair.c requeue) against both fakes.
+# Reconnect (host_reconnect.c, host_qpair.c requeue) against both fakes.
 check_PROGRAMS += tests/unit/initiator/lib/host_reconnect_ut
 TESTS += tests/unit/initiator/lib/host_reconnect_ut
 tests_unit_initiator_lib_host_reconnect_ut_SOURCES = tests/unit/initiator/lib/host_reconnect_ut.c \
@@ -131,7 +142,7 @@ tests_unit_initiator_lib_host_reconnect_ut_SOURCES = tests/unit/initiator/lib/ho
 tests_unit_initiator_lib_host_reconnect_ut_CFLAGS = $(iscsi_ut_cflags)
 tests_unit_initiator_lib_host_reconnect_ut_LDADD = $(initiator_ut_libs)
 
-# DH-HMAC-CHAP (host_auth.c): message by message against fake_auth.[ch], and over
+# DH-HMAC-CHAP (nvme/host_auth.c): message by message against fake_auth.[ch], and over
 # NVMe/TCP with fake_ctrlr playing the controller's side on every connection.
 check_PROGRAMS += tests/unit/initiator/lib/host_auth_ut
 TESTS += tests/unit/initiator/lib/host_auth_ut

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The host's DH-HMAC-CHAP message checks (initiator/lib/host_auth.c): a transaction with
+ * The host's DH-HMAC-CHAP message checks (initiator/lib/nvme/host_auth.c): a transaction with
  * fixed secrets sends its AUTH_Negotiate, then takes the input as what the controller's
  * Authentication Receive returned, up to two messages (a Challenge, then a Success1).
  * Whatever arrives, the state machine must end in a defined state: a message refused
@@ -16,7 +16,7 @@
 #include "common/dhchap_crypto.h"
 #include "common/endian.h"
 #include "fuzz.h"
-#include "lib/host_auth.h"
+#include "lib/nvme/host_auth.h"
 
 static struct nvme_secret *kh, *kc;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The initiator's NVMe/TCP reply parser (initiator/lib/host_tcp.c and the completion path in
+ * The initiator's NVMe/TCP reply parser (initiator/lib/nvme/host_tcp.c and the completion path in
  * qpair.c): a host I/O queue pair on one end of a socketpair, with five commands in
  * flight (reads into one and two buffers, an in-capsule write, a write by R2T, a Flush),
  * reads what a controller sends: a valid ICResp, then the input as the controller's byte
@@ -21,7 +21,7 @@
 #include "common/endian.h"
 #include "common/nvme_tcp_pdu.h"
 #include "fuzz.h"
-#include "lib/host_transport.h"
+#include "lib/nvme/host_nvme.h"
 
 #define STREAM_MAX (64 * 1024)
 #define NCMDS 5

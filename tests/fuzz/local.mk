@@ -34,7 +34,7 @@ fuzz_initiator_src = tests/fuzz/fuzz_initiator.c tests/fuzz/fuzz.h
 fuzz_initiator_libs = libnvmeof_initiator.la libnvmeof_common.la $(ISAL_LIBS) \
 	$(OPENSSL_LIBS)
 
-fuzz_cflags = $(UT_CFLAGS) -I$(top_srcdir)/tests/fuzz
+fuzz_cflags = $(UT_CFLAGS) -I$(top_srcdir)/initiator/lib -I$(top_srcdir)/tests/fuzz
 replay_cflags = $(fuzz_cflags) -DFUZZ_SRCDIR='"$(abs_top_srcdir)"'
 
 # make check: replay corpus + regression inputs through each target.
@@ -128,7 +128,7 @@ fuzz-smoke:
 endif
 .PHONY: fuzz-smoke
 
-# The host's DH-HMAC-CHAP message checks (initiator/lib/host_auth.c).
+# The host's DH-HMAC-CHAP message checks (initiator/lib/nvme/host_auth.c).
 FUZZ_TARGETS += host_auth
 fuzz_host_auth_src = tests/fuzz/fuzz_host_auth.c tests/fuzz/fuzz.h
 check_PROGRAMS += tests/fuzz/replay_host_auth

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* A transport that records what it is given: the seam below qpair.c and io.c. */
+/* A transport that records what it is given: the seam below host_qpair.c and host_io.c. */
 #ifndef NVMEOF_TESTS_FAKE_TRANSPORT_H
 #define NVMEOF_TESTS_FAKE_TRANSPORT_H
 
-#include "lib/host_transport.h"
+#include "lib/queue/host_transport.h"
 
 #define FAKE_MAX_SENT 256
 

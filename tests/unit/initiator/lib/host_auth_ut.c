@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * initiator/lib/host_auth.c: the host's DH-HMAC-CHAP.
+ * initiator/lib/nvme/host_auth.c: the host's DH-HMAC-CHAP.
  *
  * Message level, against the scripted controller of fake_auth.c, which checks every field
  * the host sends byte by byte: each hash with the NULL group and ffdhe2048, uni- and
@@ -25,8 +25,8 @@
 #include "common/endian.h"
 #include "fake_auth.h"
 #include "fake_ctrlr.h"
-#include "lib/host_auth.h"
-#include "lib/internal.h"
+#include "lib/nvme/host_auth.h"
+#include "lib/queue/host_internal.h"
 
 #define HOSTNQN "nqn.2014-08.io.nvmeof:auth-host"
 #define HOSTID  "0a1b2c3d-0000-4000-8000-0000000000a1"

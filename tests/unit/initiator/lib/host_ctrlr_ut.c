@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "fake_ctrlr.h"
-#include "lib/internal.h"
+#include "lib/queue/host_internal.h"
 
 #define HOSTNQN "nqn.2014-08.io.nvmeof:test-host"
 #define HOSTID "0a1b2c3d-0000-4000-8000-000000000001"

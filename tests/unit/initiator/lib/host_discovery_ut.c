@@ -10,7 +10,7 @@
 
 #include "common/endian.h"
 #include "fake_ctrlr.h"
-#include "lib/internal.h"
+#include "lib/host_ctrlr.h"
 
 static void test_entry_from_wire(void)
 {

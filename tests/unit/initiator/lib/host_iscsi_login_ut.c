@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "lib/host_iscsi.h"
+#include "lib/scsi/host_iscsi.h"
 #include "iscsi_fake_target.h"
 
 struct login_case {

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/host_iscsi.h"
+#include "lib/scsi/host_iscsi.h"
 #include "iscsi_fake_target.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:1b4e28ba-2fa1-11d2-883f-0016d3cca427"

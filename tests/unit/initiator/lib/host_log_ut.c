@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/internal.h"
+#include "lib/queue/host_internal.h"
 
 static char got[8][256];
 static int ngot;

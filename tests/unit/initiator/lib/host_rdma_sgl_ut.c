@@ -11,7 +11,7 @@
 
 #include "common/endian.h"
 #include "common/nvme_rdma_spec.h"
-#include "lib/host_rdma_sgl.h"
+#include "lib/nvme/host_rdma_sgl.h"
 #include "rdma/rdma_proto.h"
 
 static uint8_t region_a[1 << 16], region_b[1 << 16], plain[4096];

@@ -15,7 +15,7 @@
 
 #include "fake_ctrlr.h"
 #include "iscsi_fake_target.h"
-#include "lib/internal.h"
+#include "lib/queue/host_internal.h"
 
 #define HOSTNQN         "nqn.2014-08.io.nvmeof:test-host"
 #define HOSTID          "0a1b2c3d-0000-4000-8000-000000000002"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * initiator/lib/host_tcp.c: the NVMe/TCP host transport against a scripted controller on the other
+ * initiator/lib/nvme/host_tcp.c: the NVMe/TCP host transport against a scripted controller on the other
  * end of a socketpair. Checks the PDUs the host builds (ICReq, CapsuleCmd with SGLs and
  * in-capsule data, H2CData answering R2T within MAXH2CDATA, digests) and how it parses
  * replies, including malformed ones: each must fail only that queue pair, complete its
@@ -17,7 +17,7 @@
 #include "common/crc32c.h"
 #include "common/endian.h"
 #include "fake_target.h"
-#include "lib/host_transport.h"
+#include "lib/nvme/host_nvme.h"
 
 struct env;
 typedef void (*script_fn)(struct env *e);
