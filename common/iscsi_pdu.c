@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "crc32c.h"
 #include "hex.h"
 
@@ -148,21 +149,6 @@ int iscsi_text_parse_u32(const char *s, uint32_t *out)
 	return 0;
 }
 
-static int b64val(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
 int iscsi_text_decode_binary(const char *s, uint8_t *out, size_t cap)
 {
 	size_t n = 0;
@@ -196,24 +182,12 @@ int iscsi_text_decode_binary(const char *s, uint8_t *out, size_t cap)
 		return (int)n;
 	}
 	if (s[1] == 'b' || s[1] == 'B') {
-		uint32_t acc = 0;
-		int bits = 0;
+		/* RFC 7143 5.1: "0b" and base64 as RFC 4648 has it (padded, canonical) */
+		int rc = base64_decode(s + 2, strlen(s + 2), out, cap);
 
-		for (const char *c = s + 2; *c && *c != '='; c++) {
-			int v = b64val(*c);
-
-			if (v < 0)
-				return -EINVAL;
-			acc = acc << 6 | (uint32_t)v;
-			bits += 6;
-			if (bits >= 8) {
-				bits -= 8;
-				if (n == cap)
-					return -ENOSPC;
-				out[n++] = (uint8_t)(acc >> bits);
-			}
-		}
-		return n ? (int)n : -EINVAL;
+		if (rc == 0 || rc == -EILSEQ)
+			return -EINVAL;
+		return rc;
 	}
 	return -EINVAL;
 }

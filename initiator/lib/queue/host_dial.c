@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Socket helpers shared by the stream transports (NVMe/TCP, iSCSI): dialling a target with
- * a deadline, waiting for a descriptor, and reading an exact length before a deadline. */
+ * a deadline, waiting for a descriptor, and moving an exact length before a deadline.
+ * (NVMe/TCP's handshake reads through its plain-or-TLS stream: nvme/host_tls.c's
+ * host_sock_recv_all.) */
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
@@ -25,12 +27,14 @@ int sock_wait_fd(int fd, short events, uint64_t deadline)
 	return rc == 0 ? -ETIMEDOUT : 0;
 }
 
-int sock_recv_all(int fd, void *buf, size_t len, uint64_t deadline)
+int sock_xfer_all(int fd, void *buf, size_t len, bool out, uint64_t deadline)
 {
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t n = recv(fd, (uint8_t *)buf + done, len - done, 0);
+		ssize_t n = out ? send(fd, (uint8_t *)buf + done, len - done,
+				       MSG_NOSIGNAL | MSG_DONTWAIT)
+				: recv(fd, (uint8_t *)buf + done, len - done, MSG_DONTWAIT);
 		int rc;
 
 		if (n > 0) {
@@ -42,8 +46,8 @@ int sock_recv_all(int fd, void *buf, size_t len, uint64_t deadline)
 		if (errno == EINTR)
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return -errno;
-		rc = sock_wait_fd(fd, POLLIN, deadline);
+			return errno == EPIPE ? -ECONNRESET : -errno;
+		rc = sock_wait_fd(fd, out ? POLLOUT : POLLIN, deadline);
 		if (rc)
 			return rc;
 	}

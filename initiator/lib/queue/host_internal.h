@@ -67,9 +67,9 @@ static inline int timeout_min(int a, int b)
  * (0, -ETIMEDOUT or -errno; 0 also on EINTR), and dial @u with a non-blocking connect
  * (the descriptor, or -errno with the error set). */
 int sock_wait_fd(int fd, short events, uint64_t deadline);
-/* Read exactly @len bytes from non-blocking @fd by @deadline: 0, -ECONNRESET at EOF,
- * -ETIMEDOUT or -errno. */
-int sock_recv_all(int fd, void *buf, size_t len, uint64_t deadline);
+/* Send (@out) or receive exactly @len bytes on non-blocking @fd by @deadline: 0,
+ * -ECONNRESET at EOF or EPIPE, -ETIMEDOUT or -errno. */
+int sock_xfer_all(int fd, void *buf, size_t len, bool out, uint64_t deadline);
 int sock_dial(const struct uri_target *u, int timeout_ms, uint64_t deadline);
 
 /* Status (host_errors.c): status from a CQE, and a name with Fabrics context. */

@@ -43,34 +43,6 @@ struct host_login_ctx {
 	struct iscsi_params neg, local;	/* for keys the target offers us */
 };
 
-/* ---- Socket I/O ----------------------------------------------------------------------------- */
-static int xfer_all(int fd, void *buf, size_t len, bool out, uint64_t deadline)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = out ? send(fd, (uint8_t *)buf + done, len - done,
-				       MSG_NOSIGNAL | MSG_DONTWAIT)
-				: recv(fd, (uint8_t *)buf + done, len - done, MSG_DONTWAIT);
-		int rc;
-
-		if (n > 0) {
-			done += (size_t)n;
-			continue;
-		}
-		if (n == 0)
-			return -ECONNRESET;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return errno == EPIPE ? -ECONNRESET : -errno;
-		rc = sock_wait_fd(fd, out ? POLLOUT : POLLIN, deadline);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
 static int io_error(int rc, const char *what)
 {
 	if (rc == -ETIMEDOUT)
@@ -107,7 +79,7 @@ static int send_login(struct host_login_ctx *c, bool transit, uint8_t nsg, const
 	put_be32(&r->exp_statsn, c->s->exp_statsn);
 	memcpy(pdu + ISCSI_BHS_LEN, text, len);
 	memset(pdu + ISCSI_BHS_LEN + len, 0, ISCSI_PAD(len) - len);
-	rc = xfer_all(c->fd, pdu, total, true, c->deadline);
+	rc = sock_xfer_all(c->fd, pdu, total, true, c->deadline);
 	return rc ? io_error(rc, "sending a Login Request") : 0;
 }
 
@@ -179,7 +151,7 @@ static int recv_login(struct host_login_ctx *c)
 	uint16_t st;
 	int rc;
 
-	rc = xfer_all(c->fd, c->rsp, ISCSI_BHS_LEN, false, c->deadline);
+	rc = sock_xfer_all(c->fd, c->rsp, ISCSI_BHS_LEN, false, c->deadline);
 	if (rc)
 		return io_error(rc, "waiting for a Login Response");
 	if (iscsi_bhs_opcode(c->rsp) != ISCSI_OP_LOGIN_RSP) {
@@ -196,9 +168,9 @@ static int recv_login(struct host_login_ctx *c)
 	if (dlen > ISCSI_TEXT_MAX - c->rlen)
 		return set_error(-EPROTO, "iSCSI login: %u more bytes of login text than the "
 					  "%u accepted", dlen, ISCSI_TEXT_MAX);
-	rc = xfer_all(c->fd, c->rtext + c->rlen, dlen, false, c->deadline);
+	rc = sock_xfer_all(c->fd, c->rtext + c->rlen, dlen, false, c->deadline);
 	if (rc == 0 && ISCSI_PAD(dlen) != dlen)
-		rc = xfer_all(c->fd, pad, ISCSI_PAD(dlen) - dlen, false, c->deadline);
+		rc = sock_xfer_all(c->fd, pad, ISCSI_PAD(dlen) - dlen, false, c->deadline);
 	if (rc)
 		return io_error(rc, "reading a Login Response");
 	c->rlen += dlen;

@@ -190,6 +190,14 @@ static void test_numbers_and_binary(void)
 	CU_ASSERT_EQUAL(memcmp(out, "\x0a\xbc", 2), 0);
 	CU_ASSERT_EQUAL(iscsi_text_decode_binary("0bAQID", out, sizeof(out)), 3);
 	CU_ASSERT_EQUAL(memcmp(out, "\x01\x02\x03", 3), 0);
+	CU_ASSERT_EQUAL(iscsi_text_decode_binary("0BAQI=", out, 2), 2);
+	CU_ASSERT_EQUAL(memcmp(out, "\x01\x02", 2), 0);
+	/* base64 as RFC 4648 writes it, or nothing: no missing padding, no stray bits */
+	CU_ASSERT_EQUAL(iscsi_text_decode_binary("0bAQI", out, sizeof(out)), -EINVAL);
+	CU_ASSERT_EQUAL(iscsi_text_decode_binary("0bAQJ=", out, sizeof(out)), -EINVAL);
+	CU_ASSERT_EQUAL(iscsi_text_decode_binary("0bA=QI", out, sizeof(out)), -EINVAL);
+	CU_ASSERT_EQUAL(iscsi_text_decode_binary("0b", out, sizeof(out)), -EINVAL);
+	CU_ASSERT_EQUAL(iscsi_text_decode_binary("0bAQIDBAUG", out, 5), -ENOSPC);
 	CU_ASSERT_EQUAL(iscsi_text_decode_binary("0x", out, sizeof(out)), -EINVAL);
 	CU_ASSERT_EQUAL(iscsi_text_decode_binary("0xzz", out, sizeof(out)), -EINVAL);
 	CU_ASSERT_EQUAL(iscsi_text_decode_binary("1234", out, sizeof(out)), -EINVAL);
