@@ -401,15 +401,6 @@ static bool is_uint(const char *s)
 	return true;
 }
 
-#define NEED(n)                                                                                \
-	do {                                                                                   \
-		if (argc != (n)) {                                                             \
-			fprintf(stderr, PROG ": %s %s: expected %d argument%s (see --help)\n", \
-				obj, verb, (n), (n) == 1 ? "" : "s");                          \
-			goto usage;                                                            \
-		}                                                                              \
-	} while (0)
-
 /* Options after the positional arguments of a verb: --name VALUE or --flag. */
 static const char *opt_val(int *argc, char **argv, const char *name, bool flag, bool *bad)
 {
@@ -436,222 +427,320 @@ static void add_str(json_object *p, const char *k, const char *v)
 		json_object_object_add(p, k, json_object_new_string(v));
 }
 
+/* The arguments of one command as its option hook sees them, and scratch room for the
+ * secrets it reads (wiped after the call). */
+struct cmd_args {
+	const char *obj, *verb;
+	int argc;
+	char **argv;
+	char kbuf[512], cbuf[512];
+};
+
+/*
+ * One command: OBJECT VERB [ARG...] becomes JSON-RPC @method with the positional
+ * arguments under @keys (the first @required of them must be given). @opts, when set,
+ * takes the verb's options out of the arguments first and adds them (-1: usage error,
+ * said). @uint_what[i] names what positional argument i is when it must be a number.
+ * @print shows the reply (NULL: nothing but the exit status; -o json prints it all).
+ */
+struct ctl_cmd {
+	const char *obj, *verb, *method;
+	const char *keys[4];
+	int required;
+	const char *uint_what[4];
+	int (*opts)(struct cmd_args *a, json_object *p);
+	void (*print)(json_object *r);
+};
+
+static int subsystem_add_opts(struct cmd_args *a, json_object *p)
+{
+	bool bad = false;
+	const char *any = opt_val(&a->argc, a->argv, "--allow-any-host", true, &bad);
+	const char *sn = opt_val(&a->argc, a->argv, "--serial", false, &bad);
+	const char *mn = opt_val(&a->argc, a->argv, "--model", false, &bad);
+
+	add_str(p, "serial_number", sn);
+	add_str(p, "model_number", mn);
+	if (any)
+		json_object_object_add(p, "allow_any_host", json_object_new_boolean(true));
+	return bad ? -1 : 0;
+}
+
+static int namespace_add_opts(struct cmd_args *a, json_object *p)
+{
+	bool bad = false;
+
+	add_str(p, "nsid", opt_val(&a->argc, a->argv, "--nsid", false, &bad));
+	return bad ? -1 : 0;
+}
+
+static int host_add_opts(struct cmd_args *a, json_object *p)
+{
+	bool bad = false;
+	const char *k = opt_val(&a->argc, a->argv, "--dhchap-key", false, &bad);
+	const char *ck = opt_val(&a->argc, a->argv, "--dhchap-ctrl-key", false, &bad);
+
+	if (bad || (k && !(k = secret_arg(k, a->kbuf, sizeof(a->kbuf)))) ||
+	    (ck && !(ck = secret_arg(ck, a->cbuf, sizeof(a->cbuf)))))
+		return -1;
+	add_str(p, "dhchap_key", k);
+	add_str(p, "dhchap_ctrlr_key", ck);
+	return 0;
+}
+
+static int controller_disconnect_opts(struct cmd_args *a, json_object *p)
+{
+	bool bad = false;
+
+	add_str(p, "nqn", opt_val(&a->argc, a->argv, "--nqn", false, &bad));
+	return bad ? -1 : 0;
+}
+
+static int qos_opts(struct cmd_args *a, json_object *p)
+{
+	static const char *const lim[][2] = {
+		{ "--rw-ios", "rw_ios_per_sec" },     { "--r-ios", "r_ios_per_sec" },
+		{ "--w-ios", "w_ios_per_sec" },       { "--rw-mbytes", "rw_mbytes_per_sec" },
+		{ "--r-mbytes", "r_mbytes_per_sec" }, { "--w-mbytes", "w_mbytes_per_sec" },
+	};
+	bool bad = false, given = false, set = !strcmp(a->verb, "set");
+
+	if (strcmp(a->verb, "get"))
+		add_str(p, "host", opt_val(&a->argc, a->argv, "--host", false, &bad));
+	for (unsigned int i = 0; set && i < sizeof(lim) / sizeof(lim[0]); i++) {
+		const char *v = opt_val(&a->argc, a->argv, lim[i][0], false, &bad);
+
+		if (v && !is_uint(v)) {
+			fprintf(stderr, PROG ": qos set: %s '%s' is not a number\n", lim[i][0], v);
+			bad = true;
+		}
+		add_str(p, lim[i][1], v);
+		given |= v != NULL;
+	}
+	if (set && !bad && !given) {
+		fprintf(stderr, PROG ": qos set: give a limit (--rw-ios N, ...)\n");
+		bad = true;
+	}
+	return bad ? -1 : 0;
+}
+
+static void print_nsid(json_object *r)
+{
+	printf("namespace %lld\n", (long long)json_object_get_int64(r));
+}
+
+static void print_portid(json_object *r)
+{
+	printf("port %lld\n", (long long)jint(r, "portid"));
+}
+
+static void print_disconnected(json_object *r)
+{
+	printf("%lld controller(s) disconnected\n", (long long)jint(r, "disconnected_controllers"));
+}
+
+static const struct ctl_cmd ctl_cmds[] = {
+	{ .obj = "subsystem",
+	  .verb = "list",
+	  .method = "nvmf_get_subsystems",
+	  .keys = { "nqn" },
+	  .required = 0,
+	  .print = print_subsystems },
+	{ .obj = "subsystem",
+	  .verb = "add",
+	  .method = "nvmf_create_subsystem",
+	  .keys = { "nqn" },
+	  .required = 1,
+	  .opts = subsystem_add_opts },
+	{ .obj = "subsystem",
+	  .verb = "remove",
+	  .method = "nvmf_delete_subsystem",
+	  .keys = { "nqn" },
+	  .required = 1 },
+	{ .obj = "namespace",
+	  .verb = "add",
+	  .method = "nvmf_subsystem_add_ns",
+	  .keys = { "nqn", "path" },
+	  .required = 2,
+	  .opts = namespace_add_opts,
+	  .print = print_nsid },
+	{ .obj = "namespace",
+	  .verb = "remove",
+	  .method = "nvmf_subsystem_remove_ns",
+	  .keys = { "nqn", "nsid" },
+	  .required = 2 },
+	{ .obj = "namespace",
+	  .verb = "resize",
+	  .method = "nvmf_subsystem_resize_ns",
+	  .keys = { "nqn", "nsid", "size" },
+	  .required = 3 },
+	{ .obj = "host",
+	  .verb = "add",
+	  .method = "nvmf_subsystem_add_host",
+	  .keys = { "nqn", "host" },
+	  .required = 2,
+	  .opts = host_add_opts },
+	{ .obj = "host",
+	  .verb = "remove",
+	  .method = "nvmf_subsystem_remove_host",
+	  .keys = { "nqn", "host" },
+	  .required = 2,
+	  .print = print_disconnected },
+	{ .obj = "listener",
+	  .verb = "add",
+	  .method = "nvmf_subsystem_add_listener",
+	  .keys = { "nqn", "uri" },
+	  .required = 2,
+	  .print = print_portid },
+	{ .obj = "listener",
+	  .verb = "remove",
+	  .method = "nvmf_subsystem_remove_listener",
+	  .keys = { "nqn", "uri" },
+	  .required = 2 },
+	{ .obj = "controller",
+	  .verb = "list",
+	  .method = "nvmf_get_controllers",
+	  .keys = { "nqn" },
+	  .required = 0,
+	  .print = print_controllers },
+	{ .obj = "controller",
+	  .verb = "disconnect",
+	  .method = "nvmf_disconnect_controller",
+	  .keys = { "cntlid" },
+	  .required = 1,
+	  .uint_what = { "controller ID" },
+	  .opts = controller_disconnect_opts },
+	{ .obj = "session",
+	  .verb = "list",
+	  .method = "iscsi_get_sessions",
+	  .keys = { "target" },
+	  .required = 0,
+	  .print = print_sessions },
+	{ .obj = "session",
+	  .verb = "disconnect",
+	  .method = "iscsi_disconnect_session",
+	  .keys = { "tsih" },
+	  .required = 1,
+	  .uint_what = { "TSIH" } },
+	{ .obj = "ana",
+	  .verb = "set",
+	  .method = "nvmf_subsystem_set_ana_state",
+	  .keys = { "nqn", "portid", "grpid", "ana_state" },
+	  .required = 4 },
+	{ .obj = "ana",
+	  .verb = "list",
+	  .method = "nvmf_get_ana_states",
+	  .keys = { "nqn" },
+	  .required = 0,
+	  .print = print_ana },
+	{ .obj = "qos",
+	  .verb = "set",
+	  .method = "nvmf_namespace_set_qos",
+	  .keys = { "nqn", "nsid" },
+	  .required = 2,
+	  .opts = qos_opts },
+	{ .obj = "qos",
+	  .verb = "get",
+	  .method = "nvmf_namespace_get_qos",
+	  .keys = { "nqn", "nsid" },
+	  .required = 2,
+	  .opts = qos_opts,
+	  .print = print_qos },
+	{ .obj = "qos",
+	  .verb = "clear",
+	  .method = "nvmf_namespace_clear_qos",
+	  .keys = { "nqn", "nsid" },
+	  .required = 2,
+	  .opts = qos_opts },
+};
+
+static const struct ctl_cmd *cmd_find(const char *obj, const char *verb)
+{
+	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
+		if (!strcmp(ctl_cmds[i].obj, obj) && !strcmp(ctl_cmds[i].verb, verb))
+			return &ctl_cmds[i];
+	return NULL;
+}
+
+/* The parameters of @cmd from @a into @p: 0, or -1 after saying what is wrong. */
+static int cmd_params(const struct ctl_cmd *cmd, struct cmd_args *a, json_object *p)
+{
+	int nkeys = 0;
+
+	while (nkeys < 4 && cmd->keys[nkeys])
+		nkeys++;
+	if (cmd->opts && cmd->opts(a, p))
+		return -1;
+	if (a->argc < cmd->required || a->argc > nkeys) {
+		if (cmd->required == nkeys)
+			fprintf(stderr, PROG ": %s %s: expected %d argument%s (see --help)\n",
+				a->obj, a->verb, nkeys, nkeys == 1 ? "" : "s");
+		else
+			fprintf(stderr, PROG ": %s %s: expected %d to %d arguments (see --help)\n",
+				a->obj, a->verb, cmd->required, nkeys);
+		return -1;
+	}
+	for (int i = 0; i < a->argc; i++) {
+		if (cmd->uint_what[i] && !is_uint(a->argv[i])) {
+			fprintf(stderr, PROG ": %s %s: '%s' is not a %s\n", a->obj, a->verb,
+				a->argv[i], cmd->uint_what[i]);
+			return -1;
+		}
+		add_str(p, cmd->keys[i], a->argv[i]);
+	}
+	return 0;
+}
+
 static int run(struct ctl *c, const char *obj, const char *verb, int argc, char **argv)
 {
-	json_object *p = json_object_new_object(), *r = NULL;
-	const char *method = NULL;
-	char kbuf[512], cbuf[512];
-	bool bad = false;
+	struct cmd_args a = { .obj = obj, .verb = verb, .argc = argc, .argv = argv };
+	const struct ctl_cmd *cmd = NULL;
+	json_object *p, *r;
+	const char *method;
 	int rc;
 
-	if (!strcmp(obj, "subsystem") && !strcmp(verb, "list")) {
-		if (argc > 1)
-			NEED(1);
-		add_str(p, "nqn", argc ? argv[0] : NULL);
-		method = "nvmf_get_subsystems";
-	} else if (!strcmp(obj, "subsystem") && !strcmp(verb, "add")) {
-		const char *any = opt_val(&argc, argv, "--allow-any-host", true, &bad);
-		const char *sn = opt_val(&argc, argv, "--serial", false, &bad);
-		const char *mn = opt_val(&argc, argv, "--model", false, &bad);
-
-		if (bad)
-			goto usage;
-		NEED(1);
-		add_str(p, "nqn", argv[0]);
-		add_str(p, "serial_number", sn);
-		add_str(p, "model_number", mn);
-		if (any)
-			json_object_object_add(p, "allow_any_host", json_object_new_boolean(true));
-		method = "nvmf_create_subsystem";
-	} else if (!strcmp(obj, "subsystem") && !strcmp(verb, "remove")) {
-		NEED(1);
-		add_str(p, "nqn", argv[0]);
-		method = "nvmf_delete_subsystem";
-	} else if (!strcmp(obj, "namespace") && !strcmp(verb, "add")) {
-		const char *nsid = opt_val(&argc, argv, "--nsid", false, &bad);
-
-		if (bad)
-			goto usage;
-		NEED(2);
-		add_str(p, "nqn", argv[0]);
-		add_str(p, "path", argv[1]);
-		add_str(p, "nsid", nsid);
-		method = "nvmf_subsystem_add_ns";
-	} else if (!strcmp(obj, "namespace") && !strcmp(verb, "remove")) {
-		NEED(2);
-		add_str(p, "nqn", argv[0]);
-		add_str(p, "nsid", argv[1]);
-		method = "nvmf_subsystem_remove_ns";
-	} else if (!strcmp(obj, "namespace") && !strcmp(verb, "resize")) {
-		NEED(3);
-		add_str(p, "nqn", argv[0]);
-		add_str(p, "nsid", argv[1]);
-		add_str(p, "size", argv[2]);
-		method = "nvmf_subsystem_resize_ns";
-	} else if (!strcmp(obj, "host") && !strcmp(verb, "add")) {
-		const char *k = opt_val(&argc, argv, "--dhchap-key", false, &bad);
-		const char *ck = opt_val(&argc, argv, "--dhchap-ctrl-key", false, &bad);
-
-		if (bad)
-			goto usage;
-		NEED(2);
-		if (k && !(k = secret_arg(k, kbuf, sizeof(kbuf))))
-			goto usage;
-		if (ck && !(ck = secret_arg(ck, cbuf, sizeof(cbuf))))
-			goto usage;
-		add_str(p, "nqn", argv[0]);
-		add_str(p, "host", argv[1]);
-		add_str(p, "dhchap_key", k);
-		add_str(p, "dhchap_ctrlr_key", ck);
-		method = "nvmf_subsystem_add_host";
-	} else if (!strcmp(obj, "host") && !strcmp(verb, "remove")) {
-		NEED(2);
-		add_str(p, "nqn", argv[0]);
-		add_str(p, "host", argv[1]);
-		method = "nvmf_subsystem_remove_host";
-	} else if (!strcmp(obj, "listener") && (!strcmp(verb, "add") || !strcmp(verb, "remove"))) {
-		NEED(2);
-		add_str(p, "nqn", argv[0]);
-		add_str(p, "uri", argv[1]);
-		method = verb[0] == 'a' ? "nvmf_subsystem_add_listener"
-					: "nvmf_subsystem_remove_listener";
-	} else if (!strcmp(obj, "controller") && !strcmp(verb, "list")) {
-		if (argc > 1)
-			NEED(1);
-		add_str(p, "nqn", argc ? argv[0] : NULL);
-		method = "nvmf_get_controllers";
-	} else if (!strcmp(obj, "controller") && !strcmp(verb, "disconnect")) {
-		const char *nqn = opt_val(&argc, argv, "--nqn", false, &bad);
-
-		if (bad)
-			goto usage;
-		NEED(1);
-		if (!is_uint(argv[0])) {
-			fprintf(stderr,
-				PROG ": controller disconnect: '%s' is not a controller ID\n",
-				argv[0]);
-			goto usage;
-		}
-		add_str(p, "cntlid", argv[0]);
-		add_str(p, "nqn", nqn);
-		method = "nvmf_disconnect_controller";
-	} else if (!strcmp(obj, "session") && !strcmp(verb, "list")) {
-		if (argc > 1)
-			NEED(1);
-		add_str(p, "target", argc ? argv[0] : NULL);
-		method = "iscsi_get_sessions";
-	} else if (!strcmp(obj, "session") && !strcmp(verb, "disconnect")) {
-		NEED(1);
-		if (!is_uint(argv[0])) {
-			fprintf(stderr, PROG ": session disconnect: '%s' is not a TSIH\n", argv[0]);
-			goto usage;
-		}
-		add_str(p, "tsih", argv[0]);
-		method = "iscsi_disconnect_session";
-	} else if (!strcmp(obj, "ana") && !strcmp(verb, "set")) {
-		NEED(4);
-		add_str(p, "nqn", argv[0]);
-		add_str(p, "portid", argv[1]);
-		add_str(p, "grpid", argv[2]);
-		add_str(p, "ana_state", argv[3]);
-		method = "nvmf_subsystem_set_ana_state";
-	} else if (!strcmp(obj, "ana") && !strcmp(verb, "list")) {
-		if (argc > 1)
-			NEED(1);
-		add_str(p, "nqn", argc ? argv[0] : NULL);
-		method = "nvmf_get_ana_states";
-	} else if (!strcmp(obj, "qos") &&
-		   (!strcmp(verb, "set") || !strcmp(verb, "get") || !strcmp(verb, "clear"))) {
-		static const char *const lim[6][2] = {
-			{ "--rw-ios", "rw_ios_per_sec" },
-			{ "--r-ios", "r_ios_per_sec" },
-			{ "--w-ios", "w_ios_per_sec" },
-			{ "--rw-mbytes", "rw_mbytes_per_sec" },
-			{ "--r-mbytes", "r_mbytes_per_sec" },
-			{ "--w-mbytes", "w_mbytes_per_sec" },
-		};
-		const char *host = verb[0] != 'g' ? opt_val(&argc, argv, "--host", false, &bad)
-						  : NULL;
-		bool given = false;
-
-		for (unsigned int i = 0; i < 6 && verb[0] == 's'; i++) {
-			const char *v = opt_val(&argc, argv, lim[i][0], false, &bad);
-
-			if (v && !is_uint(v)) {
-				fprintf(stderr, PROG ": qos set: %s '%s' is not a number\n",
-					lim[i][0], v);
-				bad = true;
-			}
-			add_str(p, lim[i][1], v);
-			given |= v != NULL;
-		}
-		if (bad)
-			goto usage;
-		NEED(2);
-		if (verb[0] == 's' && !given) {
-			fprintf(stderr, PROG ": qos set: give a limit (--rw-ios N, ...)\n");
-			goto usage;
-		}
-		add_str(p, "nqn", argv[0]);
-		add_str(p, "nsid", argv[1]);
-		add_str(p, "host", host);
-		method = verb[0] == 's'   ? "nvmf_namespace_set_qos"
-			 : verb[0] == 'g' ? "nvmf_namespace_get_qos"
-					  : "nvmf_namespace_clear_qos";
-	} else if (!strcmp(obj, "rpc")) {
-		json_object *raw = NULL;
-
-		if (argc > 1 || (argc == 1 && !(raw = json_tokener_parse(argv[0])))) {
+	if (!strcmp(obj, "rpc")) {
+		/* rpc METHOD [PARAMS-JSON]: any method, the reply printed as JSON */
+		p = NULL;
+		if (argc > 1 || (argc == 1 && !(p = json_tokener_parse(argv[0])))) {
 			fprintf(stderr, PROG ": rpc %s: expected one JSON object of parameters\n",
 				verb);
-			goto usage;
+			return EXIT_USAGE;
 		}
-		json_object_put(p);
-		p = raw;
 		method = verb;
-	}
-	if (!method) {
-		fprintf(stderr, PROG ": unknown command '%s %s' (see --help)\n", obj, verb);
-		goto usage;
+	} else {
+		cmd = cmd_find(obj, verb);
+		if (!cmd) {
+			fprintf(stderr, PROG ": unknown command '%s %s' (see --help)\n", obj, verb);
+			return EXIT_USAGE;
+		}
+		p = json_object_new_object();
+		rc = cmd_params(cmd, &a, p) ? EXIT_USAGE : 0;
+		if (rc) {
+			json_object_put(p);
+			explicit_bzero(a.kbuf, sizeof(a.kbuf));
+			explicit_bzero(a.cbuf, sizeof(a.cbuf));
+			return rc;
+		}
+		method = cmd->method;
 	}
 	if (ctl_connect(c)) {
 		json_object_put(p);
 		return EXIT_CONNECT;
 	}
 	r = call(c, method, p, &rc);
-	explicit_bzero(kbuf, sizeof(kbuf));
-	explicit_bzero(cbuf, sizeof(cbuf));
+	explicit_bzero(a.kbuf, sizeof(a.kbuf));
+	explicit_bzero(a.cbuf, sizeof(a.cbuf));
 	if (rc)
 		return rc;
-	if (c->json || !strcmp(obj, "rpc"))
+	if (c->json || !cmd)
 		printf("%s\n",
 		       json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
-	else if (!strcmp(method, "nvmf_get_subsystems"))
-		print_subsystems(r);
-	else if (!strcmp(method, "nvmf_get_controllers"))
-		print_controllers(r);
-	else if (!strcmp(method, "nvmf_get_ana_states"))
-		print_ana(r);
-	else if (!strcmp(method, "nvmf_namespace_get_qos"))
-		print_qos(r);
-	else if (!strcmp(method, "iscsi_get_sessions"))
-		print_sessions(r);
-	else if (!strcmp(method, "nvmf_subsystem_add_ns"))
-		printf("namespace %lld\n", (long long)json_object_get_int64(r));
-	else if (!strcmp(method, "nvmf_subsystem_add_listener"))
-		printf("port %lld\n", (long long)jint(r, "portid"));
-	else if (!strcmp(method, "nvmf_subsystem_remove_host"))
-		printf("%lld controller(s) disconnected\n", (long long)jint(r, "disconnected_"
-									       "controllers"));
+	else if (cmd->print)
+		cmd->print(r);
 	json_object_put(r);
 	return 0;
-
-usage:
-	json_object_put(p);
-	explicit_bzero(kbuf, sizeof(kbuf));
-	explicit_bzero(cbuf, sizeof(cbuf));
-	return EXIT_USAGE;
 }
 
 /* Commands without a verb: log-level, save, status. */
