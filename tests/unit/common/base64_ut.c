@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/base64.h"
+#include "ut.h"
 
 /* RFC 4648 section 10. */
 static const struct {
@@ -91,19 +92,13 @@ static void test_space(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "RFC 4648 vectors", test_rfc4648 },
+		{ "all byte values", test_all_bytes },
+		{ "malformed input", test_malformed },
+		{ "output space", test_space },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("base64", NULL, NULL);
-	CU_add_test(s, "RFC 4648 vectors", test_rfc4648);
-	CU_add_test(s, "all byte values", test_all_bytes);
-	CU_add_test(s, "malformed input", test_malformed);
-	CU_add_test(s, "output space", test_space);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("base64", NULL, NULL, tests);
 }

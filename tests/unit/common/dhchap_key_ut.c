@@ -16,6 +16,7 @@
 
 #include "common/dhchap_crypto.h"
 #include "common/dhchap_key.h"
+#include "ut.h"
 
 #define NQN  "nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6"
 #define NQN2 "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-000000000002"
@@ -230,20 +231,14 @@ static void test_generate_random(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "nvme gen-dhchap-key vectors", test_nvme_cli_vectors },
+		{ "transformation", test_transform },
+		{ "no transformation", test_transform_none },
+		{ "malformed secrets", test_bad },
+		{ "random keys", test_generate_random },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("dhchap_key", NULL, NULL);
-	CU_add_test(s, "nvme gen-dhchap-key vectors", test_nvme_cli_vectors);
-	CU_add_test(s, "transformation", test_transform);
-	CU_add_test(s, "no transformation", test_transform_none);
-	CU_add_test(s, "malformed secrets", test_bad);
-	CU_add_test(s, "random keys", test_generate_random);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("dhchap_key", NULL, NULL, tests);
 }

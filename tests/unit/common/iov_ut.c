@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/iov.h"
+#include "ut.h"
 
 /* Elements of 3, 0, 5, 1 and 7 bytes carved from one 16-byte backing store. */
 #define TOTAL 16
@@ -141,20 +142,14 @@ static void test_memset(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "length", test_length },
+		{ "copy to a buffer", test_copy_to_buf },
+		{ "copy from a buffer", test_copy_from_buf },
+		{ "compare with a buffer", test_cmp_buf },
+		{ "fill", test_memset },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("iov", NULL, NULL);
-	CU_add_test(s, "length", test_length);
-	CU_add_test(s, "copy to a buffer", test_copy_to_buf);
-	CU_add_test(s, "copy from a buffer", test_copy_from_buf);
-	CU_add_test(s, "compare with a buffer", test_cmp_buf);
-	CU_add_test(s, "fill", test_memset);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("iov", NULL, NULL, tests);
 }

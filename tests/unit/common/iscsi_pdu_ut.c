@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/iscsi_pdu.h"
+#include "ut.h"
 
 static void test_bhs_fields(void)
 {
@@ -332,25 +333,19 @@ static void test_negotiate_state(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "bhs fields", test_bhs_fields },
+		{ "data segment wire length", test_data_wire_len },
+		{ "LUN codec", test_lun_codec },
+		{ "CRC32C digests", test_digests },
+		{ "serial numbers", test_serial_numbers },
+		{ "text parse", test_text_parse },
+		{ "text add", test_text_add },
+		{ "numbers and binary values", test_numbers_and_binary },
+		{ "key negotiation table", test_negotiate_table },
+		{ "key negotiation state", test_negotiate_state },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("iscsi_pdu", NULL, NULL);
-	CU_add_test(s, "bhs fields", test_bhs_fields);
-	CU_add_test(s, "data segment wire length", test_data_wire_len);
-	CU_add_test(s, "LUN codec", test_lun_codec);
-	CU_add_test(s, "CRC32C digests", test_digests);
-	CU_add_test(s, "serial numbers", test_serial_numbers);
-	CU_add_test(s, "text parse", test_text_parse);
-	CU_add_test(s, "text add", test_text_add);
-	CU_add_test(s, "numbers and binary values", test_numbers_and_binary);
-	CU_add_test(s, "key negotiation table", test_negotiate_table);
-	CU_add_test(s, "key negotiation state", test_negotiate_state);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("iscsi_pdu", NULL, NULL, tests);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/json_writer.h"
+#include "ut.h"
 
 /* What a writer call produced, through a memory stream. */
 static char *capture_str(const char *s, size_t n, bool use_n)
@@ -108,18 +109,12 @@ static void test_escape_buffer(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "strings per RFC 8259", test_strings },
+		{ "numbers, NaN as null", test_numbers },
+		{ "escaping into a buffer", test_escape_buffer },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("json_writer", NULL, NULL);
-	CU_add_test(s, "strings per RFC 8259", test_strings);
-	CU_add_test(s, "numbers, NaN as null", test_numbers);
-	CU_add_test(s, "escaping into a buffer", test_escape_buffer);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("json_writer", NULL, NULL, tests);
 }

@@ -6,6 +6,7 @@
 #include "common/endian.h"
 #include "common/nvme_auth_spec.h"
 #include "common/nvme_spec.h"
+#include "ut.h"
 
 /* A DH-HMAC-CHAP_Challenge for SHA-256 and ffdhe2048 as a Linux target sends it. */
 static void test_challenge_wire(void)
@@ -123,19 +124,13 @@ static void test_command_and_connect(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "challenge layout", test_challenge_wire },
+		{ "negotiate layout", test_negotiate_wire },
+		{ "reply/success1/failure layout", test_reply_success_failure },
+		{ "auth send command and AUTHREQ", test_command_and_connect },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("nvme_auth_spec", NULL, NULL);
-	CU_add_test(s, "challenge layout", test_challenge_wire);
-	CU_add_test(s, "negotiate layout", test_negotiate_wire);
-	CU_add_test(s, "reply/success1/failure layout", test_reply_success_failure);
-	CU_add_test(s, "auth send command and AUTHREQ", test_command_and_connect);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("nvme_auth_spec", NULL, NULL, tests);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/nvme_rdma_spec.h"
+#include "ut.h"
 
 /* The request private data a Linux host sends for an I/O queue, byte for byte. */
 static void test_cm_req_wire(void)
@@ -149,20 +150,14 @@ static void test_keyed_sgl(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "CM request wire format", test_cm_req_wire },
+		{ "CM request lengths", test_cm_req_lengths },
+		{ "CM accept and reject", test_cm_rep_rej },
+		{ "CM status names", test_cm_status_names },
+		{ "keyed SGL descriptor", test_keyed_sgl },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("nvme_rdma_spec", NULL, NULL);
-	CU_add_test(s, "CM request wire format", test_cm_req_wire);
-	CU_add_test(s, "CM request lengths", test_cm_req_lengths);
-	CU_add_test(s, "CM accept and reject", test_cm_rep_rej);
-	CU_add_test(s, "CM status names", test_cm_status_names);
-	CU_add_test(s, "keyed SGL descriptor", test_keyed_sgl);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("nvme_rdma_spec", NULL, NULL, tests);
 }

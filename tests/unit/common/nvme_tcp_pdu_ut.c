@@ -7,6 +7,7 @@
 #include "common/crc32c.h"
 #include "common/endian.h"
 #include "common/nvme_tcp_pdu.h"
+#include "ut.h"
 
 enum { CT = NVME_TCP_CTRLR, HO = NVME_TCP_HOST };
 
@@ -385,23 +386,17 @@ static void test_names(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "common header checks", test_check_ch },
+		{ "header and data lengths", test_hlen_and_lengths },
+		{ "CRC32C digests", test_digests },
+		{ "ICReq/ICResp builders", test_build_ic },
+		{ "capsule builders", test_build_capsules },
+		{ "data and R2T builders", test_build_data_r2t },
+		{ "TermReq builder", test_term_req },
+		{ "names", test_names },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("nvme_tcp_pdu", NULL, NULL);
-	CU_add_test(s, "common header checks", test_check_ch);
-	CU_add_test(s, "header and data lengths", test_hlen_and_lengths);
-	CU_add_test(s, "CRC32C digests", test_digests);
-	CU_add_test(s, "ICReq/ICResp builders", test_build_ic);
-	CU_add_test(s, "capsule builders", test_build_capsules);
-	CU_add_test(s, "data and R2T builders", test_build_data_r2t);
-	CU_add_test(s, "TermReq builder", test_term_req);
-	CU_add_test(s, "names", test_names);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("nvme_tcp_pdu", NULL, NULL, tests);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/secret.h"
+#include "ut.h"
 
 static void test_crc32(void)
 {
@@ -100,19 +101,13 @@ static void test_b64crc_bad(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "CRC-32", test_crc32 },
+		{ "secret buffers", test_secret },
+		{ "base64(key || crc)", test_b64crc },
+		{ "bad base64(key || crc)", test_b64crc_bad },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("secret", NULL, NULL);
-	CU_add_test(s, "CRC-32", test_crc32);
-	CU_add_test(s, "secret buffers", test_secret);
-	CU_add_test(s, "base64(key || crc)", test_b64crc);
-	CU_add_test(s, "bad base64(key || crc)", test_b64crc_bad);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("secret", NULL, NULL, tests);
 }

@@ -21,6 +21,7 @@
 #include "common/dhchap_crypto.h"
 #include "common/tls_psk.h"
 #include "ut_hex.h"
+#include "ut.h"
 
 #define K32    "5512dbb6737d0106f65975b773dfb011ffc344bcf442e2dd6d8bc4870b5d5b03"
 #define K48    K32 "ffc344bcf442e2dd6d8bc4870b5d5b03"
@@ -379,22 +380,16 @@ static void test_identity_parse(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "interchange format vectors", test_interchange },
+		{ "malformed interchange keys", test_interchange_bad },
+		{ "retained PSK, identity v0/v1, TLS PSK", test_derive },
+		{ "untransformed configured PSK", test_derive_untransformed },
+		{ "generated PSK (Linux KUnit vectors)", test_generated_kunit },
+		{ "identity formatting", test_identity_format },
+		{ "identity parsing", test_identity_parse },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("tls_psk", NULL, NULL);
-	CU_add_test(s, "interchange format vectors", test_interchange);
-	CU_add_test(s, "malformed interchange keys", test_interchange_bad);
-	CU_add_test(s, "retained PSK, identity v0/v1, TLS PSK", test_derive);
-	CU_add_test(s, "untransformed configured PSK", test_derive_untransformed);
-	CU_add_test(s, "generated PSK (Linux KUnit vectors)", test_generated_kunit);
-	CU_add_test(s, "identity formatting", test_identity_format);
-	CU_add_test(s, "identity parsing", test_identity_parse);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("tls_psk", NULL, NULL, tests);
 }

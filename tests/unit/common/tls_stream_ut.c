@@ -15,6 +15,7 @@
 #include <openssl/ssl.h>
 
 #include "common/tls_stream.h"
+#include "ut.h"
 
 struct side {
 	SSL_CTX *ctx;
@@ -281,21 +282,15 @@ static void test_no_tls12(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	int fails;
+	static const CU_TestInfo tests[] = {
+		{ "both suites, PSK handshake", test_suites },
+		{ "wrong PSK", test_wrong_psk },
+		{ "records and reads", test_records_and_reads },
+		{ "a full transport, the rest offered again", test_write_retry },
+		{ "end of stream", test_end_of_stream },
+		{ "TLS 1.2 refused", test_no_tls12 },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("tls_stream", NULL, NULL);
-	CU_add_test(s, "both suites, PSK handshake", test_suites);
-	CU_add_test(s, "wrong PSK", test_wrong_psk);
-	CU_add_test(s, "records and reads", test_records_and_reads);
-	CU_add_test(s, "a full transport, the rest offered again", test_write_retry);
-	CU_add_test(s, "end of stream", test_end_of_stream);
-	CU_add_test(s, "TLS 1.2 refused", test_no_tls12);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = (int)CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("tls_stream", NULL, NULL, tests);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/uri.h"
+#include "ut.h"
 
 struct listen_case {
 	const char *in;
@@ -245,19 +246,13 @@ static void test_format(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "listen URIs", test_listen },
+		{ "target URIs", test_target },
+		{ "length limits", test_long_names },
+		{ "format", test_format },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("uri", NULL, NULL);
-	CU_add_test(s, "listen URIs", test_listen);
-	CU_add_test(s, "target URIs", test_target);
-	CU_add_test(s, "length limits", test_long_names);
-	CU_add_test(s, "format", test_format);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("uri", NULL, NULL, tests);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bench/bench_hist.h"
+#include "ut.h"
 
 static struct bench_hist *hist_new(void)
 {
@@ -183,21 +184,15 @@ static void test_merge(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "bucket bounds and width", test_buckets },
+		{ "contiguous buckets", test_monotonic },
+		{ "uniform distribution percentiles", test_uniform },
+		{ "bimodal distribution percentiles", test_bimodal },
+		{ "empty, single value, clamping", test_small },
+		{ "merge equals recording together", test_merge },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("bench_hist", NULL, NULL);
-	CU_add_test(s, "bucket bounds and width", test_buckets);
-	CU_add_test(s, "contiguous buckets", test_monotonic);
-	CU_add_test(s, "uniform distribution percentiles", test_uniform);
-	CU_add_test(s, "bimodal distribution percentiles", test_bimodal);
-	CU_add_test(s, "empty, single value, clamping", test_small);
-	CU_add_test(s, "merge equals recording together", test_merge);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("bench_hist", NULL, NULL, tests);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "ut.h"
 
 #define N "--native", "nvme+tcp://127.0.0.1/nqn.x"
 
@@ -319,20 +320,14 @@ static void test_fio_json(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "errors name the option and the value", test_errors_name_option_and_value },
+		{ "fio's options", test_fio_options },
+		{ "--queues", test_queues },
+		{ "checks before running", test_checks_before_running },
+		{ "fio-style JSON", test_fio_json },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("bench_opts", NULL, NULL);
-	CU_add_test(s, "errors name the option and the value", test_errors_name_option_and_value);
-	CU_add_test(s, "fio's options", test_fio_options);
-	CU_add_test(s, "--queues", test_queues);
-	CU_add_test(s, "checks before running", test_checks_before_running);
-	CU_add_test(s, "fio-style JSON", test_fio_json);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("bench_opts", NULL, NULL, tests);
 }

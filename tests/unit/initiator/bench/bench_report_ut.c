@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "ut.h"
 
 static struct bench_opts g_opts;
 
@@ -336,19 +337,13 @@ static void test_queues_and_reactors(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "counts and percentages", test_formats },
+		{ "terminal tables", test_table },
+		{ "JSON file", test_json },
+		{ "per queue pair and per reactor", test_queues_and_reactors },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("bench_report", NULL, NULL);
-	CU_add_test(s, "counts and percentages", test_formats);
-	CU_add_test(s, "terminal tables", test_table);
-	CU_add_test(s, "JSON file", test_json);
-	CU_add_test(s, "per queue pair and per reactor", test_queues_and_reactors);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("bench_report", NULL, NULL, tests);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "ut.h"
 
 static void test_xorshift(void)
 {
@@ -101,19 +102,13 @@ static void test_pattern(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "xorshift generator", test_xorshift },
+		{ "random offsets", test_random_offsets },
+		{ "sequential offsets", test_sequential_offsets },
+		{ "verification pattern", test_pattern },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("bench_run", NULL, NULL);
-	CU_add_test(s, "xorshift generator", test_xorshift);
-	CU_add_test(s, "random offsets", test_random_offsets);
-	CU_add_test(s, "sequential offsets", test_sequential_offsets);
-	CU_add_test(s, "verification pattern", test_pattern);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("bench_run", NULL, NULL, tests);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "ut.h"
 
 static void test_stat_compute(void)
 {
@@ -175,21 +176,15 @@ static void test_labels(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "median, min and max", test_stat_compute },
+		{ "no values", test_stat_empty },
+		{ "metrics of one run", test_sample_metrics },
+		{ "aggregation over repeats", test_aggregate },
+		{ "native vs SCSI difference", test_diff },
+		{ "workload labels and names", test_labels },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("bench_stats", NULL, NULL);
-	CU_add_test(s, "median, min and max", test_stat_compute);
-	CU_add_test(s, "no values", test_stat_empty);
-	CU_add_test(s, "metrics of one run", test_sample_metrics);
-	CU_add_test(s, "aggregation over repeats", test_aggregate);
-	CU_add_test(s, "native vs SCSI difference", test_diff);
-	CU_add_test(s, "workload labels and names", test_labels);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("bench_stats", NULL, NULL, tests);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "ut.h"
 
 static struct bench_opts g_opts;
 
@@ -140,17 +141,11 @@ static void test_panels(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "chart structure", test_structure },
+		{ "panels with data only", test_panels },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("bench_svg", NULL, NULL);
-	CU_add_test(s, "chart structure", test_structure);
-	CU_add_test(s, "panels with data only", test_panels);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("bench_svg", NULL, NULL, tests);
 }

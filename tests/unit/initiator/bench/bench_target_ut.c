@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "ut.h"
 
 /* A line as nvmeof-target --stats-socket sends it (target/stats.c). */
 static const char stats_line[] =
@@ -163,19 +164,13 @@ static void test_ceiling_shapes(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "JSON number lookup", test_json_number },
+		{ "target statistics line", test_tstats_parse },
+		{ "statistics socket query", test_tstats_query },
+		{ "tcp-ceiling PDU shapes", test_ceiling_shapes },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("bench_target", NULL, NULL);
-	CU_add_test(s, "JSON number lookup", test_json_number);
-	CU_add_test(s, "target statistics line", test_tstats_parse);
-	CU_add_test(s, "statistics socket query", test_tstats_query);
-	CU_add_test(s, "tcp-ceiling PDU shapes", test_ceiling_shapes);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("bench_target", NULL, NULL, tests);
 }

@@ -18,6 +18,7 @@
 
 #include "fake_ctrlr.h"
 #include "lib/queue/host_internal.h"
+#include "ut.h"
 
 #define HOSTNQN "nqn.2014-08.io.nvmeof:test-host"
 #define HOSTID "0a1b2c3d-0000-4000-8000-000000000001"
@@ -398,24 +399,18 @@ static void test_never_ready(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "bad URIs", test_bad_uris },
+		{ "bad options", test_bad_opts },
+		{ "connection refused", test_connection_refused },
+		{ "bring-up, I/O across MDTS, shutdown", test_bringup_io_shutdown },
+		{ "URI NSID, rejected Connect", test_uri_nsid_and_rejections },
+		{ "discovery controller", test_discovery_controller },
+		{ "keep alive", test_keep_alive },
+		{ "queue limits", test_queue_limits },
+		{ "controller never ready", test_never_ready },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("initiator_ctrlr", NULL, NULL);
-	CU_add_test(s, "bad URIs", test_bad_uris);
-	CU_add_test(s, "bad options", test_bad_opts);
-	CU_add_test(s, "connection refused", test_connection_refused);
-	CU_add_test(s, "bring-up, I/O across MDTS, shutdown", test_bringup_io_shutdown);
-	CU_add_test(s, "URI NSID, rejected Connect", test_uri_nsid_and_rejections);
-	CU_add_test(s, "discovery controller", test_discovery_controller);
-	CU_add_test(s, "keep alive", test_keep_alive);
-	CU_add_test(s, "queue limits", test_queue_limits);
-	CU_add_test(s, "controller never ready", test_never_ready);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("initiator_ctrlr", NULL, NULL, tests);
 }

@@ -11,6 +11,7 @@
 #include "common/endian.h"
 #include "fake_ctrlr.h"
 #include "lib/host_ctrlr.h"
+#include "ut.h"
 
 static void test_entry_from_wire(void)
 {
@@ -139,19 +140,13 @@ static void test_names(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "entry decoding", test_entry_from_wire },
+		{ "whole log through a discovery controller", test_discover },
+		{ "log re-read when GENCTR moves", test_discover_generation_moves },
+		{ "names", test_names },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("initiator_discovery", NULL, NULL);
-	CU_add_test(s, "entry decoding", test_entry_from_wire);
-	CU_add_test(s, "whole log through a discovery controller", test_discover);
-	CU_add_test(s, "log re-read when GENCTR moves", test_discover_generation_moves);
-	CU_add_test(s, "names", test_names);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("initiator_discovery", NULL, NULL, tests);
 }

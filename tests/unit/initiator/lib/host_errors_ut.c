@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lib/queue/host_internal.h"
+#include "ut.h"
 
 static void test_names(void)
 {
@@ -72,20 +73,14 @@ static void test_strerror(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "status names", test_names },
+		{ "Connect status names", test_connect_names },
+		{ "status strings", test_status_str },
+		{ "CQE status field", test_cqe_status },
+		{ "nvmeof_strerror", test_strerror },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("initiator_errors", NULL, NULL);
-	CU_add_test(s, "status names", test_names);
-	CU_add_test(s, "Connect status names", test_connect_names);
-	CU_add_test(s, "status strings", test_status_str);
-	CU_add_test(s, "CQE status field", test_cqe_status);
-	CU_add_test(s, "nvmeof_strerror", test_strerror);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("initiator_errors", NULL, NULL, tests);
 }

@@ -10,6 +10,7 @@
 
 #include "common/endian.h"
 #include "fake_transport.h"
+#include "ut.h"
 
 static struct nvmeof_ctrlr ctrlr;
 
@@ -342,24 +343,18 @@ static void test_build_rw(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "blocks per command", test_max_blocks },
+		{ "MDTS splitting", test_split },
+		{ "failed child ends the request", test_split_child_error },
+		{ "queue failure during a split", test_split_queue_failure },
+		{ "write zeroes split by NLB and MDTS", test_write_zeroes_split },
+		{ "deallocate, flush, compare", test_deallocate_flush_compare },
+		{ "I/O pass-through", test_passthrough },
+		{ "argument checks", test_argument_checks },
+		{ "read/write command fields", test_build_rw },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("initiator_io", NULL, NULL);
-	CU_add_test(s, "blocks per command", test_max_blocks);
-	CU_add_test(s, "MDTS splitting", test_split);
-	CU_add_test(s, "failed child ends the request", test_split_child_error);
-	CU_add_test(s, "queue failure during a split", test_split_queue_failure);
-	CU_add_test(s, "write zeroes split by NLB and MDTS", test_write_zeroes_split);
-	CU_add_test(s, "deallocate, flush, compare", test_deallocate_flush_compare);
-	CU_add_test(s, "I/O pass-through", test_passthrough);
-	CU_add_test(s, "argument checks", test_argument_checks);
-	CU_add_test(s, "read/write command fields", test_build_rw);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("initiator_io", NULL, NULL, tests);
 }

@@ -13,6 +13,7 @@
 
 #include "lib/scsi/host_iscsi.h"
 #include "iscsi_fake_target.h"
+#include "ut.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:1b4e28ba-2fa1-11d2-883f-0016d3cca427"
 #define HOSTID "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
@@ -555,27 +556,21 @@ static void test_refused(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "INQUIRY", test_inquiry },
+		{ "unit serial number", test_serial },
+		{ "device identification", test_devid },
+		{ "block limits and provisioning", test_limits },
+		{ "capacity", test_capacity },
+		{ "caching mode page", test_caching },
+		{ "supported opcodes", test_opcodes },
+		{ "translation limits", test_finish },
+		{ "identify data", test_identify_data },
+		{ "controller on a target", test_controller },
+		{ "controller variants", test_controller_variants },
+		{ "login refused", test_refused },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return CU_get_error();
-	s = CU_add_suite("iscsi_ctrlr", NULL, NULL);
-	CU_add_test(s, "INQUIRY", test_inquiry);
-	CU_add_test(s, "unit serial number", test_serial);
-	CU_add_test(s, "device identification", test_devid);
-	CU_add_test(s, "block limits and provisioning", test_limits);
-	CU_add_test(s, "capacity", test_capacity);
-	CU_add_test(s, "caching mode page", test_caching);
-	CU_add_test(s, "supported opcodes", test_opcodes);
-	CU_add_test(s, "translation limits", test_finish);
-	CU_add_test(s, "identify data", test_identify_data);
-	CU_add_test(s, "controller on a target", test_controller);
-	CU_add_test(s, "controller variants", test_controller_variants);
-	CU_add_test(s, "login refused", test_refused);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("iscsi_ctrlr", NULL, NULL, tests);
 }

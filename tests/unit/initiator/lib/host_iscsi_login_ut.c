@@ -13,6 +13,7 @@
 
 #include "lib/scsi/host_iscsi.h"
 #include "iscsi_fake_target.h"
+#include "ut.h"
 
 struct login_case {
 	const char *name;
@@ -296,20 +297,14 @@ static void test_initiator_name(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "login cases", test_cases },
+		{ "negotiated values", test_negotiated },
+		{ "CHAP_A offer", test_chap_offer },
+		{ "CHAP digests", test_chap_vectors },
+		{ "initiator name", test_initiator_name },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return CU_get_error();
-	s = CU_add_suite("iscsi_login", NULL, NULL);
-	CU_add_test(s, "login cases", test_cases);
-	CU_add_test(s, "negotiated values", test_negotiated);
-	CU_add_test(s, "CHAP_A offer", test_chap_offer);
-	CU_add_test(s, "CHAP digests", test_chap_vectors);
-	CU_add_test(s, "initiator name", test_initiator_name);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("iscsi_login", NULL, NULL, tests);
 }

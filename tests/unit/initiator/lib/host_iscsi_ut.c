@@ -16,6 +16,7 @@
 
 #include "lib/scsi/host_iscsi.h"
 #include "iscsi_fake_target.h"
+#include "ut.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:1b4e28ba-2fa1-11d2-883f-0016d3cca427"
 #define HOSTID "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
@@ -435,21 +436,15 @@ static void test_faults(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "write and read back", test_rw },
+		{ "CmdSN window, NOP-In, unit attention", test_window_and_nops },
+		{ "keep alive", test_keep_alive },
+		{ "compare, write zeroes, deallocate, flush", test_commands },
+		{ "descriptor sense", test_descriptor_sense },
+		{ "faults", test_faults },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return CU_get_error();
-	s = CU_add_suite("iscsi", NULL, NULL);
-	CU_add_test(s, "write and read back", test_rw);
-	CU_add_test(s, "CmdSN window, NOP-In, unit attention", test_window_and_nops);
-	CU_add_test(s, "keep alive", test_keep_alive);
-	CU_add_test(s, "compare, write zeroes, deallocate, flush", test_commands);
-	CU_add_test(s, "descriptor sense", test_descriptor_sense);
-	CU_add_test(s, "faults", test_faults);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("iscsi", NULL, NULL, tests);
 }

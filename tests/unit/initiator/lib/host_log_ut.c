@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "lib/queue/host_internal.h"
+#include "ut.h"
 
 static char got[8][256];
 static int ngot;
@@ -81,18 +82,12 @@ static void test_clock(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "log callback and level", test_callback_and_level },
+		{ "per-thread error strings", test_errors_per_thread },
+		{ "monotonic clock", test_clock },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("initiator_log", NULL, NULL);
-	CU_add_test(s, "log callback and level", test_callback_and_level);
-	CU_add_test(s, "per-thread error strings", test_errors_per_thread);
-	CU_add_test(s, "monotonic clock", test_clock);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("initiator_log", NULL, NULL, tests);
 }

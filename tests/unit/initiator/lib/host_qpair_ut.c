@@ -11,6 +11,7 @@
 #include "common/endian.h"
 #include "common/iov.h"
 #include "fake_transport.h"
+#include "ut.h"
 
 static struct nvmeof_ctrlr ctrlr;
 
@@ -332,26 +333,20 @@ static void test_iov_slice(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "CIDs unique, completions matched by CID", test_cids_unique_and_matched },
+		{ "stale and unknown CIDs rejected", test_stale_and_unknown_cids },
+		{ "completion status decoding", test_status_decoding },
+		{ "callbacks resubmit, never inside submit", test_callbacks_resubmit },
+		{ "process at most max callbacks", test_max_callbacks },
+		{ "queue failure completes everything", test_fail_completes_everything },
+		{ "transport submit error fails the queue", test_submit_error_fails_queue },
+		{ "command timeout", test_timeout },
+		{ "close cancels", test_close_cancels },
+		{ "submission argument checks", test_submit_checks },
+		{ "iovec slicing", test_iov_slice },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("initiator_qpair", NULL, NULL);
-	CU_add_test(s, "CIDs unique, completions matched by CID", test_cids_unique_and_matched);
-	CU_add_test(s, "stale and unknown CIDs rejected", test_stale_and_unknown_cids);
-	CU_add_test(s, "completion status decoding", test_status_decoding);
-	CU_add_test(s, "callbacks resubmit, never inside submit", test_callbacks_resubmit);
-	CU_add_test(s, "process at most max callbacks", test_max_callbacks);
-	CU_add_test(s, "queue failure completes everything", test_fail_completes_everything);
-	CU_add_test(s, "transport submit error fails the queue", test_submit_error_fails_queue);
-	CU_add_test(s, "command timeout", test_timeout);
-	CU_add_test(s, "close cancels", test_close_cancels);
-	CU_add_test(s, "submission argument checks", test_submit_checks);
-	CU_add_test(s, "iovec slicing", test_iov_slice);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("initiator_qpair", NULL, NULL, tests);
 }

@@ -13,6 +13,7 @@
 #include "common/nvme_rdma_spec.h"
 #include "lib/nvme/host_rdma_sgl.h"
 #include "rdma/rdma_proto.h"
+#include "ut.h"
 
 static uint8_t region_a[1 << 16], region_b[1 << 16], plain[4096];
 static struct host_mem mem;
@@ -141,18 +142,12 @@ static void test_round_trip(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "registered memory lookup", test_find },
+		{ "descriptor building", test_build },
+		{ "host to target round trip", test_round_trip },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("host_rdma_sgl", NULL, NULL);
-	CU_add_test(s, "registered memory lookup", test_find);
-	CU_add_test(s, "descriptor building", test_build);
-	CU_add_test(s, "host to target round trip", test_round_trip);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("host_rdma_sgl", NULL, NULL, tests);
 }

@@ -7,6 +7,7 @@
 #include "common/endian.h"
 #include "lib/nvmeof.h"
 #include "lib/scsi/host_scsi_encap.h"
+#include "ut.h"
 
 #define ST(sct, sc) NVMEOF_STATUS(NVME_SCT_##sct, NVME_SC_##sc)
 
@@ -467,24 +468,18 @@ static void test_sense_malformed(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "read/write/verify CDBs", test_rw },
+		{ "4096-byte blocks", test_block_size },
+		{ "flush", test_flush },
+		{ "write zeroes", test_write_zeroes },
+		{ "compare", test_compare },
+		{ "deallocate", test_unmap },
+		{ "untranslatable commands", test_untranslatable },
+		{ "sense to status", test_sense_map },
+		{ "malformed sense", test_sense_malformed },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return CU_get_error();
-	s = CU_add_suite("scsi_encap", NULL, NULL);
-	CU_add_test(s, "read/write/verify CDBs", test_rw);
-	CU_add_test(s, "4096-byte blocks", test_block_size);
-	CU_add_test(s, "flush", test_flush);
-	CU_add_test(s, "write zeroes", test_write_zeroes);
-	CU_add_test(s, "compare", test_compare);
-	CU_add_test(s, "deallocate", test_unmap);
-	CU_add_test(s, "untranslatable commands", test_untranslatable);
-	CU_add_test(s, "sense to status", test_sense_map);
-	CU_add_test(s, "malformed sense", test_sense_malformed);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("scsi_encap", NULL, NULL, tests);
 }

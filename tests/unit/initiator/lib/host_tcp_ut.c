@@ -18,6 +18,7 @@
 #include "common/endian.h"
 #include "fake_target.h"
 #include "lib/nvme/host_nvme.h"
+#include "ut.h"
 
 struct env;
 typedef void (*script_fn)(struct env *e);
@@ -833,28 +834,22 @@ static void test_no_internal_errors(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "ICReq/ICResp digest negotiation", test_handshake_digests },
+		{ "bad ICResp rejected", test_handshake_bad_icresp },
+		{ "handshake timeout", test_handshake_timeout },
+		{ "read: C2HData into iovecs, digests", test_read_c2h_into_iovecs },
+		{ "read: bytes one at a time, padding", test_read_dribbled },
+		{ "reads completed out of order", test_reads_out_of_order },
+		{ "write: in-capsule data", test_write_in_capsule },
+		{ "write: R2T and H2CData within MAXH2CDATA", test_write_r2t_h2c },
+		{ "malformed replies fail the queue", test_malformed_replies },
+		{ "data digest error fails one command", test_data_digest_error },
+		{ "command timeout", test_command_timeout },
+		{ "request state machine stayed legal", test_no_internal_errors },
+		CU_TEST_INFO_NULL,
+	};
 
 	nvmeof_set_log_fn(count_internal, NULL, NVMEOF_LOG_DEBUG);
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("initiator_tcp", NULL, NULL);
-	CU_add_test(s, "ICReq/ICResp digest negotiation", test_handshake_digests);
-	CU_add_test(s, "bad ICResp rejected", test_handshake_bad_icresp);
-	CU_add_test(s, "handshake timeout", test_handshake_timeout);
-	CU_add_test(s, "read: C2HData into iovecs, digests", test_read_c2h_into_iovecs);
-	CU_add_test(s, "read: bytes one at a time, padding", test_read_dribbled);
-	CU_add_test(s, "reads completed out of order", test_reads_out_of_order);
-	CU_add_test(s, "write: in-capsule data", test_write_in_capsule);
-	CU_add_test(s, "write: R2T and H2CData within MAXH2CDATA", test_write_r2t_h2c);
-	CU_add_test(s, "malformed replies fail the queue", test_malformed_replies);
-	CU_add_test(s, "data digest error fails one command", test_data_digest_error);
-	CU_add_test(s, "command timeout", test_command_timeout);
-	CU_add_test(s, "request state machine stayed legal", test_no_internal_errors);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("initiator_tcp", NULL, NULL, tests);
 }

@@ -9,6 +9,7 @@
 #include "common/iov.h"
 #include "common/log.h"
 #include "tests/unit/target/core/fakes.h"
+#include "ut.h"
 
 /* ---- transport ------------------------------------------------------------------------------ */
 
@@ -658,22 +659,6 @@ void fake_env_teardown(struct fake_env *e)
 
 int fake_run_suite(const char *name, const CU_TestInfo *tests)
 {
-	CU_SuiteInfo suites[] = {
-		{ .pName = name, .pTests = (CU_TestInfo *)tests },
-		CU_SUITE_INFO_NULL,
-	};
-	unsigned int fails;
-
 	log_set_level(getenv("UT_VERBOSE") ? LOG_LVL_DEBUG : LOG_LVL_ERR);
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	if (CU_register_suites(suites) != CUE_SUCCESS) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run(name, NULL, NULL, tests);
 }
