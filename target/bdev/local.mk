@@ -17,9 +17,8 @@ endif
 libnvmeof_bdev_la_CFLAGS = $(TARGET_CFLAGS) $(URING_CFLAGS)
 libnvmeof_bdev_la_LIBADD = $(URING_LIBS) $(RBD_LIBS)
 
-# Unit tests. The rbd reservation store calls back into the core (nvmf_resv_reload):
-# BDEV_UT_FAKES stands in for it.
-BDEV_UT_FAKES = tests/unit/target/bdev/core_fakes.c tests/unit/target/bdev/core_fakes.h
+# Unit tests. The backends need nothing of the core: the rbd reservation store reports a
+# change through the hook the core sets on it (resv_store_rados_ut sets its own).
 BDEV_UT_LIBS = libnvmeof_bdev.la libnvmeof_reactor.la libnvmeof_common.la \
 	$(URING_LIBS) $(RBD_LIBS) $(EV_LIBS) $(UT_LIBS)
 check_PROGRAMS += tests/unit/target/bdev/bdev_ut tests/unit/target/bdev/bdev_ram_ut \
@@ -28,22 +27,22 @@ check_PROGRAMS += tests/unit/target/bdev/bdev_ut tests/unit/target/bdev/bdev_ram
 TESTS += tests/unit/target/bdev/bdev_ut tests/unit/target/bdev/bdev_ram_ut \
 	tests/unit/target/bdev/bdev_null_ut tests/unit/target/bdev/bdev_file_ut \
 	tests/unit/target/bdev/bdev_rbd_ut tests/unit/target/bdev/resv_store_rados_ut
-tests_unit_target_bdev_bdev_ut_SOURCES = tests/unit/target/bdev/bdev_ut.c $(BDEV_UT_FAKES)
+tests_unit_target_bdev_bdev_ut_SOURCES = tests/unit/target/bdev/bdev_ut.c
 tests_unit_target_bdev_bdev_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_bdev_bdev_ut_LDADD = $(BDEV_UT_LIBS)
-tests_unit_target_bdev_bdev_ram_ut_SOURCES = tests/unit/target/bdev/bdev_ram_ut.c $(BDEV_UT_FAKES)
+tests_unit_target_bdev_bdev_ram_ut_SOURCES = tests/unit/target/bdev/bdev_ram_ut.c
 tests_unit_target_bdev_bdev_ram_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_bdev_bdev_ram_ut_LDADD = $(BDEV_UT_LIBS)
-tests_unit_target_bdev_bdev_null_ut_SOURCES = tests/unit/target/bdev/bdev_null_ut.c $(BDEV_UT_FAKES)
+tests_unit_target_bdev_bdev_null_ut_SOURCES = tests/unit/target/bdev/bdev_null_ut.c
 tests_unit_target_bdev_bdev_null_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_bdev_bdev_null_ut_LDADD = $(BDEV_UT_LIBS)
-tests_unit_target_bdev_bdev_file_ut_SOURCES = tests/unit/target/bdev/bdev_file_ut.c $(BDEV_UT_FAKES)
+tests_unit_target_bdev_bdev_file_ut_SOURCES = tests/unit/target/bdev/bdev_file_ut.c
 tests_unit_target_bdev_bdev_file_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_bdev_bdev_file_ut_LDADD = $(BDEV_UT_LIBS)
-tests_unit_target_bdev_bdev_rbd_ut_SOURCES = tests/unit/target/bdev/bdev_rbd_ut.c $(BDEV_UT_FAKES)
+tests_unit_target_bdev_bdev_rbd_ut_SOURCES = tests/unit/target/bdev/bdev_rbd_ut.c
 tests_unit_target_bdev_bdev_rbd_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_bdev_bdev_rbd_ut_LDADD = $(BDEV_UT_LIBS)
 tests_unit_target_bdev_resv_store_rados_ut_SOURCES = \
-	tests/unit/target/bdev/resv_store_rados_ut.c $(BDEV_UT_FAKES)
+	tests/unit/target/bdev/resv_store_rados_ut.c
 tests_unit_target_bdev_resv_store_rados_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_bdev_resv_store_rados_ut_LDADD = $(BDEV_UT_LIBS)

@@ -8,7 +8,7 @@
  * last read or wrote), so two gateways never overwrite each other: the one that loses the
  * race gets -ERANGE from the OSD, re-reads the object and reports -EAGAIN (the caller
  * reloads and retries). After a successful write the other gateways are notified, and the
- * save completes once they acknowledged (each acknowledges after nvmf_resv_reload() ran),
+ * save completes once they acknowledged (each acknowledges after its changed() hook ran),
  * so a host that got the completion through gateway A finds gateway B enforcing the new
  * state. A gateway that does not answer within NOTIFY_TIMEOUT_MS (one that died keeps its
  * watch until the OSD drops it) does not hold the save up longer.
@@ -19,7 +19,7 @@
  * Each store has a thread of its own for the blocking work: watching (re-watching when
  * the watch is lost), reading the object when another gateway notified, and checking the
  * watch every few seconds. A notification makes it read the object; a newer version
- * becomes the cached state, nvmf_resv_reload() runs on reactor 0 (inline without
+ * becomes the cached state, the changed() hook runs on reactor 0 (inline without
  * reactors), and the notifications are acknowledged after it. load() returns the cached
  * state and never touches the cluster.
  *
@@ -447,8 +447,8 @@ static void reload_run(void *arg)
 	memcpy(acks, s->acks, n * sizeof(acks[0]));
 	s->nacks = 0;
 	pthread_mutex_unlock(&s->lock);
-	if (changed && s->base.ns)
-		nvmf_resv_reload(s->base.ns);
+	if (changed && s->base.changed)
+		s->base.changed(&s->base);
 	for (unsigned int i = 0; i < n; i++)
 		s->api->notify_ack(s->io, s->oid, acks[i].id, acks[i].cookie);
 }

@@ -730,6 +730,13 @@ uint16_t nvmf_resv_feat_set(struct nvmf_req *req, uint8_t fid)
 
 /* ---- stores (resv_store.h) ------------------------------------------------------------------ */
 
+/* A store's changed() hook: another gateway changed the stored state. */
+static void resv_store_changed(struct nvmf_resv_store *st)
+{
+	if (st->ns)
+		nvmf_resv_reload(st->ns);
+}
+
 int nvmf_resv_store_attach(struct nvmf_ns *ns, struct nvmf_resv_store *st)
 {
 	struct nvmf_resv *r = resv_get(ns, true);
@@ -739,6 +746,7 @@ int nvmf_resv_store_attach(struct nvmf_ns *ns, struct nvmf_resv_store *st)
 	if (!r)
 		return -ENOMEM;
 	st->ns = ns;
+	st->changed = resv_store_changed;
 	pthread_mutex_lock(&r->lock);
 	old = r->store;
 	__atomic_store_n(&r->store, st, __ATOMIC_RELEASE);

@@ -12,8 +12,9 @@
  * reservation.c keeps the working copy in memory. Each change is built as a new image,
  * saved, and only then made the working copy and completed to the host, so an acknowledged
  * change is durable. A store that cannot save fails the command (the host gets an error,
- * the working copy stays as it was). A cluster store calls nvmf_resv_reload() when another
- * gateway changed the state.
+ * the working copy stays as it was). A cluster store calls its changed() hook, which the
+ * core set when it attached the store, when another gateway changed the state: the store
+ * (a backend, below the core) never calls into the core by name.
  *
  * save() may complete inline (the file store) or later (a cluster store), always on the
  * thread that called it, through @done. It is not called again for a namespace before the
@@ -63,6 +64,9 @@ struct nvmf_resv_store_ops {
 struct nvmf_resv_store {
 	const struct nvmf_resv_store_ops *ops;
 	struct nvmf_ns *ns;
+	/* Set by nvmf_resv_store_attach(): the stored state changed under us (another
+	 * gateway), read it again. Called on the thread the store's save() runs on. */
+	void (*changed)(struct nvmf_resv_store *st);
 };
 
 /* Attach @st to @ns (before the namespace takes commands) and load its state. A store
@@ -72,7 +76,7 @@ struct nvmf_resv_store {
  * when nothing was stored) or load()'s -errno: the namespace then starts with no
  * reservation, and the store has logged why (load() names what it could not read). */
 int nvmf_resv_store_attach(struct nvmf_ns *ns, struct nvmf_resv_store *st);
-/* Re-read the state from the namespace's store (a cluster store's notification). */
+/* Re-read the state from the namespace's store (what a store's changed() hook does). */
 int nvmf_resv_reload(struct nvmf_ns *ns);
 
 /*

@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include "bdev/resv_store_rados_internal.h"
-#include "core_fakes.h"
 #include "reactor/reactor.h"
 
 #define MAX_W 8
@@ -304,6 +303,38 @@ static struct rbd_spec spec = { .pool = "rbd", .image = "vm1", .id = "nvmeof" };
 /* Namespaces are opaque to the store: stand-ins, told apart by address. */
 static char ns_a, ns_b;
 
+/* The core's changed() hook, counted per namespace. */
+static pthread_mutex_t g_changed_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	struct nvmf_ns *ns;
+	unsigned int n;
+} g_changed[8];
+
+static void count_changed(struct nvmf_resv_store *st)
+{
+	pthread_mutex_lock(&g_changed_lock);
+	for (unsigned int i = 0; i < 8; i++)
+		if (g_changed[i].ns == st->ns || !g_changed[i].ns) {
+			g_changed[i].ns = st->ns;
+			g_changed[i].n++;
+			break;
+		}
+	pthread_mutex_unlock(&g_changed_lock);
+}
+
+static unsigned int fake_reloads(struct nvmf_ns *ns)
+{
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&g_changed_lock);
+	for (unsigned int i = 0; i < 8; i++)
+		if (g_changed[i].ns == ns)
+			n = g_changed[i].n;
+	pthread_mutex_unlock(&g_changed_lock);
+	return n;
+}
+
+/* A store as the core attaches it: its namespace and the changed() hook set. */
 static struct nvmf_resv_store *open_store(struct nvmf_ns *ns)
 {
 	struct nvmf_resv_store *st = NULL;
@@ -311,8 +342,10 @@ static struct nvmf_resv_store *open_store(struct nvmf_ns *ns)
 
 	CU_ASSERT_EQUAL(
 		resv_store_rados_open(&spec, "1234abcd", "rbd:rbd/vm1", &st, err, sizeof(err)), 0);
-	if (st)
+	if (st) {
 		st->ns = ns;
+		st->changed = count_changed;
+	}
 	return st;
 }
 
