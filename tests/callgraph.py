@@ -15,7 +15,13 @@ A call (an undefined symbol of one object that another object of the same librar
 defines) may go to a lower layer or stay inside its own group; a call to a higher
 layer, or sideways to another group of the same layer, is reported with the symbols.
 Circles (strongly connected files) are listed; one of more than MAX_CIRCLE files fails.
---show prints every edge. Exit status 0 when every library keeps its layers.
+--show prints every edge.
+
+    apart PREFIX-A PREFIX-B               # e.g. the initiator's library and the target's
+
+No global symbol may be defined both by a library whose name starts with PREFIX-A and by
+one starting with PREFIX-B: two functions of one name in two sides are one link away
+from calling the wrong one. Exit status 0 when everything holds.
 """
 import collections
 import os
@@ -26,7 +32,7 @@ MAX_CIRCLE = 8
 
 
 def parse_spec(path):
-    libs = []
+    libs, apart = [], []
     for n, line in enumerate(open(path), 1):
         line = line.split("#", 1)[0].split()
         if not line:
@@ -35,9 +41,36 @@ def parse_spec(path):
             libs.append({"name": line[1], "layers": []})
         elif line[0] == "layer" and len(line) >= 4 and libs:
             libs[-1]["layers"].append((int(line[1]), line[2], line[3:]))
+        elif line[0] == "apart" and len(line) == 3:
+            apart.append((line[1], line[2]))
         else:
-            sys.exit(f"{path}:{n}: expected 'library NAME' or 'layer N GROUP PREFIX...'")
-    return libs
+            sys.exit(f"{path}:{n}: expected 'library NAME', 'layer N GROUP PREFIX...' "
+                     "or 'apart PREFIX-A PREFIX-B'")
+    return libs, apart
+
+
+def defined_by_prefix(builddir, prefix):
+    """Global symbols defined by the PIC objects of libraries named PREFIX*."""
+    out = {}
+    for d, _, fs in os.walk(builddir):
+        if os.path.basename(d) != ".libs":
+            continue
+        for f in fs:
+            lib = f.split("_la-", 1)[0] + "_la" if "_la-" in f else None
+            if lib and lib.startswith(prefix) and f.endswith(".o"):
+                for s in symbols(os.path.join(d, f))[0]:
+                    out.setdefault(s, f"{lib} ({f.split('_la-', 1)[1][:-2]}.c)")
+    return out
+
+
+def check_apart(builddir, a, b):
+    da, db = defined_by_prefix(builddir, a), defined_by_prefix(builddir, b)
+    both = sorted(set(da) & set(db))
+    for s in both:
+        print(f"{s} is defined twice: by {da[s]} and by {db[s]}")
+    print(f"{a}* and {b}*: {len(da)} and {len(db)} symbols, "
+          f"{len(both)} in common{'' if not both else ' (rename one side)'}")
+    return not both
 
 
 def objects(builddir, lib):
@@ -170,8 +203,11 @@ def main(argv):
     if len(argv) != 2:
         sys.exit(__doc__)
     ok = True
-    for lib in parse_spec(argv[0]):
+    libs, apart = parse_spec(argv[0])
+    for lib in libs:
         ok = check(lib, argv[1], show) and ok
+    for a, b in apart:
+        ok = check_apart(argv[1], a, b) and ok
     return 0 if ok else 1
 
 

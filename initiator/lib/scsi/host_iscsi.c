@@ -102,7 +102,7 @@ static bool tasks_idle(const struct iscsi_qpair *iq)
 static void iscsi_logout(struct iscsi_qpair *iq)
 {
 	uint64_t deadline = now_ms() + ISCSI_LOGOUT_TIMEOUT_MS;
-	struct iscsi_pdu_out *p = iscsi_ctl_get(iq);
+	struct iscsi_pdu_out *p = host_iscsi_ctl_get(iq);
 	struct iscsi_logout_req *h;
 
 	if (!p)

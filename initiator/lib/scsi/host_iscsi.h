@@ -80,8 +80,8 @@ int iscsi_login(int fd, const struct iscsi_login_cfg *cfg, int timeout_ms,
 		struct iscsi_session *out);
 
 /* CHAP_R = H(id || secret || challenge) for CHAP_A @alg. 0 or -EINVAL/-ENOTSUP. */
-int iscsi_chap_response(int alg, uint8_t id, const uint8_t *secret, size_t secret_len,
-			const uint8_t *chal, size_t chal_len, uint8_t *out, size_t *out_len);
+int host_iscsi_chap_response(int alg, uint8_t id, const uint8_t *secret, size_t secret_len,
+			     const uint8_t *chal, size_t chal_len, uint8_t *out, size_t *out_len);
 
 /* ---- The logical unit (iscsi_ctrlr.c) ----------------------------------------------------- */
 struct host_iscsi_lu {
@@ -319,7 +319,7 @@ void iscsi_task_issue(struct iscsi_qpair *iq, struct host_iscsi_task *t);
 /* Send what the socket takes; 0 or -errno (the queue pair failed). */
 int iscsi_send(struct iscsi_qpair *iq);
 /* A free control PDU (Logout, NOP-Out answering a NOP-In), or NULL. */
-struct iscsi_pdu_out *iscsi_ctl_get(struct iscsi_qpair *iq);
+struct iscsi_pdu_out *host_iscsi_ctl_get(struct iscsi_qpair *iq);
 
 /* host_iscsi_task.c */
 /* The window may have opened: send the tasks waiting for it, in order. */

@@ -256,8 +256,8 @@ static int parse_text(struct host_login_ctx *c, struct iscsi_kv *kv, int max)
 }
 
 /* ---- CHAP ----------------------------------------------------------------------------------- */
-int iscsi_chap_response(int alg, uint8_t id, const uint8_t *secret, size_t secret_len,
-			const uint8_t *chal, size_t chal_len, uint8_t *out, size_t *out_len)
+int host_iscsi_chap_response(int alg, uint8_t id, const uint8_t *secret, size_t secret_len,
+			     const uint8_t *chal, size_t chal_len, uint8_t *out, size_t *out_len)
 {
 	const EVP_MD *md;
 	EVP_MD_CTX *ctx;
@@ -315,8 +315,8 @@ static int chap_answer(struct host_login_ctx *c, struct iscsi_kv *kv, int n)
 	clen = iscsi_text_decode_binary(ch, chal, sizeof(chal));
 	if (clen <= 0)
 		return set_error(-EPROTO, "iSCSI login: bad CHAP_C");
-	rc = iscsi_chap_response((int)alg, (uint8_t)id, (const uint8_t *)c->cfg->secret,
-				 strlen(c->cfg->secret), chal, (size_t)clen, digest, &dlen);
+	rc = host_iscsi_chap_response((int)alg, (uint8_t)id, (const uint8_t *)c->cfg->secret,
+				      strlen(c->cfg->secret), chal, (size_t)clen, digest, &dlen);
 	if (rc)
 		return set_error(rc == -ENOTSUP ? -EPROTONOSUPPORT : rc,
 				 "iSCSI login: cannot compute the CHAP %s response",

@@ -203,7 +203,7 @@ static int handle_nop_in(struct iscsi_qpair *iq)
 	if (ttt == ISCSI_TAG_RESERVED)
 		return 0; /* just a window update */
 	/* The target pings: answer with a NOP-Out carrying its TTT and LUN. */
-	p = iscsi_ctl_get(iq);
+	p = host_iscsi_ctl_get(iq);
 	if (!p)
 		return iscsi_fatal(iq, -EPROTO, "too many NOP-In pings unanswered");
 	h = (struct iscsi_nop_out *)p->hdr;

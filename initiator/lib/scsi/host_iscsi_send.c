@@ -313,7 +313,7 @@ int iscsi_send(struct iscsi_qpair *iq)
 	return 0;
 }
 
-struct iscsi_pdu_out *iscsi_ctl_get(struct iscsi_qpair *iq)
+struct iscsi_pdu_out *host_iscsi_ctl_get(struct iscsi_qpair *iq)
 {
 	for (int i = 0; i < ISCSI_CTL_PDUS; i++)
 		if (!iq->ctl[i].queued)
