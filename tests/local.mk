@@ -5,3 +5,4 @@ TESTS += tests/layering.sh tests/layering-selftest.sh tests/discovery-port.sh
 dist_check_SCRIPTS += tests/layering.sh tests/layering-selftest.sh tests/discovery-port.sh
 # stats-snapshot.py reads one snapshot of the target's statistics socket for the tests.
 EXTRA_DIST += tests/stats-snapshot.py
+EXTRA_DIST += tests/README.md
