@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The README's benchmark table from nvmeof-bench --json files.
+"""The benchmark table of docs/benchmarks.md from nvmeof-bench --json files.
 
     scripts/bench-table.py AFTER.json [BEFORE.json]
     scripts/bench-table.py merge OUT.json IN.json...   (one file, the cells in order)

@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Re-measure the README's benchmark table: the published comparison (one reactor pinned to
-# CPU 0, the initiator on CPU 1, a 1 GiB RAM namespace written once before measuring,
-# in-capsule data 64 KiB, nvmeof-tcp-ceiling after each pair of runs) for every workload
-# of nvmeof-bench's default matrix, and the Markdown table from the JSON it wrote.
+# Re-measure the benchmark table of docs/benchmarks.md: the published comparison (one
+# reactor pinned to CPU 0, the initiator on CPU 1, a 1 GiB RAM namespace written once
+# before measuring, in-capsule data 64 KiB, nvmeof-tcp-ceiling after each pair of runs)
+# for every workload of nvmeof-bench's default matrix, and the Markdown table from the
+# JSON it wrote.
 #
 #   scripts/bench-table.sh [-o DIR] [--before BUILDDIR] [BUILDDIR] [-- BENCH OPTIONS...]
 #
@@ -28,7 +29,7 @@ while [ $# -gt 0 ]; do
 	-o) out=$2; shift 2 ;;
 	--before) before=$(cd "$2" && pwd); shift 2 ;;
 	--) shift; runopts=("$@"); break ;;
-	-h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,20p' "$0"; exit 0 ;;
 	*) after=$(cd "$1" && pwd); shift ;;
 	esac
 done

@@ -16,3 +16,5 @@ dist_check_SCRIPTS += tests/lab-package-check.sh
 EXTRA_DIST += tests/stats-snapshot.py
 # require.sh: what a test needs before it can run (a skip, or a failure under CI=true).
 EXTRA_DIST += tests/require.sh
+# README.md: what each test checks.
+EXTRA_DIST += tests/README.md
