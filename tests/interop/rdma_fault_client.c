@@ -504,15 +504,16 @@ static int scen_short_capsule(void)
 	return 0;
 }
 
-/* One command with a bad keyed SGL on a fresh I/O queue: an error status or the queue
- * dropped within the timeout; never success, never silence. */
-static int bad_key_cmd(struct q *adm, uint8_t opc, bool bad_addr, const char *what)
+/* One command with a bad keyed SGL on a fresh I/O queue @qid: an error status or the queue
+ * dropped within the timeout; never success, never silence. Each case has a QID of its
+ * own: a queue the target dropped may still hold its QID for a moment. */
+static int bad_key_cmd(struct q *adm, uint16_t qid, uint8_t opc, bool bad_addr, const char *what)
 {
 	struct q io;
 	struct nvme_cmd c;
 	int st;
 
-	if (q_connect(&io, 1, adm->cntlid))
+	if (q_connect(&io, qid, adm->cntlid))
 		return -1;
 	rw_cmd(&c, opc, 8192, XFER);
 	if (bad_addr) /* registered key, address far outside the region */
@@ -540,10 +541,10 @@ static int scen_bad_rkey(void)
 	if (q_connect(&adm, 0, 0) || prop_set(&adm, 0x14, 0x00460001))
 		return -1;
 	usleep(100000);
-	rc |= bad_key_cmd(&adm, NVME_OPC_WRITE, false, "Write, unregistered rkey");
-	rc |= bad_key_cmd(&adm, NVME_OPC_READ, false, "Read, unregistered rkey");
-	rc |= bad_key_cmd(&adm, NVME_OPC_WRITE, true, "Write, address outside the region");
-	rc |= bad_key_cmd(&adm, NVME_OPC_READ, true, "Read, address outside the region");
+	rc |= bad_key_cmd(&adm, 1, NVME_OPC_WRITE, false, "Write, unregistered rkey");
+	rc |= bad_key_cmd(&adm, 2, NVME_OPC_READ, false, "Read, unregistered rkey");
+	rc |= bad_key_cmd(&adm, 3, NVME_OPC_WRITE, true, "Write, address outside the region");
+	rc |= bad_key_cmd(&adm, 4, NVME_OPC_READ, true, "Read, address outside the region");
 	rdma_disconnect(adm.id);
 	q_destroy(&adm);
 	return rc;
