@@ -26,7 +26,8 @@
 #   preconnect   nvmeof-target with --max-connecting 8 --connect-timeout 5 and 64 KiB of
 #                in-capsule data; rdma_fault_client opens 20 queues asking for the deepest
 #                I/O queue that never send Connect: at most 8 open at once, the target pins
-#                at most 2 MiB for them (VmPin), all closed at the deadline; then a healthy
+#                at most 2 MiB for them (VmPin), all closed at the deadline (the rdma
+#                statistics agree, nothing left registered); then a healthy
 #                raw host and the CLI do I/O; Connects whose QID differs from the CM
 #                request's are refused; then SIGTERM, clean target exit.
 #
@@ -387,12 +388,12 @@ fault() {
 # ---- queues that never send Connect, and Connect QIDs that differ from the CM request's --
 preconnect() {
 	local u="nvme+rdma://$IP:$PORT/$NQN/1" n
-	PLAN=(rxe target-start preconnect-flood alive-after-flood flood-logged healthy-after-flood
-	      cli-rw-after-flood qid-mismatch alive-after-qid-mismatch healthy-after-qid-mismatch
-	      target-exit)
+	PLAN=(rxe target-start preconnect-flood alive-after-flood flood-logged flood-stats
+	      healthy-after-flood cli-rw-after-flood qid-mismatch alive-after-qid-mismatch
+	      healthy-after-qid-mismatch target-exit)
 	setup_rxe
 	start_target --ns "ram:$NSBYTES" --nqn "$NQN" --max-connecting 8 --connect-timeout 5 \
-		--in-capsule 65536
+		--in-capsule 65536 --stats-socket /tmp/nvmeof-stats.sock
 	check preconnect-flood timeout 120 "$BIN/rdma_fault_client" "$IP" "$PORT" "$NQN" \
 		preconnect-flood 20 8 "$tpid" 2048 15
 	kill -0 "$tpid" 2> /dev/null || fatal alive-after-flood "nvmeof-target died during the flood"
@@ -403,6 +404,26 @@ preconnect() {
 		ok flood-logged
 	else
 		not_ok flood-logged "target log: $n 'no Connect in time', refusals not logged"
+	fi
+	# the statistics: every accepted queue timed out, the rest refused, nothing left
+	if python3 - /tmp/nvmeof-stats.sock << 'EOF'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+s.sendall(b"\n")
+buf = b""
+while not buf.endswith(b"\n"):
+    buf += s.recv(65536)
+r = json.loads(buf)["rdma"]
+print("rdma statistics:", json.dumps(r))
+sys.exit(0 if r["connect_timeouts"] >= 8 and r["rejected"] >= 1 and r["connecting"] == 0
+         and r["live"] == 0 and r["registered_bytes"] == 0 else 1)
+EOF
+	then
+		ok flood-stats
+	else
+		not_ok flood-stats "rdma statistics: connect_timeouts, rejected or leftovers wrong"
 	fi
 	check healthy-after-flood timeout 60 "$BIN/rdma_fault_client" "$IP" "$PORT" "$NQN" healthy
 	check cli-rw-after-flood cli_rw "$u"

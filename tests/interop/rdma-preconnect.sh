@@ -5,7 +5,7 @@
 # receive buffers each if registered up front) and never sends Connect, against
 # nvmeof-target --max-connecting 8 --connect-timeout 5: at most 8 are open at once and the
 # rest refused, the target pins at most 2 MiB for them (VmPin), and every accepted one is
-# closed at the deadline; a healthy raw host and the nvmeof CLI then do I/O. Connects
+# closed at the deadline (the statistics count them, nothing stays registered); a healthy raw host and the nvmeof CLI then do I/O. Connects
 # whose QID differs from the QID of the queue's CM request are refused with Connect
 # Invalid Parameters. The daemon must exit cleanly on SIGTERM.
 . "$(dirname "$0")/lib.sh"
