@@ -30,9 +30,13 @@ check_PROGRAMS += tests/unit/target/daemon/stats_ut
 TESTS += tests/unit/target/daemon/stats_ut
 tests_unit_target_daemon_stats_ut_SOURCES = tests/unit/target/daemon/stats_ut.c
 tests_unit_target_daemon_stats_ut_CFLAGS = $(UT_CFLAGS)
-tests_unit_target_daemon_stats_ut_LDADD = libnvmeof_daemon.la libnvmeof_tcp.la \
+tests_unit_target_daemon_stats_ut_LDADD = libnvmeof_daemon.la libnvmeof_tcp.la
+if HAVE_RDMA
+tests_unit_target_daemon_stats_ut_LDADD += libnvmeof_rdma.la
+endif
+tests_unit_target_daemon_stats_ut_LDADD += \
 	libnvmeof_core.la libnvmeof_bdev.la libnvmeof_reactor.la libnvmeof_common.la \
-	$(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) $(ISAL_LIBS) $(UT_LIBS) -lm
+	$(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) $(ISAL_LIBS) $(RDMA_LIBS) $(UT_LIBS) -lm
 
 # Unit tests: the daemon's command line.
 check_PROGRAMS += tests/unit/target/daemon/cli_opts_ut
@@ -57,9 +61,13 @@ tests_unit_target_daemon_control_ut_SOURCES = tests/unit/target/daemon/control_u
 tests_unit_target_daemon_control_ut_CFLAGS = $(UT_CFLAGS) $(JSONC_CFLAGS) \
 	-I$(top_srcdir)/target/daemon
 tests_unit_target_daemon_control_ut_LDADD = libnvmeof_daemon.la libnvmeof_config.la \
-	libnvmeof_iscsi.la libnvmeof_scsi.la libnvmeof_tcp.la libnvmeof_core.la libnvmeof_bdev.la libnvmeof_reactor.la \
-	libnvmeof_common.la $(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) $(ISAL_LIBS) \
-	$(JSONC_LIBS) $(UT_LIBS) -lm
+	libnvmeof_iscsi.la libnvmeof_scsi.la libnvmeof_tcp.la
+if HAVE_RDMA
+tests_unit_target_daemon_control_ut_LDADD += libnvmeof_rdma.la
+endif
+tests_unit_target_daemon_control_ut_LDADD += libnvmeof_core.la libnvmeof_bdev.la \
+	libnvmeof_reactor.la libnvmeof_common.la $(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) \
+	$(ISAL_LIBS) $(JSONC_LIBS) $(RDMA_LIBS) $(UT_LIBS) -lm
 
 # The systemd unit, generated with the sbindir this build installs nvmeof-target to (the
 # default prefix gives /usr/local/sbin; --prefix=/usr gives /usr/sbin), installed where
@@ -76,6 +84,11 @@ check_PROGRAMS += tests/unit/target/daemon/metrics_ut
 TESTS += tests/unit/target/daemon/metrics_ut
 tests_unit_target_daemon_metrics_ut_SOURCES = tests/unit/target/daemon/metrics_ut.c
 tests_unit_target_daemon_metrics_ut_CFLAGS = $(UT_CFLAGS)
-tests_unit_target_daemon_metrics_ut_LDADD = libnvmeof_daemon.la libnvmeof_tcp.la \
+tests_unit_target_daemon_metrics_ut_LDADD = libnvmeof_daemon.la libnvmeof_tcp.la
+if HAVE_RDMA
+tests_unit_target_daemon_metrics_ut_LDADD += libnvmeof_rdma.la
+endif
+tests_unit_target_daemon_metrics_ut_LDADD += \
 	libnvmeof_core.la libnvmeof_bdev.la libnvmeof_reactor.la libnvmeof_common.la \
-	$(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) $(ISAL_LIBS) $(MHD_LIBS) $(UT_LIBS) -lm
+	$(EV_LIBS) $(URING_LIBS) $(OPENSSL_LIBS) $(ISAL_LIBS) $(MHD_LIBS) $(RDMA_LIBS) \
+	$(UT_LIBS) -lm

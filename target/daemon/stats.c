@@ -3,6 +3,9 @@
 #include "config.h"
 
 #include "stats.h"
+#ifdef HAVE_RDMA
+#include "rdma/rdma_transport.h"
+#endif
 
 #include <errno.h>
 #include <fcntl.h>
@@ -303,6 +306,21 @@ void stats_collect(struct nvmf_tgt *tgt, struct stats_snapshot *snap)
 		snap->connections = __atomic_load_n(&tgt->nconnections, __ATOMIC_RELAXED);
 	}
 	nvmf_tcp_get_stats(&snap->tcp);
+#ifdef HAVE_RDMA
+	{
+		struct nvmf_rdma_stats r;
+
+		nvmf_rdma_get_stats(&r);
+		snap->rdma.present = true;
+		snap->rdma.accepted = r.accepted;
+		snap->rdma.rejected = r.rejected;
+		snap->rdma.closed = r.closed;
+		snap->rdma.connect_timeouts = r.connect_timeouts;
+		snap->rdma.live = r.live;
+		snap->rdma.connecting = r.connecting;
+		snap->rdma.registered_bytes = r.registered_bytes;
+	}
+#endif
 }
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
@@ -426,7 +444,17 @@ int stats_format_json(const struct stats_snapshot *snap, char *buf, size_t len)
 	jput(&b, ",");
 	jstates(&b, "rx_states", t->totals.rx_state_entries, NVMF_TCP_RX_NSTATES,
 		nvmf_tcp_rx_state_name);
-	jput(&b, "}}\n");
+	jput(&b, "}");
+	if (snap->rdma.present)
+		jput(&b,
+		     ",\"rdma\":{\"accepted\":%llu,\"rejected\":%llu,\"closed\":%llu,\"live\":%u,"
+		     "\"connecting\":%u,\"connect_timeouts\":%llu,\"registered_bytes\":%llu}",
+		     (unsigned long long)snap->rdma.accepted,
+		     (unsigned long long)snap->rdma.rejected, (unsigned long long)snap->rdma.closed,
+		     snap->rdma.live, snap->rdma.connecting,
+		     (unsigned long long)snap->rdma.connect_timeouts,
+		     (unsigned long long)snap->rdma.registered_bytes);
+	jput(&b, "}\n");
 	if (b.overflow)
 		return -ENOSPC;
 	return (int)b.off;

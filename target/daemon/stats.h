@@ -90,6 +90,16 @@ struct stats_port {
 	uint64_t ana_refused;
 };
 
+/* NVMe/RDMA transport counters (none in a build without NVMe/RDMA: @present false). */
+struct stats_rdma {
+	bool present;
+	uint64_t accepted, rejected, closed;
+	uint64_t connect_timeouts; /* closed for not finishing Connect in time */
+	unsigned int live;         /* queue pairs not yet torn down */
+	unsigned int connecting;   /* of which not yet through Connect */
+	uint64_t registered_bytes; /* capsule and response buffers registered now */
+};
+
 struct stats_snapshot {
 	uint64_t time_ns;	 /* CLOCK_MONOTONIC when taken */
 	uint64_t uptime_ns;	 /* since the target was created */
@@ -104,6 +114,7 @@ struct stats_snapshot {
 	struct stats_path scsi;	  /* controllers of in-process front ends (iSCSI sessions) */
 	unsigned int connections; /* queue pairs bound to the target, all transports */
 	struct nvmf_tcp_stats tcp;
+	struct stats_rdma rdma;
 	unsigned int nports; /* ports listed in port[] (discovery-only ones left out) */
 	struct stats_port port[STATS_MAX_PORTS];
 };

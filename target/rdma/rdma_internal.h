@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/types.h>
 
 #include "common/nvme_rdma_spec.h"
 #include "core/nvmf.h"
@@ -172,8 +173,11 @@ struct rdma_qpair {
 	/* verbs objects */
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
-	struct ibv_mr *mr;	   /* capsule and response buffers */
+	struct ibv_mr *mr; /* capsules and responses of the first nrecvs_pre buffers */
 	uint8_t *bufs;
+	struct ibv_mr *mr_rest; /* the rest, registered once Connect is through */
+	uint8_t *bufs_rest;
+	size_t registered; /* bytes of mr + mr_rest */
 	unsigned int cq_unacked;
 	bool send_inline;	   /* responses go as inline data */
 	ev_io cq_io;
@@ -185,12 +189,22 @@ struct rdma_qpair {
 	 * a command completes, before its response is sent, so the host never finds none
 	 * (RNR). Requests outlive their capsule until the response SEND completes: there are
 	 * twice as many, and a capsule that finds none free waits in @pending.
+	 *
+	 * Until Connect is through only the first nrecvs_pre buffers (and twice as many
+	 * request slots) are registered, posted and set up: the CM request's HSQSIZE is the
+	 * peer's word, Connect is the first thing it must send, and one that never sends it
+	 * must not pin a deep queue's buffers (rdma_proto.h, RDMA_PRECONNECT_RECVS).
 	 */
 	uint32_t nrecvs;
+	uint32_t nrecvs_pre;       /* registered before Connect */
+	uint32_t nrecvs_ready;     /* set up and posted: nrecvs_pre, then nrecvs */
 	uint32_t icsz;		   /* in-capsule data bytes per capsule */
 	uint32_t capsule_size;	   /* 64 + icsz */
+	uint32_t stride;           /* bytes between capsule buffers */
 	struct rdma_recv *recvs;
 	uint32_t nreqs;		   /* 2 x nrecvs */
+	uint32_t nreqs_ready;      /* slots set up: 2 x nrecvs_ready */
+	size_t reqs_len;           /* @reqs is an anonymous mapping: untouched slots cost nothing */
 	uint32_t desc_max;         /* keyed descriptors per command (send queue room) */
 	struct rdma_req *reqs;
 	TAILQ_HEAD(, rdma_req) free_reqs;
@@ -207,6 +221,8 @@ struct rdma_qpair {
 	struct reactor_work flush_work;
 
 	/* lifetime */
+	ev_timer connect_timer;    /* CM request to Connect deadline (opts.connect_timeout_ms) */
+	bool connect_seen;         /* Connect through: counted established, all buffers up */
 	bool started;		   /* nvmf_qpair_init() done */
 	bool established;
 	bool closing;
@@ -234,6 +250,9 @@ void rdma_device_put(struct rdma_device *dev);
 uint32_t rdma_port_icsz(const struct nvmf_tgt *tgt, const struct nvmf_port *port);
 void rdma_conn_gone(const struct rdma_qpair *rq);
 void rdma_conn_refused(void); /* a handed-off request that was then rejected */
+bool rdma_conn_established(const struct nvmf_tgt *tgt); /* false: past max_connections */
+void rdma_conn_timed_out(void);
+void rdma_registered_add(ssize_t bytes);
 void rdma_count_accepted(void);
 void rdma_cm_reject_sts(struct rdma_cm_id *id, uint16_t sts);
 

@@ -3,6 +3,7 @@
  * NVMe/RDMA binding rules without verbs (see rdma_proto.h): RDMA CM request checks and
  * SGL classification. Pure functions, unit-tested in tests/unit/target/rdma/rdma_proto_ut.c.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "rdma_proto.h"
@@ -23,6 +24,36 @@ int rdma_cm_check(const struct nvme_rdma_cm_params *p, const struct rdma_cm_limi
 	if (p->hrqsize < p->hsqsize)
 		return NVME_RDMA_CM_INVALID_HRQSIZE;
 	return 0;
+}
+
+uint32_t rdma_preconnect_recvs(uint32_t nrecvs)
+{
+	return nrecvs < RDMA_PRECONNECT_RECVS ? nrecvs : RDMA_PRECONNECT_RECVS;
+}
+
+uint32_t rdma_capsule_stride(uint32_t capsule_size)
+{
+	return (capsule_size + 63) & ~63u;
+}
+
+size_t rdma_capsule_region_bytes(uint32_t nrecvs, uint32_t capsule_size)
+{
+	return (size_t)nrecvs * rdma_capsule_stride(capsule_size) +
+	       2 * (size_t)nrecvs * sizeof(struct nvme_cpl);
+}
+
+uint16_t rdma_connect_qid_check(const struct nvme_cmd *cmd, uint16_t cm_qid, uint32_t *dw0)
+{
+	const struct nvmf_connect_cmd *c = (const struct nvmf_connect_cmd *)cmd;
+
+	*dw0 = 0;
+	if (c->opc != NVME_OPC_FABRICS || c->fctype != NVMF_FCTYPE_CONNECT)
+		return 0;
+	if (get_le16(&c->qid) == cm_qid)
+		return 0;
+	*dw0 = NVME_CONNECT_IPO(offsetof(struct nvmf_connect_cmd, qid), false);
+	return NVME_STATUS(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONNECT_INVALID_PARAMETERS) |
+	       NVME_STATUS_DNR;
 }
 
 #define SGL_ERR(sc) (NVME_STATUS(NVME_SCT_GENERIC, (sc)) | NVME_STATUS_DNR)

@@ -9,6 +9,7 @@
 #define NVMEOF_TARGET_RDMA_PROTO_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/nvme_rdma_spec.h"
@@ -22,6 +23,35 @@ struct rdma_cm_limits {
 
 /* 0, or the NVME_RDMA_CM_* status to reject the connection with. */
 int rdma_cm_check(const struct nvme_rdma_cm_params *p, const struct rdma_cm_limits *lim);
+
+/*
+ * Receive buffers registered and posted for a queue that has not been through Connect: a
+ * host sends nothing but the Connect capsule until it has the response, so a peer that
+ * asks for a deep queue (HSQSIZE) and never connects pins this many, not HSQSIZE + 1.
+ * The rest, up to the CRQSIZE the CM accept announced, are posted before the Connect
+ * response goes out.
+ */
+#define RDMA_PRECONNECT_RECVS 2
+
+/* Receive buffers of a queue of @nrecvs (HSQSIZE + 1) to set up before Connect. */
+uint32_t rdma_preconnect_recvs(uint32_t nrecvs);
+
+/* Bytes between two capsule buffers of @capsule_size (64 + in-capsule data): cache lines. */
+uint32_t rdma_capsule_stride(uint32_t capsule_size);
+
+/*
+ * Registered bytes for @nrecvs receive buffers of @capsule_size and the responses of
+ * their request slots (two per receive buffer: a request outlives its capsule until its
+ * response is sent).
+ */
+size_t rdma_capsule_region_bytes(uint32_t nrecvs, uint32_t capsule_size);
+
+/*
+ * A Fabrics Connect must name the queue the RDMA CM request set up (its QID picked the
+ * queue's size limits and in-capsule size). 0 for any other command or a matching QID;
+ * else Connect Invalid Parameters (with DNR) and, in *@dw0, the offset of the QID field.
+ */
+uint16_t rdma_connect_qid_check(const struct nvme_cmd *cmd, uint16_t cm_qid, uint32_t *dw0);
 
 enum rdma_sgl_kind {
 	RDMA_SGL_NONE,   /* the command moves no data */

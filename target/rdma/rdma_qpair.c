@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "common/log.h"
 #include "rdma_internal.h"
@@ -65,6 +66,8 @@ static void req_set_state(struct rdma_req *rr, enum rdma_req_state s)
 		rq->executing++;
 	rr->state = s;
 }
+
+static int rdma_qpair_connected(struct rdma_qpair *rq);
 
 /* ---- batched posting ------------------------------------------------------------------------- */
 
@@ -242,6 +245,7 @@ static void rx_capsule(struct rdma_qpair *rq, struct rdma_req *rr, struct rdma_r
 		.max_io = rq->qp.tgt->opts.max_io_size,
 		.max_desc = rq->desc_max,
 	};
+	uint32_t dw0;
 	uint16_t st;
 
 	TAILQ_REMOVE(&rq->free_reqs, rr, link);
@@ -255,6 +259,17 @@ static void rx_capsule(struct rdma_qpair *rq, struct rdma_req *rr, struct rdma_r
 	req->iovcnt = 0;
 	memset(&req->rsp, 0, sizeof(req->rsp));
 	req->xfer = nvmf_req_xfer(&req->cmd, rq->cm.qid == 0);
+	st = rdma_connect_qid_check(&req->cmd, rq->cm.qid, &dw0);
+	if (st) {
+		log_peer("%s: Connect for queue %u on the queue the RDMA CM request set up as %u",
+			 rq->qp.peer, get_le16(&((const struct nvmf_connect_cmd *)&req->cmd)->qid),
+			 rq->cm.qid);
+		put_le32(&req->rsp.dw0, dw0);
+		rr->err_status = st;
+		memset(&rr->sgl, 0, sizeof(rr->sgl));
+		req_execute(rr);
+		return;
+	}
 	st = rdma_sgl_parse(&req->cmd, req->xfer, rv->capsule + sizeof(struct nvme_cmd),
 			    len - (uint32_t)sizeof(struct nvme_cmd), &lim, &rr->sgl);
 	if (st) {
@@ -347,6 +362,12 @@ void rdma_req_complete(struct nvmf_req *req)
 		check_done(rq);
 		return;
 	}
+	/* Connect went through: every receive buffer is posted before the host hears so. */
+	if (!rq->connect_seen && rq->qp.connected && rdma_qpair_connected(rq) != 0) {
+		req_release(rr);
+		check_done(rq);
+		return;
+	}
 	/* The capsule is consumed: its buffer can take the next command before we answer. */
 	if (rr->recv) {
 		queue_recv(rq, rr->recv);
@@ -407,7 +428,7 @@ static void handle_wc(struct rdma_qpair *rq, const struct ibv_wc *wc)
 								       : "RDMA transfer error");
 		return;
 	}
-	if (idx >= (kind == RDMA_WR_RECV ? rq->nrecvs : rq->nreqs)) {
+	if (idx >= (kind == RDMA_WR_RECV ? rq->nrecvs_ready : rq->nreqs_ready)) {
 		log_err("%s: completion for unknown work request %#llx", rq->qp.peer,
 			(unsigned long long)wc->wr_id);
 		rdma_qpair_close(rq, "bad work completion");
@@ -519,7 +540,7 @@ static void free_resources(struct rdma_qpair *rq)
 	if (rq->cm_id && rq->cm_id->qp)
 		rdma_destroy_qp(rq->cm_id);
 	if (rq->reqs) {
-		for (uint32_t i = 0; i < rq->nreqs; i++) {
+		for (uint32_t i = 0; i < rq->nreqs_ready; i++) {
 			struct rdma_req *rr = &rq->reqs[i];
 
 			if (rr->chunk)
@@ -536,8 +557,14 @@ static void free_resources(struct rdma_qpair *rq)
 		ibv_destroy_comp_channel(rq->cc);
 	if (rq->mr)
 		ibv_dereg_mr(rq->mr);
+	if (rq->mr_rest)
+		ibv_dereg_mr(rq->mr_rest);
+	rdma_registered_add(-(ssize_t)rq->registered);
+	rq->registered = 0;
 	free(rq->bufs);
-	free(rq->reqs);
+	free(rq->bufs_rest);
+	if (rq->reqs)
+		munmap(rq->reqs, rq->reqs_len);
 	free(rq->recvs);
 	free(rq->pending);
 	free(rq->pending_len);
@@ -548,9 +575,10 @@ static void free_resources(struct rdma_qpair *rq)
 	rdma_device_put(rq->dev);
 	rq->cq = NULL;
 	rq->cc = NULL;
-	rq->mr = NULL;
-	rq->bufs = NULL;
+	rq->mr = rq->mr_rest = NULL;
+	rq->bufs = rq->bufs_rest = NULL;
 	rq->reqs = NULL;
+	rq->nreqs_ready = rq->nrecvs_ready = 0;
 	rq->cm_id = NULL;
 	rq->dev = NULL;
 }
@@ -591,6 +619,7 @@ void rdma_qpair_close(struct rdma_qpair *rq, const char *why)
 		return;
 	rq->closing = true;
 	log_info("%s: rdma connection closed (%s)", rq->qp.peer, why);
+	ev_timer_stop(rq->loop, &rq->connect_timer);
 	if (rq->cq_io_on)
 		ev_io_stop(rq->loop, &rq->cq_io);
 	if (rq->cq_more_on)
@@ -602,7 +631,7 @@ void rdma_qpair_close(struct rdma_qpair *rq, const char *why)
 	rq->send_head = rq->send_tail = NULL;
 	rq->recv_head = rq->recv_tail = NULL;
 	rdma_disconnect(rq->cm_id);
-	for (uint32_t i = 0; i < rq->nreqs; i++)
+	for (uint32_t i = 0; i < rq->nreqs_ready; i++)
 		if (rq->reqs[i].state == RDMA_REQ_NEED_BUFFER)
 			req_release(&rq->reqs[i]);
 	/* The core completes what it parks (AERs) now; those completions just release. */
@@ -657,17 +686,83 @@ void rdma_local_traddr(const struct nvmf_qpair *qp, char *buf, size_t len)
 
 /* ---- set-up ---------------------------------------------------------------------------------- */
 
+/* Receive buffer @i at @capsule (registered under @lkey), queued for posting. */
+static void recv_init(struct rdma_qpair *rq, uint32_t i, uint8_t *capsule, uint32_t lkey)
+{
+	struct rdma_recv *rv = &rq->recvs[i];
+
+	rv->capsule = capsule;
+	rv->sge.addr = (uintptr_t)capsule;
+	rv->sge.length = rq->capsule_size;
+	rv->sge.lkey = lkey;
+	rv->wr.wr_id = RDMA_WR_ID(i, RDMA_WR_RECV);
+	rv->wr.sg_list = &rv->sge;
+	rv->wr.num_sge = 1;
+	queue_recv(rq, rv);
+}
+
+/* Request slot @i answering from @rsp (registered under @lkey), onto the free list. */
+static void slot_init(struct rdma_qpair *rq, uint32_t i, struct nvme_cpl *rsp, uint32_t lkey)
+{
+	struct rdma_req *rr = &rq->reqs[i];
+
+	rr->rq = rq;
+	rr->idx = i;
+	rr->state = RDMA_REQ_FREE;
+	rr->req.qpair = &rq->qp;
+	rr->rsp = rsp;
+	rr->rsp_sge.addr = (uintptr_t)rr->rsp;
+	rr->rsp_sge.length = sizeof(struct nvme_cpl);
+	rr->rsp_sge.lkey = lkey;
+	rr->rsp_wr.wr_id = RDMA_WR_ID(i, RDMA_WR_SEND);
+	rr->rsp_wr.sg_list = &rr->rsp_sge;
+	rr->rsp_wr.num_sge = 1;
+	rr->rsp_wr.opcode = IBV_WR_SEND;
+	TAILQ_INSERT_TAIL(&rq->free_reqs, rr, link);
+}
+
+/*
+ * Register @count more receive buffers and the responses of their two request slots each
+ * in one region (capsules, then responses) kept in *@mem / *@mr; the buffers are queued
+ * for posting and the slots put on the free list.
+ */
+static int bufs_add(struct rdma_qpair *rq, uint32_t count, uint8_t **mem, struct ibv_mr **mr)
+{
+	size_t bytes = rdma_capsule_region_bytes(count, rq->capsule_size);
+	struct nvme_cpl *rsp;
+
+	if (count == 0)
+		return 0;
+	if (posix_memalign((void **)mem, 4096, bytes) != 0) {
+		*mem = NULL;
+		return -ENOMEM;
+	}
+	memset(*mem, 0, bytes);
+	*mr = ibv_reg_mr(rq->dev->pd, *mem, bytes, IBV_ACCESS_LOCAL_WRITE);
+	if (!*mr)
+		return -errno ? -errno : -ENOMEM;
+	rq->registered += bytes;
+	rdma_registered_add((ssize_t)bytes);
+	rsp = (struct nvme_cpl *)(*mem + (size_t)count * rq->stride);
+	for (uint32_t i = 0; i < count; i++)
+		recv_init(rq, rq->nrecvs_ready + i, *mem + (size_t)i * rq->stride, (*mr)->lkey);
+	for (uint32_t i = 0; i < 2 * count; i++)
+		slot_init(rq, rq->nreqs_ready + i, &rsp[i], (*mr)->lkey);
+	rq->nrecvs_ready += count;
+	rq->nreqs_ready += 2 * count;
+	return 0;
+}
+
 static int setup_verbs(struct rdma_qpair *rq)
 {
 	struct nvmf_tgt *tgt = rq->qp.tgt;
 	struct ibv_qp_init_attr qpa;
 	struct ibv_context *ctx = rq->cm_id->verbs;
-	uint32_t nr = rq->nrecvs, n = rq->nreqs, stride;
+	uint32_t nr = rq->nrecvs, n = rq->nreqs;
 	/* A request has a data WR per descriptor and its SEND out at most; a flush completes
 	 * the unsignaled ones too, so the CQ has room for all. */
 	uint32_t send_wr, cqe;
 	struct ibv_recv_wr *bad;
-	size_t bytes;
 	int fl, rc;
 
 	rq->dev = rdma_device_get(ctx);
@@ -715,58 +810,71 @@ static int setup_verbs(struct rdma_qpair *rq)
 	}
 	rq->send_inline = qpa.cap.max_inline_data >= RDMA_RSP_INLINE;
 
-	/* One registration: capsules, then responses. */
-	stride = (rq->capsule_size + 63) & ~63u;
-	bytes = (size_t)nr * stride + (size_t)n * sizeof(struct nvme_cpl);
-	if (posix_memalign((void **)&rq->bufs, 4096, bytes) != 0) {
-		rq->bufs = NULL;
-		return -ENOMEM;
-	}
-	memset(rq->bufs, 0, bytes);
-	rq->mr = ibv_reg_mr(rq->dev->pd, rq->bufs, bytes, IBV_ACCESS_LOCAL_WRITE);
-	if (!rq->mr)
-		return -errno ? -errno : -ENOMEM;
-	rq->reqs = calloc(n, sizeof(*rq->reqs));
 	rq->recvs = calloc(nr, sizeof(*rq->recvs));
 	rq->pending = calloc(nr, sizeof(*rq->pending));
 	rq->pending_len = calloc(nr, sizeof(*rq->pending_len));
-	if (!rq->reqs || !rq->recvs || !rq->pending || !rq->pending_len)
+	if (!rq->recvs || !rq->pending || !rq->pending_len)
 		return -ENOMEM;
+	/* Request slots: one mapping for the whole depth, touched as slots are set up. */
+	rq->reqs_len = (size_t)n * sizeof(*rq->reqs);
+	rq->reqs = mmap(NULL, rq->reqs_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			0);
+	if (rq->reqs == MAP_FAILED) {
+		rq->reqs = NULL;
+		return -ENOMEM;
+	}
 	TAILQ_INIT(&rq->free_reqs);
-	for (uint32_t i = n; i-- > 0;) {
-		struct rdma_req *rr = &rq->reqs[i];
-
-		rr->rq = rq;
-		rr->idx = i;
-		rr->state = RDMA_REQ_FREE;
-		rr->req.qpair = &rq->qp;
-		rr->rsp = (struct nvme_cpl *)(rq->bufs + (size_t)nr * stride +
-					      (size_t)i * sizeof(struct nvme_cpl));
-		rr->rsp_sge.addr = (uintptr_t)rr->rsp;
-		rr->rsp_sge.length = sizeof(struct nvme_cpl);
-		rr->rsp_sge.lkey = rq->mr->lkey;
-		rr->rsp_wr.wr_id = RDMA_WR_ID(i, RDMA_WR_SEND);
-		rr->rsp_wr.sg_list = &rr->rsp_sge;
-		rr->rsp_wr.num_sge = 1;
-		rr->rsp_wr.opcode = IBV_WR_SEND;
-		TAILQ_INSERT_HEAD(&rq->free_reqs, rr, link);
-	}
-	for (uint32_t i = 0; i < nr; i++) {
-		struct rdma_recv *rv = &rq->recvs[i];
-
-		rv->capsule = rq->bufs + (size_t)i * stride;
-		rv->sge.addr = (uintptr_t)rv->capsule;
-		rv->sge.length = rq->capsule_size;
-		rv->sge.lkey = rq->mr->lkey;
-		rv->wr.wr_id = RDMA_WR_ID(i, RDMA_WR_RECV);
-		rv->wr.sg_list = &rv->sge;
-		rv->wr.num_sge = 1;
-		rv->wr.next = i + 1 < nr ? &rq->recvs[i + 1].wr : NULL;
-	}
-	/* Every receive buffer posted before the host may send. */
-	rc = ibv_post_recv(rq->cm_id->qp, &rq->recvs[0].wr, &bad);
+	rc = bufs_add(rq, rq->nrecvs_pre, &rq->bufs, &rq->mr);
+	if (rc)
+		return rc;
+	/* The first receive buffers posted before the host may send (now, not deferred). */
+	rc = ibv_post_recv(rq->cm_id->qp, rq->recv_head, &bad);
+	rq->recv_head = rq->recv_tail = NULL;
+	reactor_defer_cancel(rq->r, &rq->flush_work);
 	rq->stats.post_recv_calls++;
 	return rc ? -rc : 0;
+}
+
+/*
+ * Connect went through (the core marked the queue connected; its response is not out
+ * yet): count the queue established, and register and post the receive buffers (and set
+ * up the request slots) past the first few, up to the CRQSIZE the CM accept announced, so
+ * they are there before the host hears of the Connect and sends more. Non-zero: the queue
+ * was closed.
+ */
+static int rdma_qpair_connected(struct rdma_qpair *rq)
+{
+	static struct log_ratelimit rl;
+	int rc;
+
+	rq->connect_seen = true;
+	ev_timer_stop(rq->loop, &rq->connect_timer);
+	if (!rdma_conn_established(rq->qp.tgt)) {
+		log_info("%s: closed: %u established connections already", rq->qp.peer,
+			 rq->qp.tgt->opts.max_connections);
+		rdma_qpair_close(rq, "connection limit");
+		return -ENOSPC;
+	}
+	rc = bufs_add(rq, rq->nrecvs - rq->nrecvs_ready, &rq->bufs_rest, &rq->mr_rest);
+	if (rc) {
+		log_msg_rl(&rl, LOG_LVL_ERR, "%s: cannot register %u receive buffers: %s",
+			   rq->qp.peer, rq->nrecvs - rq->nrecvs_ready, strerror(-rc));
+		rdma_qpair_close(rq, "cannot register receive buffers");
+		return rc;
+	}
+	return 0;
+}
+
+/* The host did not finish Connect in time: its slot (and buffers) go to someone else. */
+static void connect_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct rdma_qpair *rq = w->data;
+
+	if (rq->connect_seen || rq->closing)
+		return;
+	rdma_conn_timed_out();
+	rdma_qpair_close(rq, rq->established ? "no Connect in time"
+					     : "connection not established in time");
 }
 
 static int accept_conn(struct rdma_qpair *rq)
@@ -816,6 +924,8 @@ void rdma_qpair_setup(void *arg)
 
 	rq->r = r;
 	rq->loop = r->loop;
+	ev_init(&rq->connect_timer, connect_timer_cb);
+	rq->connect_timer.data = rq;
 	rq->rr = rdma_reactor_get(r);
 	if (!rq->rr || rdma_migrate_id(rq->cm_id, rq->rr->ch) != 0) {
 		log_peer("rdma %s: refused: cannot take the connection on reactor %u", rq->qp.peer,
@@ -831,9 +941,11 @@ void rdma_qpair_setup(void *arg)
 		return;
 	}
 	rq->nrecvs = (uint32_t)rq->cm.hsqsize + 1;
+	rq->nrecvs_pre = rdma_preconnect_recvs(rq->nrecvs);
 	rq->nreqs = 2 * rq->nrecvs;
 	rq->icsz = rdma_port_icsz(tgt, rq->qp.port);
 	rq->capsule_size = (uint32_t)sizeof(struct nvme_cmd) + rq->icsz;
+	rq->stride = rdma_capsule_stride(rq->capsule_size);
 	rq->flush_work.fn = rdma_flush;
 	rq->flush_work.arg = rq;
 	rq->rx_work.fn = rx_pending;
@@ -871,6 +983,10 @@ void rdma_qpair_setup(void *arg)
 		return;
 	}
 	rdma_count_accepted();
+	if (tgt->opts.connect_timeout_ms) {
+		ev_timer_set(&rq->connect_timer, tgt->opts.connect_timeout_ms / 1000.0, 0.);
+		ev_timer_start(rq->loop, &rq->connect_timer);
+	}
 	log_info("%s: rdma connected on reactor %u (queue %u, %u entries, %u bytes in-capsule, "
 		 "device %s)",
 		 rq->qp.peer, r->id, rq->cm.qid, rq->nrecvs, rq->icsz,

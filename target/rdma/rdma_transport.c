@@ -33,8 +33,10 @@ static pthread_mutex_t g_dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static TAILQ_HEAD(, rdma_device) g_devices = TAILQ_HEAD_INITIALIZER(g_devices);
 
 static struct {
-	atomic_uint_least64_t accepted, rejected, closed;
+	atomic_uint_least64_t accepted, rejected, closed, connect_timeouts;
 	atomic_uint live;
+	atomic_uint connecting; /* of live, not yet through Connect */
+	atomic_int_least64_t registered;
 	atomic_uint_least64_t recv_capsules, inline_writes, rdma_reads, rdma_writes;
 	atomic_uint_least64_t sends, send_inv;
 	atomic_uint_least64_t post_send_calls, post_recv_calls, cq_polls, cq_events;
@@ -49,7 +51,10 @@ void nvmf_rdma_get_stats(struct nvmf_rdma_stats *st)
 	st->accepted = GET(accepted);
 	st->rejected = GET(rejected);
 	st->closed = GET(closed);
+	st->connect_timeouts = GET(connect_timeouts);
 	st->live = GET(live);
+	st->connecting = GET(connecting);
+	st->registered_bytes = (uint64_t)GET(registered);
 	st->recv_capsules = GET(recv_capsules);
 	st->inline_writes = GET(inline_writes);
 	st->rdma_reads = GET(rdma_reads);
@@ -77,13 +82,40 @@ void rdma_conn_gone(const struct rdma_qpair *rq)
 	ADD(cq_polls, s->cq_polls);
 	ADD(cq_events, s->cq_events);
 	ADD(closed, 1);
+	if (!rq->connect_seen)
+		atomic_fetch_sub_explicit(&g_stats.connecting, 1, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&g_stats.live, 1, memory_order_release);
 }
 
+/* Refused on its reactor: never through Connect. */
 void rdma_conn_refused(void)
 {
 	ADD(rejected, 1);
+	atomic_fetch_sub_explicit(&g_stats.connecting, 1, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&g_stats.live, 1, memory_order_release);
+}
+
+/*
+ * A connecting queue pair finished Connect: it moves to the established count. false when
+ * that would pass max_connections (the caller closes it).
+ */
+bool rdma_conn_established(const struct nvmf_tgt *tgt)
+{
+	unsigned int live, connecting;
+
+	connecting = atomic_fetch_sub_explicit(&g_stats.connecting, 1, memory_order_relaxed) - 1;
+	live = atomic_load_explicit(&g_stats.live, memory_order_relaxed);
+	return live - connecting <= tgt->opts.max_connections;
+}
+
+void rdma_conn_timed_out(void)
+{
+	ADD(connect_timeouts, 1);
+}
+
+void rdma_registered_add(ssize_t bytes)
+{
+	ADD(registered, (int_least64_t)bytes);
 }
 
 /* ---- devices --------------------------------------------------------------------------------- */
@@ -247,11 +279,22 @@ static void connect_request(struct rdma_listener *l, struct rdma_cm_event *ev)
 	struct rdma_cm_id *id = ev->id;
 	struct rdma_qpair *rq;
 	struct reactor *r;
+	unsigned int live, connecting;
 	char peer[64];
 	int rc;
 
 	format_addr(rdma_get_peer_addr(id), peer, sizeof(peer));
-	if (atomic_load(&g_stats.live) >= l->tgt->opts.max_connections) {
+	/* Established and connecting queue pairs have limits of their own, as on NVMe/TCP:
+	 * requests that never go on to Connect (closed at the deadline) cannot lock a real
+	 * host out, nor make the target register more than max_connecting small sets of
+	 * receive buffers. */
+	live = atomic_load(&g_stats.live);
+	connecting = atomic_load(&g_stats.connecting);
+	if (connecting >= l->tgt->opts.max_connecting) {
+		log_peer("rdma %s: refused: %u connections still connecting", peer, connecting);
+		goto reject;
+	}
+	if (live - connecting >= l->tgt->opts.max_connections) {
 		log_peer("rdma %s: refused: %u connections already", peer,
 			 l->tgt->opts.max_connections);
 		goto reject;
@@ -278,8 +321,10 @@ static void connect_request(struct rdma_listener *l, struct rdma_cm_event *ev)
 	rq->responder_resources = ev->param.conn.responder_resources;
 	id->context = rq;
 	atomic_fetch_add(&g_stats.live, 1);
+	atomic_fetch_add(&g_stats.connecting, 1);
 	rdma_ack_cm_event(ev);
 	if (reactor_send_msg(r, rdma_qpair_setup, rq) != 0) {
+		atomic_fetch_sub(&g_stats.connecting, 1);
 		atomic_fetch_sub(&g_stats.live, 1);
 		rdma_cm_reject_sts(id, NVME_RDMA_CM_NO_RSC);
 		ADD(rejected, 1);

@@ -12,7 +12,11 @@ extern const struct nvmf_transport_ops nvmf_rdma_transport_ops;
 /* Transport-wide counters (any thread, approximate). */
 struct nvmf_rdma_stats {
 	uint64_t accepted, rejected, closed;
-	unsigned int live;
+	uint64_t connect_timeouts; /* closed for not finishing Connect in time */
+	unsigned int live;         /* queue pairs not yet torn down */
+	unsigned int connecting;   /* of which not yet through Connect */
+	uint64_t registered_bytes; /* capsule and response buffers registered now (the data
+				     * pools are apart) */
 	uint64_t recv_capsules, inline_writes, rdma_reads, rdma_writes, sends, send_inv;
 	uint64_t post_send_calls, post_recv_calls, cq_polls, cq_events;
 };

@@ -39,6 +39,10 @@ endif
 EXTRA_DIST += tests/interop/rdma_fault_client.c
 TESTS += tests/interop/rdma-fault.sh
 dist_check_SCRIPTS += tests/interop/rdma-fault.sh
+# NVMe/RDMA queues that never send Connect (connecting limit, Connect deadline, buffers
+# registered before Connect) and Connects whose QID differs from the CM request's.
+TESTS += tests/interop/rdma-preconnect.sh
+dist_check_SCRIPTS += tests/interop/rdma-preconnect.sh
 # Deployment scenarios: configuration file with access control, advertised address,
 # discovery on 8009 and SIGHUP reload; target restarts under a mounted filesystem; the
 # open-iscsi initiator (CHAP, digests) on the iSCSI portals.

@@ -23,12 +23,19 @@
 #                rdma_fault_client's scenarios (die, qp-error, short-capsule, bad-rkey),
 #                each followed by a liveness check, the CLI's write + read back + compare
 #                and a healthy raw host; then SIGTERM, clean target exit.
+#   preconnect   nvmeof-target with --max-connecting 8 --connect-timeout 5 and 64 KiB of
+#                in-capsule data; rdma_fault_client opens 20 queues asking for the deepest
+#                I/O queue that never send Connect: at most 8 open at once, the target pins
+#                at most 2 MiB for them (VmPin), all closed at the deadline (the rdma
+#                statistics agree, nothing left registered); then a healthy
+#                raw host and the CLI do I/O; Connects whose QID differs from the CM
+#                request's are refused; then SIGTERM, clean target exit.
 #
 # Results go to /mnt/host: guest-results (one "ok NAME" / "not ok NAME: why" line per
 # check), target.log, guest-dmesg.txt. Exit status: the number of failed checks.
 set -u
 if [ $# -lt 3 ]; then
-	echo "usage: $0 kernel-host|initiator|fault NQN NSBYTES [NQUEUES]" >&2
+	echo "usage: $0 kernel-host|initiator|fault|preconnect NQN NSBYTES [NQUEUES]" >&2
 	exit 2
 fi
 MODE=$1 NQN=$2 NSBYTES=$3 NQUEUES=${4:-2}
@@ -378,9 +385,62 @@ fault() {
 	finish
 }
 
+# ---- queues that never send Connect, and Connect QIDs that differ from the CM request's --
+preconnect() {
+	local u="nvme+rdma://$IP:$PORT/$NQN/1" n
+	PLAN=(rxe target-start preconnect-flood alive-after-flood flood-logged flood-stats
+	      healthy-after-flood cli-rw-after-flood qid-mismatch alive-after-qid-mismatch
+	      healthy-after-qid-mismatch target-exit)
+	setup_rxe
+	start_target --ns "ram:$NSBYTES" --nqn "$NQN" --max-connecting 8 --connect-timeout 5 \
+		--in-capsule 65536 --stats-socket /tmp/nvmeof-stats.sock
+	check preconnect-flood timeout 120 "$BIN/rdma_fault_client" "$IP" "$PORT" "$NQN" \
+		preconnect-flood 20 8 "$tpid" 2048 15
+	kill -0 "$tpid" 2> /dev/null || fatal alive-after-flood "nvmeof-target died during the flood"
+	ok alive-after-flood
+	n=$(grep -c 'no Connect in time' "$OUT/target.log")
+	if [ "$n" -ge 1 ] && grep -q 'refused: 8 connections still connecting' "$OUT/target.log"
+	then
+		ok flood-logged
+	else
+		not_ok flood-logged "target log: $n 'no Connect in time', refusals not logged"
+	fi
+	# the statistics: every accepted queue timed out, the rest refused, nothing left
+	if python3 - /tmp/nvmeof-stats.sock << 'EOF'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+s.sendall(b"\n")
+buf = b""
+while not buf.endswith(b"\n"):
+    buf += s.recv(65536)
+r = json.loads(buf)["rdma"]
+print("rdma statistics:", json.dumps(r))
+sys.exit(0 if r["connect_timeouts"] >= 8 and r["rejected"] >= 1 and r["connecting"] == 0
+         and r["live"] == 0 and r["registered_bytes"] == 0 else 1)
+EOF
+	then
+		ok flood-stats
+	else
+		not_ok flood-stats "rdma statistics: connect_timeouts, rejected or leftovers wrong"
+	fi
+	check healthy-after-flood timeout 60 "$BIN/rdma_fault_client" "$IP" "$PORT" "$NQN" healthy
+	check cli-rw-after-flood cli_rw "$u"
+	check qid-mismatch timeout 60 "$BIN/rdma_fault_client" "$IP" "$PORT" "$NQN" qid-mismatch
+	kill -0 "$tpid" 2> /dev/null ||
+		fatal alive-after-qid-mismatch "nvmeof-target died during qid-mismatch"
+	ok alive-after-qid-mismatch
+	check healthy-after-qid-mismatch timeout 60 "$BIN/rdma_fault_client" "$IP" "$PORT" \
+		"$NQN" healthy
+	stop_target target-exit
+	finish
+}
+
 case "$MODE" in
 kernel-host) kernel_host ;;
 initiator) initiator ;;
 fault) fault ;;
+preconnect) preconnect ;;
 *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac

@@ -17,10 +17,21 @@
  *   bad-rkey     A Write and then a Read whose keyed SGL names an unregistered rkey (and
  *                one with a valid rkey but an address outside the region): the target's
  *                RDMA READ/WRITE fails; it must fail the command or drop the queue.
+ *   preconnect-flood N MAXCONNECTING PID MAXPIN_KB WAIT_S
+ *                N queues whose CM request asks for the deepest I/O queue (QID 1,
+ *                HSQSIZE 127) and that never send Connect. At most MAXCONNECTING may be
+ *                open at once (the rest refused until the target closes some), the target
+ *                (PID) may pin at most MAXPIN_KB more (VmPin: what it registered), and
+ *                every accepted one must be closed by the target within WAIT_S seconds of
+ *                the last request.
+ *   qid-mismatch A Connect whose QID differs from the QID of the queue's CM request
+ *                (admin Connect on an I/O queue, I/O Connect on an admin queue, another
+ *                I/O queue's QID): refused with Connect Invalid Parameters naming QID.
  * Exit status 0 when the target behaved (it answered or dropped the queue; healthy I/O
  * verified), 1 otherwise. The daemon being alive afterwards is checked by the caller.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -72,6 +83,26 @@ struct q {
 	uint16_t cid;
 	bool dead; /* disconnected or flushed */
 };
+
+/* The next CM event of @q within @ms: its type (-1: none) and status (the NVMe/RDMA
+ * reject status for a rejection). */
+static int cm_next(struct q *q, int ms, int *status)
+{
+	struct pollfd p = { .fd = q->ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	int type;
+
+	*status = 0;
+	if (poll(&p, 1, ms) != 1 || rdma_get_cm_event(q->ch, &ev) != 0)
+		return -1;
+	type = ev->event;
+	*status = ev->status;
+	if (type == RDMA_CM_EVENT_REJECTED && ev->param.conn.private_data)
+		*status = nvme_rdma_cm_rej_status(ev->param.conn.private_data,
+						  ev->param.conn.private_data_len);
+	rdma_ack_cm_event(ev);
+	return type;
+}
 
 static int cm_wait(struct q *q, enum rdma_cm_event_type want, int ms)
 {
@@ -188,15 +219,18 @@ static int run(struct q *q, struct nvme_cmd *cmd, struct nvme_cpl *cpl)
 	return st;
 }
 
-static int q_connect(struct q *q, uint16_t qid, uint16_t cntlid)
+/*
+ * The RDMA CM part of a queue: QP, receive buffers, a connection request whose private
+ * data names @qid and @hsqsize. 0 when established, 1 when the target rejected it
+ * (*@rej: its NVMe/RDMA status), -1 on any other failure.
+ */
+static int q_cm(struct q *q, uint16_t qid, uint16_t hsqsize, int *rej)
 {
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
 	struct ibv_qp_init_attr qa = { 0 };
 	struct rdma_conn_param cp = { 0 };
 	struct nvme_rdma_cm_req pd;
-	struct nvmf_connect_cmd cc = { 0 };
-	struct nvme_cpl cpl;
-	int st;
+	int st, type;
 
 	memset(q, 0, sizeof(*q));
 	q->r = aligned_alloc(4096, (sizeof(struct region) + 4095) & ~(size_t)4095);
@@ -228,14 +262,27 @@ static int q_connect(struct q *q, uint16_t qid, uint16_t cntlid)
 	REQUIRE(q->mr, "ibv_reg_mr: %s", strerror(errno));
 	for (int i = 0; i < QD; i++)
 		REQUIRE(post_recv(q, i) == 0, "post recv");
-	nvme_rdma_cm_req_build(&pd, qid, QD, QD - 1, qid ? cntlid : 0xffff);
+	nvme_rdma_cm_req_build(&pd, qid, (uint16_t)(hsqsize + 1), hsqsize, 0xffff);
 	cp.private_data = &pd;
 	cp.private_data_len = sizeof(pd);
 	cp.responder_resources = cp.initiator_depth = 1;
 	cp.retry_count = 7;
 	cp.rnr_retry_count = 7;
-	REQUIRE(rdma_connect(q->id, &cp) == 0 && cm_wait(q, RDMA_CM_EVENT_ESTABLISHED, 10000) == 0,
-		"rdma_connect qid %u", qid);
+	REQUIRE(rdma_connect(q->id, &cp) == 0, "rdma_connect qid %u: %s", qid, strerror(errno));
+	type = cm_next(q, 10000, rej);
+	if (type == RDMA_CM_EVENT_ESTABLISHED)
+		return 0;
+	if (type == RDMA_CM_EVENT_REJECTED)
+		return 1;
+	REQUIRE(0, "rdma_connect qid %u: CM event %s (status %d)", qid,
+		type < 0 ? "none" : rdma_event_str(type), *rej);
+}
+
+/* Fabrics Connect for queue @qid on @q: its NVMe status (SCT << 8 | SC), the response in
+ * @cpl. */
+static int q_fabrics_connect(struct q *q, uint16_t qid, uint16_t cntlid, struct nvme_cpl *cpl)
+{
+	struct nvmf_connect_cmd cc = { 0 };
 
 	cc.opc = NVME_OPC_FABRICS;
 	cc.fctype = NVMF_FCTYPE_CONNECT;
@@ -247,7 +294,17 @@ static int q_connect(struct q *q, uint16_t qid, uint16_t cntlid)
 	snprintf(q->r->cdata.subnqn, sizeof(q->r->cdata.subnqn), "%s", g_subnqn);
 	snprintf(q->r->cdata.hostnqn, sizeof(q->r->cdata.hostnqn), "%s", HOSTNQN);
 	sgl_keyed((struct nvme_cmd *)&cc, &q->r->cdata, sizeof(q->r->cdata), q->mr->rkey);
-	st = run(q, (struct nvme_cmd *)&cc, &cpl);
+	return run(q, (struct nvme_cmd *)&cc, cpl);
+}
+
+static int q_connect(struct q *q, uint16_t qid, uint16_t cntlid)
+{
+	struct nvme_cpl cpl;
+	int rej, st;
+
+	st = q_cm(q, qid, QD - 1, &rej);
+	REQUIRE(st == 0, "rdma_connect qid %u: rejected (status %d)", qid, rej);
+	st = q_fabrics_connect(q, qid, cntlid, &cpl);
 	REQUIRE(st == 0, "Fabrics Connect qid %u: status %#x", qid, st);
 	if (!qid)
 		q->cntlid = get_le16(&cpl.dw0);
@@ -279,8 +336,8 @@ static int prop_get(struct q *q, uint32_t off, uint32_t *v)
 	return 0;
 }
 
-/* Admin queue with the controller enabled, and one I/O queue on it. */
-static int ctrl_up(struct q *adm, struct q *io)
+/* Admin queue with the controller enabled. */
+static int admin_up(struct q *adm)
 {
 	uint32_t csts = 0;
 
@@ -292,6 +349,14 @@ static int ctrl_up(struct q *adm, struct q *io)
 		usleep(20000);
 	}
 	REQUIRE(csts & 1, "controller not ready");
+	return 0;
+}
+
+/* Admin queue with the controller enabled, and one I/O queue on it. */
+static int ctrl_up(struct q *adm, struct q *io)
+{
+	if (admin_up(adm))
+		return -1;
 	return q_connect(io, 1, adm->cntlid);
 }
 
@@ -439,15 +504,16 @@ static int scen_short_capsule(void)
 	return 0;
 }
 
-/* One command with a bad keyed SGL on a fresh I/O queue: an error status or the queue
- * dropped within the timeout; never success, never silence. */
-static int bad_key_cmd(struct q *adm, uint8_t opc, bool bad_addr, const char *what)
+/* One command with a bad keyed SGL on a fresh I/O queue @qid: an error status or the queue
+ * dropped within the timeout; never success, never silence. Each case has a QID of its
+ * own: a queue the target dropped may still hold its QID for a moment. */
+static int bad_key_cmd(struct q *adm, uint16_t qid, uint8_t opc, bool bad_addr, const char *what)
 {
 	struct q io;
 	struct nvme_cmd c;
 	int st;
 
-	if (q_connect(&io, 1, adm->cntlid))
+	if (q_connect(&io, qid, adm->cntlid))
 		return -1;
 	rw_cmd(&c, opc, 8192, XFER);
 	if (bad_addr) /* registered key, address far outside the region */
@@ -475,10 +541,208 @@ static int scen_bad_rkey(void)
 	if (q_connect(&adm, 0, 0) || prop_set(&adm, 0x14, 0x00460001))
 		return -1;
 	usleep(100000);
-	rc |= bad_key_cmd(&adm, NVME_OPC_WRITE, false, "Write, unregistered rkey");
-	rc |= bad_key_cmd(&adm, NVME_OPC_READ, false, "Read, unregistered rkey");
-	rc |= bad_key_cmd(&adm, NVME_OPC_WRITE, true, "Write, address outside the region");
-	rc |= bad_key_cmd(&adm, NVME_OPC_READ, true, "Read, address outside the region");
+	rc |= bad_key_cmd(&adm, 1, NVME_OPC_WRITE, false, "Write, unregistered rkey");
+	rc |= bad_key_cmd(&adm, 2, NVME_OPC_READ, false, "Read, unregistered rkey");
+	rc |= bad_key_cmd(&adm, 3, NVME_OPC_WRITE, true, "Write, address outside the region");
+	rc |= bad_key_cmd(&adm, 4, NVME_OPC_READ, true, "Read, address outside the region");
+	rdma_disconnect(adm.id);
+	q_destroy(&adm);
+	return rc;
+}
+
+/* The "@key: N kB" line of @path, -1 if there is none. */
+static long proc_kb(const char *path, const char *key)
+{
+	size_t klen = strlen(key);
+	char line[256];
+	long kb = -1;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':' &&
+		    sscanf(line + klen + 1, "%ld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* VmPin of process @pid in kB (memory pinned by RDMA registrations), -1 if unknown. */
+static long vm_pin_kb(long pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	return proc_kb(path, "VmPin");
+}
+
+static long vm_rss_kb(long pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	return proc_kb(path, "VmRSS");
+}
+
+#define FLOOD_MAX 256
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Take the target's disconnects of the open queues among @qs[0..@n): how many. */
+static int reap_closed(struct q *qs, bool *open_q, int n)
+{
+	int closed = 0;
+
+	for (int i = 0; i < n; i++) {
+		int st, type;
+
+		while (open_q[i] && (type = cm_next(&qs[i], 0, &st)) >= 0)
+			if (type == RDMA_CM_EVENT_DISCONNECTED) {
+				open_q[i] = false;
+				closed++;
+			}
+	}
+	return closed;
+}
+
+static int scen_preconnect_flood(int argc, char **argv)
+{
+	static struct q qs[FLOOD_MAX];
+	static bool open_q[FLOOD_MAX];
+	int n, maxacc, accepted = 0, refused = 0, closed = 0, open_max = 0, rc = 0;
+	long pid, maxpin, pin0, pin_max = 0, rss0, rss_max = 0, vm0, vm_max = 0;
+	double wait_s, t0, t1;
+
+	REQUIRE(argc >= 10, "preconnect-flood N MAXCONNECTING PID MAXPIN_KB WAIT_S");
+	n = atoi(argv[5]);
+	maxacc = atoi(argv[6]);
+	pid = atol(argv[7]);
+	maxpin = atol(argv[8]);
+	wait_s = atof(argv[9]);
+	REQUIRE(n > 0 && n <= FLOOD_MAX, "N: 1-%d", FLOOD_MAX);
+	pin0 = vm_pin_kb(pid);
+	REQUIRE(pin0 >= 0, "no VmPin for process %ld", pid);
+	rss0 = vm_rss_kb(pid);
+	vm0 = proc_kb("/proc/meminfo", "VmallocUsed");
+	t0 = now_s();
+	for (int i = 0; i < n; i++) {
+		int rej = 0, st = q_cm(&qs[i], 1, 127, &rej);
+		long v;
+
+		REQUIRE(st >= 0, "queue %d: the target neither accepted nor refused it", i);
+		if (st == 0) {
+			accepted++;
+			open_q[i] = true;
+		} else {
+			refused++;
+		}
+		/* queues the target closed at their deadline make room for later ones: what
+		 * counts is how many are open at once (their disconnect came before the accept
+		 * of this one) */
+		closed += reap_closed(qs, open_q, i + 1);
+		if (accepted - closed > open_max)
+			open_max = accepted - closed;
+		usleep(20000); /* the target's reactor is done with this one */
+		v = vm_pin_kb(pid);
+		pin_max = v > pin_max ? v : pin_max;
+		v = vm_rss_kb(pid);
+		rss_max = v > rss_max ? v : rss_max;
+		v = proc_kb("/proc/meminfo", "VmallocUsed");
+		vm_max = v > vm_max ? v : vm_max;
+	}
+	t1 = now_s();
+	printf("preconnect-flood: %d queues asked for HSQSIZE 127 without Connect in %.1f s: "
+	       "%d accepted, %d refused, at most %d open at once (limit %d)\n",
+	       n, t1 - t0, accepted, refused, open_max, maxacc);
+	printf("preconnect-flood: target VmPin %ld kB, at most %ld kB during the flood (+%ld kB, "
+	       "%ld kB per open queue; limit +%ld kB)\n",
+	       pin0, pin_max, pin_max - pin0, open_max ? (pin_max - pin0) / open_max : 0, maxpin);
+	/* for the record: the target's resident memory, and the kernel's vmalloc area (where
+	 * soft-RoCE keeps QP and CQ rings, ours included) */
+	printf("preconnect-flood: target VmRSS %ld kB, at most %ld kB (+%ld kB); VmallocUsed %ld "
+	       "kB, at most %ld kB (+%ld kB)\n",
+	       rss0, rss_max, rss_max - rss0, vm0, vm_max, vm_max - vm0);
+	if (open_max > maxacc || refused == 0) {
+		fprintf(stderr,
+			"rdma_fault_client: %d queues open at once, %d refused: at most %d "
+			"should have been open\n",
+			open_max, refused, maxacc);
+		rc = -1;
+	}
+	if (pin_max - pin0 > maxpin) {
+		fprintf(stderr,
+			"rdma_fault_client: the target pinned %ld kB for queues that never "
+			"sent Connect (limit %ld kB)\n",
+			pin_max - pin0, maxpin);
+		rc = -1;
+	}
+	/* every accepted queue must be closed by the target at its Connect deadline */
+	while (closed < accepted && now_s() - t1 < wait_s) {
+		closed += reap_closed(qs, open_q, n);
+		usleep(50000);
+	}
+	printf("preconnect-flood: %d of %d accepted queues closed by the target, the last %.1f s "
+	       "after the flood\n",
+	       closed, accepted, now_s() - t1);
+	if (closed < accepted) {
+		fprintf(stderr,
+			"rdma_fault_client: %d queues without Connect still open %.0f s "
+			"after the flood\n",
+			accepted - closed, wait_s);
+		rc = -1;
+	}
+	usleep(200000);
+	printf("preconnect-flood: target VmPin %ld kB after the closes\n", vm_pin_kb(pid));
+	for (int i = 0; i < n; i++)
+		q_destroy(&qs[i]);
+	return rc;
+}
+
+/* A queue set up by the CM as @cm_qid whose Connect names @qid: must be refused with
+ * Connect Invalid Parameters, IPO at the QID field. */
+static int qid_case(struct q *adm, uint16_t cm_qid, uint16_t qid, const char *what)
+{
+	struct q q;
+	struct nvme_cpl cpl;
+	int rej, st;
+
+	memset(&cpl, 0, sizeof(cpl));
+	st = q_cm(&q, cm_qid, QD - 1, &rej);
+	if (st != 0) {
+		q_destroy(&q);
+		REQUIRE(0, "%s: CM request refused (status %d)", what, rej);
+	}
+	st = q_fabrics_connect(&q, qid, adm->cntlid, &cpl);
+	printf("qid-mismatch: %s (CM QID %u, Connect QID %u): status %#x, dw0 %#x\n", what, cm_qid,
+	       qid, st, get_le32(&cpl.dw0));
+	rdma_disconnect(q.id);
+	q_destroy(&q);
+	REQUIRE(st == (NVME_SCT_COMMAND_SPECIFIC << 8 | NVME_SC_CONNECT_INVALID_PARAMETERS),
+		"%s: Connect status %#x, expected Connect Invalid Parameters (0x182)", what, st);
+	REQUIRE(get_le32(&cpl.dw0) == offsetof(struct nvmf_connect_cmd, qid),
+		"%s: IPO %#x, expected %#zx (QID)", what, get_le32(&cpl.dw0),
+		offsetof(struct nvmf_connect_cmd, qid));
+	return 0;
+}
+
+static int scen_qid_mismatch(void)
+{
+	struct q adm;
+	int rc = 0;
+
+	if (admin_up(&adm))
+		return -1;
+	rc |= qid_case(&adm, 1, 0, "admin Connect on an I/O queue");
+	rc |= qid_case(&adm, 0, 1, "I/O Connect on an admin queue");
+	rc |= qid_case(&adm, 2, 1, "I/O Connect for another queue");
 	rdma_disconnect(adm.id);
 	q_destroy(&adm);
 	return rc;
@@ -506,6 +770,10 @@ int main(int argc, char **argv)
 		rc = scen_short_capsule();
 	else if (!strcmp(argv[4], "bad-rkey"))
 		rc = scen_bad_rkey();
+	else if (!strcmp(argv[4], "preconnect-flood"))
+		rc = scen_preconnect_flood(argc, argv);
+	else if (!strcmp(argv[4], "qid-mismatch"))
+		rc = scen_qid_mismatch();
 	else {
 		fprintf(stderr, "unknown scenario %s\n", argv[4]);
 		return 2;

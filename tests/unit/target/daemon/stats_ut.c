@@ -219,6 +219,22 @@ static void test_json(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"COMPLETED\":13},\"rx_states\":{\"AWAIT_PDU_CH\":0,"
 					   "\"AWAIT_PDU_PSH\":14,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"ERROR\":0}}}\n"));
+	CU_ASSERT_PTR_NULL(strstr(buf, "\"rdma\"")); /* a build without NVMe/RDMA */
+	/* NVMe/RDMA: its connection counters after the NVMe/TCP ones */
+	s->rdma.present = true;
+	s->rdma.accepted = 21;
+	s->rdma.rejected = 12;
+	s->rdma.closed = 20;
+	s->rdma.live = 1;
+	s->rdma.connecting = 1;
+	s->rdma.connect_timeouts = 8;
+	s->rdma.registered_bytes = 131392;
+	n = stats_format_json(s, buf, sizeof(buf));
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"ERROR\":0}},\"rdma\":{\"accepted\":21,"
+					   "\"rejected\":12,\"closed\":20,\"live\":1,"
+					   "\"connecting\":1,\"connect_timeouts\":8,"
+					   "\"registered_bytes\":131392}}\n"));
 	/* too small a buffer */
 	CU_ASSERT_EQUAL(stats_format_json(s, buf, 64), -ENOSPC);
 	CU_ASSERT_EQUAL(stats_format_json(s, buf, 0), -ENOSPC);
@@ -236,6 +252,7 @@ static void test_json_largest(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
 	memset(s, 0xff, sizeof(*s));
+	s->rdma.present = true;
 	s->nreactors = STATS_MAX_REACTORS;
 	s->nports = STATS_MAX_PORTS;
 	for (unsigned int i = 0; i < STATS_MAX_PORTS; i++) {

@@ -2,6 +2,7 @@
 /* NVMe/RDMA binding rules of the target (target/rdma_proto.c): CM request checks and SGL
  * classification. */
 #include <CUnit/Basic.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "rdma/rdma_proto.h"
@@ -68,6 +69,101 @@ static void test_cm_wire_to_check(void)
 	put_le16(r.hsqsize, 200);
 	CU_ASSERT_EQUAL(nvme_rdma_cm_req_parse(&r, sizeof(r), &p), 0);
 	CU_ASSERT_EQUAL(rdma_cm_check(&p, &lim), NVME_RDMA_CM_INVALID_HSQSIZE);
+}
+
+/*
+ * What a queue that has not sent Connect makes the target register: a fixed small set of
+ * receive buffers, whatever HSQSIZE the CM request asked for; the whole queue only after
+ * Connect. Figures for the defaults (8 KiB in-capsule) and for 64 KiB.
+ */
+static void test_preconnect_region(void)
+{
+	static const uint32_t icsz[] = { 0, 8192, 65536, 1u << 20 };
+	static const uint16_t hsqsize[] = { 1, 2, 31, 127, 1023, 4095 };
+
+	for (size_t i = 0; i < sizeof(icsz) / sizeof(icsz[0]); i++) {
+		uint32_t cap = 64 + icsz[i];
+		size_t bound = RDMA_PRECONNECT_RECVS * (size_t)(cap + 63) +
+			       2 * RDMA_PRECONNECT_RECVS * sizeof(struct nvme_cpl);
+
+		for (size_t j = 0; j < sizeof(hsqsize) / sizeof(hsqsize[0]); j++) {
+			uint32_t nrecvs = (uint32_t)hsqsize[j] + 1;
+			uint32_t pre = rdma_preconnect_recvs(nrecvs);
+			size_t before = rdma_capsule_region_bytes(pre, cap);
+			size_t all = rdma_capsule_region_bytes(nrecvs, cap);
+
+			CU_ASSERT(pre >= 1 && pre <= nrecvs && pre <= RDMA_PRECONNECT_RECVS);
+			CU_ASSERT(before <= bound);
+			CU_ASSERT(before <= all);
+			/* the rest, registered after Connect, makes up the whole queue */
+			CU_ASSERT_EQUAL(before + rdma_capsule_region_bytes(nrecvs - pre, cap), all);
+		}
+	}
+	CU_ASSERT_EQUAL(rdma_capsule_stride(64), 64);
+	CU_ASSERT_EQUAL(rdma_capsule_stride(64 + 8192), 8256);
+	CU_ASSERT_EQUAL(rdma_capsule_stride(65), 128);
+	/* 128 entries: 1 MiB (8 KiB in-capsule) or 8 MiB (64 KiB) for the whole queue, a
+	 * couple of capsules before Connect */
+	CU_ASSERT_EQUAL(rdma_capsule_region_bytes(128, 64 + 8192), 128 * 8256 + 256 * 16);
+	CU_ASSERT_EQUAL(rdma_capsule_region_bytes(rdma_preconnect_recvs(128), 64 + 8192),
+			2 * 8256 + 4 * 16);
+	CU_ASSERT_EQUAL(rdma_capsule_region_bytes(128, 64 + 65536), 128 * 65600 + 256 * 16);
+	CU_ASSERT_EQUAL(rdma_capsule_region_bytes(rdma_preconnect_recvs(128), 64 + 65536),
+			2 * 65600 + 4 * 16);
+	CU_ASSERT_EQUAL(rdma_capsule_region_bytes(0, 64 + 8192), 0);
+}
+
+struct qid_case {
+	const char *what;
+	uint8_t opc, fctype;
+	uint16_t qid, cm_qid;
+	bool refused;
+};
+
+static const struct qid_case qid_cases[] = {
+	{ "admin Connect on an admin queue", NVME_OPC_FABRICS, NVMF_FCTYPE_CONNECT, 0, 0, false },
+	{ "I/O Connect on its queue", NVME_OPC_FABRICS, NVMF_FCTYPE_CONNECT, 7, 7, false },
+	{ "admin Connect on an I/O-sized queue", NVME_OPC_FABRICS, NVMF_FCTYPE_CONNECT, 0, 1,
+	  true },
+	{ "I/O Connect on an admin-sized queue", NVME_OPC_FABRICS, NVMF_FCTYPE_CONNECT, 1, 0,
+	  true },
+	{ "I/O Connect for another queue", NVME_OPC_FABRICS, NVMF_FCTYPE_CONNECT, 2, 1, true },
+	{ "QID FFFFh", NVME_OPC_FABRICS, NVMF_FCTYPE_CONNECT, 0xffff, 1, true },
+	{ "Property Get (same offset)", NVME_OPC_FABRICS, NVMF_FCTYPE_PROPERTY_GET, 3, 1, false },
+	{ "Disconnect", NVME_OPC_FABRICS, NVMF_FCTYPE_DISCONNECT, 3, 1, false },
+	{ "Write with fctype 1 and a QID-like word", NVME_OPC_WRITE, NVMF_FCTYPE_CONNECT, 3, 1,
+	  false },
+};
+
+/* Connect's QID against the one the CM request set the queue up for. */
+static void test_connect_qid(void)
+{
+	for (size_t i = 0; i < sizeof(qid_cases) / sizeof(qid_cases[0]); i++) {
+		const struct qid_case *c = &qid_cases[i];
+		struct nvmf_connect_cmd cc;
+		uint32_t dw0 = 0xdeadbeef;
+		uint16_t st;
+
+		memset(&cc, 0, sizeof(cc));
+		cc.opc = c->opc;
+		cc.fctype = c->fctype;
+		put_le16(&cc.qid, c->qid);
+		put_le16(&cc.sqsize, 31);
+		st = rdma_connect_qid_check((const struct nvme_cmd *)&cc, c->cm_qid, &dw0);
+		if ((st != 0) != c->refused)
+			fprintf(stderr, "  %s: status %#x\n", c->what, st);
+		if (c->refused) {
+			CU_ASSERT_EQUAL(st, NVME_STATUS(NVME_SCT_COMMAND_SPECIFIC,
+							NVME_SC_CONNECT_INVALID_PARAMETERS) |
+						    NVME_STATUS_DNR);
+			/* IPO: the QID field of the command (IATTR 0: not in the data) */
+			CU_ASSERT_EQUAL(dw0, offsetof(struct nvmf_connect_cmd, qid));
+			CU_ASSERT_EQUAL(dw0, 42);
+		} else {
+			CU_ASSERT_EQUAL(st, 0);
+			CU_ASSERT_EQUAL(dw0, 0);
+		}
+	}
 }
 
 enum sgl_form { KEYED, KEYED_INV, KEYED_SUB, INLINE, INLINE_RAW, TRANSPORT, PRP };
@@ -343,6 +439,8 @@ int main(void)
 	s = CU_add_suite("rdma_proto", NULL, NULL);
 	CU_add_test(s, "CM request checks", test_cm_check);
 	CU_add_test(s, "CM request bytes to check", test_cm_wire_to_check);
+	CU_add_test(s, "registered before Connect", test_preconnect_region);
+	CU_add_test(s, "Connect QID against the CM request", test_connect_qid);
 	CU_add_test(s, "SGL classification", test_sgl_parse);
 	CU_add_test(s, "invalidate without data", test_sgl_invalidate_without_data);
 	CU_add_test(s, "descriptor list in the capsule", test_sgl_list);
