@@ -5,6 +5,8 @@
  */
 #define _GNU_SOURCE
 #include <CUnit/Basic.h>
+#include "config.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
