@@ -165,6 +165,8 @@ struct tgt_config {
 		uint32_t max_io_size;		/* MDTS bytes, power of 2, 4 KiB..4 MiB */
 		uint32_t tcp_zerocopy_min; /* NVMe/TCP MSG_ZEROCOPY threshold, 0 (off)..64 MiB */
 		bool tcp_zerocopy_set;
+		/* read at start only: */
+		uint32_t max_control_connections; /* control socket clients, 1..1024 */
 	} limits;
 	/* Our extension: "metrics": "tcp://ADDR:PORT", the Prometheus endpoint ("" = none;
 	 * --metrics overrides; read at start). */

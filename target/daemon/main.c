@@ -746,7 +746,12 @@ int main(int argc, char **argv)
 	if (!o.no_control_socket) {
 		const char *path = o.control_socket ? o.control_socket : CONTROL_DEFAULT_SOCKET;
 
-		d.ctl = control_server_start(loop, &d.control, path, ctl_gid, err, sizeof(err));
+		unsigned int max_conns = o.max_control_connections
+						 ? o.max_control_connections
+						 : d.cfg->limits.max_control_connections;
+
+		d.ctl = control_server_start(loop, &d.control, path, ctl_gid, max_conns, err,
+					     sizeof(err));
 		/* The default is best effort (another instance may hold it); a path asked for
 		 * is not. */
 		if (!d.ctl && o.control_socket)
