@@ -40,6 +40,8 @@ static const char *const limit_keys[] = { "max_connections",
 					  "max_io_size",
 					  "tcp_zerocopy_min",
 					  "max_control_connections",
+					  "metrics_timeout",
+					  "metrics_per_address",
 					  NULL };
 
 /* The "limits" extension (struct config_limits). */
@@ -116,6 +118,16 @@ static int parse_limits(struct pctx *c, json_object *lim)
 		return rc;
 	if (rc)
 		l->max_control_connections = (uint32_t)v;
+	rc = cfg_get_int(c, lim, "limits", "metrics_timeout", 1, 600, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->metrics_timeout_ms = (uint32_t)v * 1000;
+	rc = cfg_get_int(c, lim, "limits", "metrics_per_address", 1, 64, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->metrics_per_address = (uint32_t)v;
 	return 0;
 }
 

@@ -167,6 +167,8 @@ struct tgt_config {
 		bool tcp_zerocopy_set;
 		/* read at start only: */
 		uint32_t max_control_connections; /* control socket clients, 1..1024 */
+		uint32_t metrics_timeout_ms;      /* "metrics_timeout" seconds, 1..600 */
+		uint32_t metrics_per_address;     /* metrics connections per address, 1..64 */
 	} limits;
 	/* Our extension: "metrics": "tcp://ADDR:PORT", the Prometheus endpoint ("" = none;
 	 * --metrics overrides; read at start). */

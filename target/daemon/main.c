@@ -760,8 +760,15 @@ int main(int argc, char **argv)
 			log_warn("no control socket: %s", err);
 	}
 	if (o.metrics || (d.cfg && d.cfg->metrics[0])) {
-		d.metrics = metrics_server_start(d.tgt, o.metrics ? o.metrics : d.cfg->metrics, err,
-						 sizeof(err));
+		struct metrics_opts mo = {
+			.timeout_ms = o.metrics_timeout_ms ? o.metrics_timeout_ms
+							   : d.cfg->limits.metrics_timeout_ms,
+			.per_address = o.metrics_per_address ? o.metrics_per_address
+							     : d.cfg->limits.metrics_per_address,
+		};
+
+		d.metrics = metrics_server_start(d.tgt, o.metrics ? o.metrics : d.cfg->metrics, &mo,
+						 err, sizeof(err));
 		if (!d.metrics)
 			return fail_start(&d, err);
 	}
