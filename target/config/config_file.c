@@ -30,11 +30,19 @@
 static const char *const host_keys[] = { "nqn", "dhchap", "psk", "psk_file", NULL };
 static const char *const top_keys[] = { "hosts",  "ports",   "subsystems", "iscsi",
 					"limits", "metrics", NULL };
-static const char *const limit_keys[] = { "max_connections",  "max_connecting",
-					  "connect_timeout",  "auth_timeout",
-					  "login_timeout",    "max_queue_depth",
-					  "in_capsule_size",  "max_io_size",
-					  "tcp_zerocopy_min", NULL };
+static const char *const limit_keys[] = { "max_connections",
+					  "max_connecting",
+					  "connect_timeout",
+					  "auth_timeout",
+					  "login_timeout",
+					  "max_queue_depth",
+					  "in_capsule_size",
+					  "max_io_size",
+					  "tcp_zerocopy_min",
+					  "max_control_connections",
+					  "metrics_timeout",
+					  "metrics_per_address",
+					  NULL };
 
 /* The "limits" extension (struct config_limits). */
 static int parse_limits(struct pctx *c, json_object *lim)
@@ -105,6 +113,21 @@ static int parse_limits(struct pctx *c, json_object *lim)
 		l->tcp_zerocopy_min = (uint32_t)v;
 		l->tcp_zerocopy_set = true;
 	}
+	rc = cfg_get_int(c, lim, "limits", "max_control_connections", 1, 1024, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->max_control_connections = (uint32_t)v;
+	rc = cfg_get_int(c, lim, "limits", "metrics_timeout", 1, 600, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->metrics_timeout_ms = (uint32_t)v * 1000;
+	rc = cfg_get_int(c, lim, "limits", "metrics_per_address", 1, 64, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->metrics_per_address = (uint32_t)v;
 	return 0;
 }
 

@@ -165,6 +165,10 @@ struct tgt_config {
 		uint32_t max_io_size;		/* MDTS bytes, power of 2, 4 KiB..4 MiB */
 		uint32_t tcp_zerocopy_min; /* NVMe/TCP MSG_ZEROCOPY threshold, 0 (off)..64 MiB */
 		bool tcp_zerocopy_set;
+		/* read at start only: */
+		uint32_t max_control_connections; /* control socket clients, 1..1024 */
+		uint32_t metrics_timeout_ms;      /* "metrics_timeout" seconds, 1..600 */
+		uint32_t metrics_per_address;     /* metrics connections per address, 1..64 */
 	} limits;
 	/* Our extension: "metrics": "tcp://ADDR:PORT", the Prometheus endpoint ("" = none;
 	 * --metrics overrides; read at start). */

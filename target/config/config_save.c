@@ -267,7 +267,8 @@ static json_object *save_root(const struct tgt_config *cfg, bool secrets)
 			json_object_object_add(root, "iscsi", is);
 	}
 	if (l->max_connections || l->max_queue_depth || l->in_capsule_set || l->max_io_size ||
-	    l->tcp_zerocopy_set) {
+	    l->tcp_zerocopy_set || l->max_control_connections || l->metrics_timeout_ms ||
+	    l->metrics_per_address) {
 		json_object *lo = json_object_new_object();
 
 		if (l->in_capsule_set)
@@ -285,6 +286,15 @@ static json_object *save_root(const struct tgt_config *cfg, bool secrets)
 		if (l->tcp_zerocopy_set)
 			json_object_object_add(lo, "tcp_zerocopy_min",
 					       json_object_new_int64(l->tcp_zerocopy_min));
+		if (l->max_control_connections)
+			json_object_object_add(lo, "max_control_connections",
+					       json_object_new_int64(l->max_control_connections));
+		if (l->metrics_timeout_ms)
+			json_object_object_add(lo, "metrics_timeout",
+					       json_object_new_int64(l->metrics_timeout_ms / 1000));
+		if (l->metrics_per_address)
+			json_object_object_add(lo, "metrics_per_address",
+					       json_object_new_int64(l->metrics_per_address));
 		json_object_object_add(root, "limits", lo);
 	}
 	arr = json_object_new_array();

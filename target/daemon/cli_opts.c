@@ -50,6 +50,9 @@ enum {
 	OPT_AUTH_TIMEOUT,
 	OPT_POLL,
 	OPT_POLL_MAX_US,
+	OPT_MAX_CONTROL_CONN,
+	OPT_METRICS_TIMEOUT,
+	OPT_METRICS_PER_ADDRESS,
 };
 
 static const struct option long_opts[] = {
@@ -90,8 +93,11 @@ static const struct option long_opts[] = {
 	{ "control-socket", required_argument, NULL, OPT_CONTROL_SOCKET },
 	{ "no-control-socket", no_argument, NULL, OPT_NO_CONTROL_SOCKET },
 	{ "control-group", required_argument, NULL, OPT_CONTROL_GROUP },
+	{ "max-control-connections", required_argument, NULL, OPT_MAX_CONTROL_CONN },
 	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
 	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "metrics-timeout", required_argument, NULL, OPT_METRICS_TIMEOUT },
+	{ "metrics-per-address", required_argument, NULL, OPT_METRICS_PER_ADDRESS },
 	/* not in --help: for testing durability checks only */
 	{ "unsafe-ignore-flush", no_argument, NULL, OPT_UNSAFE_IGNORE_FLUSH },
 	{ "help", no_argument, NULL, 'h' },
@@ -177,6 +183,10 @@ void cli_usage(FILE *f)
 	      "  --stats-socket PATH   serve counters (JSON lines) on a UNIX socket\n"
 	      "  --metrics URI         Prometheus metrics over HTTP at tcp://ADDR:PORT/metrics\n"
 	      "                        (port 0: a free one, logged)\n"
+	      "  --metrics-timeout SECS  a metrics client must send a whole request within\n"
+	      "                        SECS of connecting or of its previous reply (default 5)\n"
+	      "  --metrics-per-address N  metrics connections from one address at once\n"
+	      "                        (default 8, at most 64 in all); more are refused\n"
 	      "  --state-dir DIR       namespace identities generated once, and reservations\n"
 	      "                        that persist through power loss, are kept here\n"
 	      "                        (created 0700; default " CLI_DEFAULT_STATE_DIR ")\n"
@@ -185,6 +195,8 @@ void cli_usage(FILE *f)
 	      "  --no-control-socket   no control socket\n"
 	      "  --control-group NAME  members of group NAME may use the control socket\n"
 	      "                        (otherwise root and the daemon's own user only)\n"
+	      "  --max-control-connections N  control socket clients at once (default 16);\n"
+	      "                        more are refused\n"
 	      "  -h, --help            this text\n"
 	      "  -V, --version         print the version\n"
 	      "\n"
@@ -557,6 +569,24 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 		if (!*arg)
 			return fail(err, errlen, "--metrics: empty URI");
 		o->metrics = arg;
+		return 0;
+	case OPT_MAX_CONTROL_CONN:
+		if (parse_uint(arg, 1, 1024, &v))
+			return fail(err, errlen,
+				    "--max-control-connections: expected 1-1024, got '%s'", arg);
+		o->max_control_connections = (uint32_t)v;
+		return 0;
+	case OPT_METRICS_TIMEOUT:
+		if (parse_uint(arg, 1, 600, &v))
+			return fail(err, errlen,
+				    "--metrics-timeout: expected 1-600 seconds, got '%s'", arg);
+		o->metrics_timeout_ms = (uint32_t)v * 1000;
+		return 0;
+	case OPT_METRICS_PER_ADDRESS:
+		if (parse_uint(arg, 1, 64, &v))
+			return fail(err, errlen, "--metrics-per-address: expected 1-64, got '%s'",
+				    arg);
+		o->metrics_per_address = (uint32_t)v;
 		return 0;
 	case OPT_UNSAFE_IGNORE_FLUSH:
 		o->unsafe_ignore_flush = true;

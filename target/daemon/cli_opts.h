@@ -74,6 +74,9 @@ struct cli_opts {
 	const char *control_socket;     /* --control-socket PATH; NULL = the default (control.h) */
 	bool no_control_socket;         /* --no-control-socket */
 	const char *control_group;      /* --control-group NAME: may use the control socket */
+	uint32_t max_control_connections; /* --max-control-connections; 0 = default (16) */
+	uint32_t metrics_timeout_ms;      /* --metrics-timeout; 0 = default (5 s) */
+	uint32_t metrics_per_address;     /* --metrics-per-address; 0 = default (8) */
 	const char *log_file;           /* --log-file PATH; with -d and no --syslog: the default */
 };
 

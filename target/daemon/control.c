@@ -546,6 +546,8 @@ static int m_get_status(struct control_ctx *ctx, json_object *params, json_objec
 			       ctx->config_path ? json_object_new_string(ctx->config_path) : NULL);
 	json_object_object_add(o, "dirty", json_object_new_boolean(ctx->dirty));
 	json_object_object_add(o, "live_changes", json_object_new_int((int)ctx->changes));
+	json_object_object_add(o, "control_clients_refused",
+			       json_object_new_int64((int64_t)ctx->refused_clients));
 	if (ctx->tgt)
 		json_object_object_add(o, "connections",
 				       json_object_new_int((int)__atomic_load_n(

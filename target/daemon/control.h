@@ -19,6 +19,7 @@
 #include <ev.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct nvmf_tgt;
@@ -26,6 +27,7 @@ struct tgt_config;
 
 #define CONTROL_DEFAULT_SOCKET "/run/nvmeof/nvmeof-target.sock"
 #define CONTROL_MAX_LINE       (1u << 20) /* a longer request is an error and ends the connection */
+#define CONTROL_DEFAULT_MAX_CONNS 16u        /* --max-control-connections */
 
 /* JSON-RPC 2.0 error codes; failures of an operation use -errno as the code. */
 #define RPC_PARSE_ERROR      -32700
@@ -41,17 +43,20 @@ struct control_ctx {
 	const char *config_path; /* -c FILE, or NULL */
 	bool dirty;              /* live changes not yet saved to config_path */
 	unsigned int changes;    /* live changes since start */
+	uint64_t refused_clients; /* connections closed at accept: max_conns were open */
 };
 
 struct control_server;
 
 /*
  * Listen on @path: create its directory (0750) if missing, replace a stale socket (one
- * nobody answers on), bind, chmod 0660 and give it group @gid (-1: leave it). -errno with a
- * message in @err (-EADDRINUSE when another daemon answers there).
+ * nobody answers on), bind, chmod 0660 and give it group @gid (-1: leave it). At most
+ * @max_conns clients at once (0: CONTROL_DEFAULT_MAX_CONNS); more are closed at accept.
+ * NULL with errno and a message in @err (EADDRINUSE when another daemon answers there).
  */
 struct control_server *control_server_start(struct ev_loop *loop, struct control_ctx *ctx,
-					    const char *path, gid_t gid, char *err, size_t errlen);
+					    const char *path, gid_t gid, unsigned int max_conns,
+					    char *err, size_t errlen);
 /* Close the socket, every connection, and unlink the path. NULL is fine. */
 void control_server_stop(struct control_server *cs);
 

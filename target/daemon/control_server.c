@@ -3,6 +3,11 @@
  * The control socket itself: a UNIX stream socket on the main thread's loop, one JSON-RPC
  * request per line in, one reply per line out (control_handle() in control.c), peers
  * allowed by their credentials (root, the daemon's user, or --control-group members).
+ *
+ * What a client can make the daemon hold is bounded: at most max_conns connections
+ * (--max-control-connections), each with at most CONTROL_MAX_LINE bytes of requests read
+ * and one reply: a connection is not read while a reply to it waits to be sent, so a client
+ * that pipelines requests and never reads is held back by its own socket buffers.
  */
 #include "config.h"
 
@@ -42,6 +47,8 @@ struct control_server {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	gid_t gid;
 	struct control_conn *conns;
+	unsigned int nconns;    /* in conns */
+	unsigned int max_conns; /* more are closed at accept */
 };
 
 static void conn_close(struct control_conn *c)
@@ -55,6 +62,7 @@ static void conn_close(struct control_conn *c)
 	for (pp = &cs->conns; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
 			*pp = c->next;
+			cs->nconns--;
 			break;
 		}
 	if (c->in)
@@ -101,15 +109,58 @@ static int conn_queue(struct control_conn *c, const char *s)
 	return 0;
 }
 
+/*
+ * Answer the whole request lines buffered, one at a time: the next is taken only once the
+ * reply to the previous one went out whole, and the socket is read only when no reply
+ * waits. false when the connection was closed.
+ */
+static bool conn_serve(struct control_conn *c)
+{
+	size_t start = 0;
+
+	while (c->outlen == 0) {
+		char *nl = memchr(c->in + start, '\n', c->inlen - start), *reply = NULL;
+		size_t len;
+
+		if (!nl)
+			break;
+		len = (size_t)(nl - (c->in + start));
+		if (len && c->in[start + len - 1] == '\r')
+			len--;
+		if (len && control_handle(c->cs->ctx, c->in + start, len, &reply) == 0 && reply &&
+		    conn_queue(c, reply)) {
+			free(reply);
+			conn_close(c);
+			return false;
+		}
+		free(reply);
+		start = (size_t)(nl - c->in) + 1;
+		if (c->outlen && !conn_flush(c))
+			return false;
+	}
+	if (start) {
+		explicit_bzero(c->in, start);
+		memmove(c->in, c->in + start, c->inlen - start);
+		c->inlen -= start;
+	}
+	if (c->outlen)
+		ev_io_stop(c->cs->loop, &c->rio); /* resumed by conn_write_cb once sent */
+	else
+		ev_io_start(c->cs->loop, &c->rio);
+	return true;
+}
+
 static void conn_write_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
-	conn_flush(w->data);
+	struct control_conn *c = w->data;
+
+	if (conn_flush(c) && c->outlen == 0)
+		conn_serve(c);
 }
 
 static void conn_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct control_conn *c = w->data;
-	size_t start = 0;
 	ssize_t n;
 
 	if (c->incap - c->inlen < 4096) {
@@ -119,6 +170,8 @@ static void conn_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 		if (cap > CONTROL_MAX_LINE + 4096 || !(b = realloc(c->in, cap))) {
 			char msg[64], *r;
 
+			log_peer("control: closed a client: a request longer than %u bytes",
+				 CONTROL_MAX_LINE);
 			snprintf(msg, sizeof(msg), "request longer than %u bytes",
 				 CONTROL_MAX_LINE);
 			r = control_error_reply(RPC_INVALID_REQUEST, msg);
@@ -139,31 +192,7 @@ static void conn_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 		return;
 	}
 	c->inlen += (size_t)n;
-	for (;;) {
-		char *nl = memchr(c->in + start, '\n', c->inlen - start), *reply = NULL;
-		size_t len;
-
-		if (!nl)
-			break;
-		len = (size_t)(nl - (c->in + start));
-		if (len && c->in[start + len - 1] == '\r')
-			len--;
-		if (len && control_handle(c->cs->ctx, c->in + start, len, &reply) == 0 && reply &&
-		    conn_queue(c, reply)) {
-			free(reply);
-			conn_close(c);
-			return;
-		}
-		free(reply);
-		start = (size_t)(nl - c->in) + 1;
-	}
-	if (start) {
-		explicit_bzero(c->in, start);
-		memmove(c->in, c->in + start, c->inlen - start);
-		c->inlen -= start;
-	}
-	if (c->outlen)
-		conn_flush(c);
+	conn_serve(c);
 }
 
 static bool peer_allowed(const struct control_server *cs, int fd, struct ucred *uc)
@@ -205,6 +234,14 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 		close(fd);
 		return;
 	}
+	if (cs->nconns >= cs->max_conns) {
+		cs->ctx->refused_clients++;
+		log_peer("control: refused a client: %u connections open "
+			 "(--max-control-connections)",
+			 cs->nconns);
+		close(fd);
+		return;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
@@ -218,6 +255,7 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 	ev_io_start(loop, &c->rio);
 	c->next = cs->conns;
 	cs->conns = c;
+	cs->nconns++;
 }
 
 /* Whether a daemon answers on @path. */
@@ -236,7 +274,8 @@ static bool socket_alive(const char *path)
 }
 
 struct control_server *control_server_start(struct ev_loop *loop, struct control_ctx *ctx,
-					    const char *path, gid_t gid, char *err, size_t errlen)
+					    const char *path, gid_t gid, unsigned int max_conns,
+					    char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct control_server *cs;
@@ -291,6 +330,7 @@ struct control_server *control_server_start(struct ev_loop *loop, struct control
 	cs->loop = loop;
 	cs->ctx = ctx;
 	cs->gid = gid;
+	cs->max_conns = max_conns ? max_conns : CONTROL_DEFAULT_MAX_CONNS;
 	snprintf(cs->path, sizeof(cs->path), "%s", path);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	cs->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

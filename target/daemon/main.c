@@ -746,7 +746,12 @@ int main(int argc, char **argv)
 	if (!o.no_control_socket) {
 		const char *path = o.control_socket ? o.control_socket : CONTROL_DEFAULT_SOCKET;
 
-		d.ctl = control_server_start(loop, &d.control, path, ctl_gid, err, sizeof(err));
+		unsigned int max_conns = o.max_control_connections
+						 ? o.max_control_connections
+						 : d.cfg->limits.max_control_connections;
+
+		d.ctl = control_server_start(loop, &d.control, path, ctl_gid, max_conns, err,
+					     sizeof(err));
 		/* The default is best effort (another instance may hold it); a path asked for
 		 * is not. */
 		if (!d.ctl && o.control_socket)
@@ -755,8 +760,15 @@ int main(int argc, char **argv)
 			log_warn("no control socket: %s", err);
 	}
 	if (o.metrics || (d.cfg && d.cfg->metrics[0])) {
-		d.metrics = metrics_server_start(d.tgt, o.metrics ? o.metrics : d.cfg->metrics, err,
-						 sizeof(err));
+		struct metrics_opts mo = {
+			.timeout_ms = o.metrics_timeout_ms ? o.metrics_timeout_ms
+							   : d.cfg->limits.metrics_timeout_ms,
+			.per_address = o.metrics_per_address ? o.metrics_per_address
+							     : d.cfg->limits.metrics_per_address,
+		};
+
+		d.metrics = metrics_server_start(d.tgt, o.metrics ? o.metrics : d.cfg->metrics, &mo,
+						 err, sizeof(err));
 		if (!d.metrics)
 			return fail_start(&d, err);
 	}

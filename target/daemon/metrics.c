@@ -4,13 +4,17 @@
 
 #include "metrics.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #ifdef HAVE_MHD
 #include <microhttpd.h>
@@ -512,11 +516,223 @@ int metrics_format(struct nvmf_tgt *tgt, struct metrics_buf *b)
 
 /* ---- HTTP server ----------------------------------------------------------------------------- */
 #ifdef HAVE_MHD
+/*
+ * libmicrohttpd's connection timeout is an idle timeout: a client sending a byte now and
+ * then holds its connection for ever, and METRICS_MAX_CONNS of them shut the endpoint. So
+ * each connection MHD holds has a slot here, and a reaper thread shuts down (shutdown(2):
+ * MHD then reads the end and closes it) a connection that has not sent a whole request
+ * within timeout_ms of its accept or of its previous reply; a scrape takes milliseconds.
+ * More than per_address connections from one address are refused the same way, at once,
+ * so that one host cannot take the slots of the others.
+ *
+ * MHD reports a connection closed (NOTIFY_CLOSED) before it closes the descriptor, and
+ * the slot goes under the same lock as the reaper's shutdown(): never a reused descriptor.
+ */
+struct metrics_conn {
+	bool used;
+	bool answering; /* a whole request came in: its reply is under way */
+	bool doomed;    /* shut down by the reaper: waiting for MHD to close it */
+	int fd;
+	uint64_t since_ns; /* accept, or the end of the previous reply */
+	struct sockaddr_storage addr;
+};
+
 struct metrics_server {
 	struct MHD_Daemon *d;
 	struct nvmf_tgt *tgt;
 	uint16_t port;
+	uint32_t timeout_ms, per_address;
+	pthread_mutex_t lock; /* the slots and counters below */
+	pthread_cond_t wake;
+	pthread_t reaper;
+	bool reaper_on, stopping;
+	struct metrics_conn conns[METRICS_MAX_CONNS];
+	uint64_t refused;   /* per_address were open from the address */
+	uint64_t timed_out; /* no whole request within timeout_ms */
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether @a and @b are the same host (address family and address; the port aside). */
+static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			      &((const struct sockaddr_in6 *)b)->sin6_addr,
+			      sizeof(struct in6_addr)) == 0;
+	return false;
+}
+
+static const char *host_str(const struct sockaddr_storage *a, char *buf, size_t len)
+{
+	const void *p = a->ss_family == AF_INET6
+				? (const void *)&((const struct sockaddr_in6 *)a)->sin6_addr
+				: (const void *)&((const struct sockaddr_in *)a)->sin_addr;
+
+	if (!inet_ntop(a->ss_family, p, buf, (socklen_t)len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+static void conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+			enum MHD_ConnectionNotificationCode code)
+{
+	struct metrics_server *srv = cls;
+	struct metrics_conn *slot = *socket_context, *free_slot = NULL;
+	const union MHD_ConnectionInfo *fd, *addr;
+	struct sockaddr_storage ss = { 0 };
+	unsigned int from_host = 0;
+	char host[INET6_ADDRSTRLEN];
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (slot) {
+			pthread_mutex_lock(&srv->lock);
+			slot->used = false;
+			pthread_mutex_unlock(&srv->lock);
+			*socket_context = NULL;
+		}
+		return;
+	}
+	fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	addr = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (!fd)
+		return;
+	if (addr && addr->client_addr)
+		memcpy(&ss, addr->client_addr,
+		       addr->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+								: sizeof(struct sockaddr_in));
+	pthread_mutex_lock(&srv->lock);
+	for (unsigned int i = 0; i < METRICS_MAX_CONNS; i++) {
+		struct metrics_conn *c = &srv->conns[i];
+
+		if (!c->used)
+			free_slot = free_slot ? free_slot : c;
+		else if (same_host(&c->addr, &ss))
+			from_host++;
+	}
+	if (from_host >= srv->per_address || !free_slot) {
+		srv->refused++;
+		pthread_mutex_unlock(&srv->lock);
+		shutdown(fd->connect_fd, SHUT_RDWR);
+		log_peer("metrics: refused a connection from %s: %u open from that address "
+			 "(--metrics-per-address)",
+			 host_str(&ss, host, sizeof(host)), from_host);
+		return;
+	}
+	*free_slot = (struct metrics_conn){
+		.used = true, .fd = fd->connect_fd, .since_ns = now_ns(), .addr = ss
+	};
+	*socket_context = free_slot;
+	pthread_mutex_unlock(&srv->lock);
+}
+
+static struct metrics_conn *conn_slot(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *i =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i ? i->socket_context : NULL;
+}
+
+/* A reply is done (or the request ended): the next request has its own deadline. */
+static void request_done(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode code)
+{
+	struct metrics_server *srv = cls;
+	struct metrics_conn *slot = conn_slot(conn);
+
+	(void)con_cls;
+	(void)code;
+	if (!slot)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	slot->answering = false;
+	slot->since_ns = now_ns();
+	pthread_mutex_unlock(&srv->lock);
+}
+
+static void *reaper_main(void *arg)
+{
+	struct metrics_server *srv = arg;
+	char host[INET6_ADDRSTRLEN];
+	struct timespec ts;
+
+	pthread_mutex_lock(&srv->lock);
+	while (!srv->stopping) {
+		uint64_t now = now_ns();
+
+		for (unsigned int i = 0; i < METRICS_MAX_CONNS; i++) {
+			struct metrics_conn *c = &srv->conns[i];
+
+			if (!c->used || c->answering || c->doomed ||
+			    now - c->since_ns < (uint64_t)srv->timeout_ms * 1000000u)
+				continue;
+			c->doomed = true;
+			srv->timed_out++;
+			shutdown(c->fd, SHUT_RDWR);
+			log_peer("metrics: closed a connection from %s: no whole request within "
+				 "%u ms (--metrics-timeout)",
+				 host_str(&c->addr, host, sizeof(host)), srv->timeout_ms);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += 200 * 1000000L; /* the deadline is kept to within 0.2 s */
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&srv->wake, &srv->lock, &ts);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return NULL;
+}
+
+/*
+ * libmicrohttpd's own messages (a client gone mid-request, the connection limit, ...) are
+ * mostly what a peer makes happen: rate-limited, at info level.
+ */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	static struct log_ratelimit rl;
+	char msg[256];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	log_msg_rl(&rl, LOG_LVL_INFO, "metrics: %s", msg);
+}
+
+/* The endpoint's own counters, after the target's families. */
+static void format_endpoint(struct metrics_server *srv, struct metrics_buf *b)
+{
+	uint64_t refused, timed_out;
+
+	pthread_mutex_lock(&srv->lock);
+	refused = srv->refused;
+	timed_out = srv->timed_out;
+	pthread_mutex_unlock(&srv->lock);
+	metrics_family(b, "nvmeof_metrics_connections_refused_total", "counter",
+		       "Metrics endpoint connections refused: as many were open from the "
+		       "address as --metrics-per-address allows.");
+	metrics_sample_u64(b, "nvmeof_metrics_connections_refused_total", NULL, refused);
+	metrics_family(b, "nvmeof_metrics_requests_timed_out_total", "counter",
+		       "Metrics endpoint connections closed for not sending a whole request "
+		       "within --metrics-timeout.");
+	metrics_sample_u64(b, "nvmeof_metrics_requests_timed_out_total", NULL, timed_out);
+}
 
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int code, const char *type,
 			     char *body, size_t len, enum MHD_ResponseMemoryMode mode)
@@ -537,7 +753,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 			      size_t *upload_size, void **con_cls)
 {
 	struct metrics_server *srv = cls;
+	struct metrics_conn *slot = conn_slot(conn);
 	struct metrics_buf b = { 0 };
+	int rc;
 	static char not_found[] = "only /metrics here\n";
 	static char bad_method[] = "GET only\n";
 	static char oom[] = "out of memory\n";
@@ -549,10 +767,20 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", bad_method,
 			     strlen(bad_method), MHD_RESPMEM_PERSISTENT);
+	/* A GET is whole with its header: the deadline is met (a request with a body, which
+	 * could trickle in, stays under it). */
+	if (slot) {
+		pthread_mutex_lock(&srv->lock);
+		slot->answering = true;
+		pthread_mutex_unlock(&srv->lock);
+	}
 	if (strcmp(url, "/metrics") != 0)
 		return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain", not_found, strlen(not_found),
 			     MHD_RESPMEM_PERSISTENT);
-	if (metrics_format(srv->tgt, &b) != 0) {
+	rc = metrics_format(srv->tgt, &b);
+	if (rc == 0)
+		format_endpoint(srv, &b);
+	if (rc || b.oom) {
 		metrics_buf_free(&b);
 		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", oom, strlen(oom),
 			     MHD_RESPMEM_PERSISTENT);
@@ -561,7 +789,35 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		     MHD_RESPMEM_MUST_FREE);
 }
 
-struct metrics_server *metrics_server_start(struct nvmf_tgt *tgt, const char *uri, char *err,
+/* The lock and the reaper's condition (on the monotonic clock). 0 or -1. */
+static int init_sync(struct metrics_server *srv)
+{
+	pthread_condattr_t ca;
+	int rc;
+
+	if (pthread_mutex_init(&srv->lock, NULL))
+		return -1;
+	rc = pthread_condattr_init(&ca);
+	if (!rc) {
+		rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) ||
+		     pthread_cond_init(&srv->wake, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	if (rc) {
+		pthread_mutex_destroy(&srv->lock);
+		return -1;
+	}
+	return 0;
+}
+
+static void fini_sync(struct metrics_server *srv)
+{
+	pthread_cond_destroy(&srv->wake);
+	pthread_mutex_destroy(&srv->lock);
+}
+
+struct metrics_server *metrics_server_start(struct nvmf_tgt *tgt, const char *uri,
+					    const struct metrics_opts *opts, char *err,
 					    size_t errlen)
 {
 	struct uri_listen u;
@@ -592,21 +848,44 @@ struct metrics_server *metrics_server_start(struct nvmf_tgt *tgt, const char *ur
 		return NULL;
 	}
 	srv->tgt = tgt;
+	srv->timeout_ms = opts && opts->timeout_ms ? opts->timeout_ms : METRICS_DEFAULT_TIMEOUT_MS;
+	srv->per_address = opts && opts->per_address ? opts->per_address
+						     : METRICS_DEFAULT_PER_ADDRESS;
+	if (init_sync(srv)) {
+		freeaddrinfo(ai);
+		free(srv);
+		snprintf(err, errlen, "--metrics: cannot create a lock");
+		return NULL;
+	}
+	/* The idle timeout stays as a second line, for a reply the client does not read. */
 	srv->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
 					  (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				  0, NULL, NULL, handle, srv, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-				  MHD_OPTION_CONNECTION_LIMIT, 32u, MHD_OPTION_CONNECTION_TIMEOUT,
-				  10u, MHD_OPTION_END);
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_MAX_CONNS,
+				  MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_NOTIFY_CONNECTION,
+				  conn_notify, srv, MHD_OPTION_NOTIFY_COMPLETED, request_done, srv,
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (!srv->d) {
 		snprintf(err, errlen, "--metrics %s: cannot listen (address in use?)", uri);
+		fini_sync(srv);
 		free(srv);
 		return NULL;
 	}
+	if (pthread_create(&srv->reaper, NULL, reaper_main, srv) != 0) {
+		snprintf(err, errlen, "--metrics %s: cannot start a thread", uri);
+		MHD_stop_daemon(srv->d);
+		fini_sync(srv);
+		free(srv);
+		return NULL;
+	}
+	srv->reaper_on = true;
 	info = MHD_get_daemon_info(srv->d, MHD_DAEMON_INFO_BIND_PORT);
 	srv->port = info ? info->port : u.port;
-	log_notice("metrics on http://%s%s%s:%u/metrics", u.ipv6 ? "[" : "", u.addr,
-		   u.ipv6 ? "]" : "", srv->port);
+	log_notice("metrics on http://%s%s%s:%u/metrics (a request within %u ms, %u connections "
+		   "per address)",
+		   u.ipv6 ? "[" : "", u.addr, u.ipv6 ? "]" : "", srv->port, srv->timeout_ms,
+		   srv->per_address);
 	return srv;
 }
 
@@ -619,14 +898,23 @@ void metrics_server_stop(struct metrics_server *srv)
 {
 	if (!srv)
 		return;
+	pthread_mutex_lock(&srv->lock);
+	srv->stopping = true;
+	pthread_cond_signal(&srv->wake);
+	pthread_mutex_unlock(&srv->lock);
+	if (srv->reaper_on)
+		pthread_join(srv->reaper, NULL);
 	MHD_stop_daemon(srv->d);
+	fini_sync(srv);
 	free(srv);
 }
 #else
-struct metrics_server *metrics_server_start(struct nvmf_tgt *tgt, const char *uri, char *err,
+struct metrics_server *metrics_server_start(struct nvmf_tgt *tgt, const char *uri,
+					    const struct metrics_opts *opts, char *err,
 					    size_t errlen)
 {
 	(void)tgt;
+	(void)opts;
 	snprintf(err, errlen,
 		 "--metrics %s: built without metrics support (configure found no "
 		 "libmicrohttpd: apt-get install libmicrohttpd-dev)",

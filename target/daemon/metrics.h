@@ -16,7 +16,8 @@
  * reactor_idle_seconds_total, reactor_loops_total, reactor_messages_total,
  * scsi_translation_seconds_total, scsi_commands_total; and target-wide connections,
  * tcp_connections_{accepted,rejected,closed}_total, uptime_seconds,
- * process_cpu_seconds_total.
+ * process_cpu_seconds_total; and the endpoint's own metrics_connections_refused_total and
+ * metrics_requests_timed_out_total.
  */
 #ifndef NVMEOF_TARGET_METRICS_H
 #define NVMEOF_TARGET_METRICS_H
@@ -53,9 +54,22 @@ int metrics_format(struct nvmf_tgt *tgt, struct metrics_buf *b);
 void metrics_buf_free(struct metrics_buf *b);
 
 /* ---- server ------------------------------------------------------------------------------ */
-/* @uri: "tcp://ADDR:PORT". NULL with a message in @err on failure (also when built without
- * libmicrohttpd). */
-struct metrics_server *metrics_server_start(struct nvmf_tgt *tgt, const char *uri, char *err,
+#define METRICS_MAX_CONNS           64   /* connections at once, all clients */
+#define METRICS_DEFAULT_TIMEOUT_MS  5000 /* --metrics-timeout */
+#define METRICS_DEFAULT_PER_ADDRESS 8    /* --metrics-per-address */
+
+struct metrics_opts {
+	/* A connection that has not sent a whole request within this of its accept (or of
+	 * its previous reply) is closed; 0: METRICS_DEFAULT_TIMEOUT_MS. */
+	uint32_t timeout_ms;
+	/* Connections from one address at once; more are refused. 0: the default. */
+	uint32_t per_address;
+};
+
+/* @uri: "tcp://ADDR:PORT"; @opts NULL: the defaults. NULL with a message in @err on failure
+ * (also when built without libmicrohttpd). */
+struct metrics_server *metrics_server_start(struct nvmf_tgt *tgt, const char *uri,
+					    const struct metrics_opts *opts, char *err,
 					    size_t errlen);
 uint16_t metrics_server_port(const struct metrics_server *srv);
 void metrics_server_stop(struct metrics_server *srv);

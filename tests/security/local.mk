@@ -5,3 +5,5 @@
 security_tests =
 TESTS += $(security_tests)
 dist_check_SCRIPTS += $(security_tests)
+security_tests += tests/security/ctl-pipeline.sh
+security_tests += tests/security/metrics-slowloris.sh

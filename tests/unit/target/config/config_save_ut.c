@@ -250,7 +250,8 @@ static const char *const every_key =
 	"   \"hash\": \"hmac(sha256)\", \"dhgroup\": \"ffdhe2048\"}},"
 	" {\"nqn\": \"nqn.2014-08.org.nvmexpress:h2\"}],"
 	" \"limits\": {\"max_connections\": 100, \"max_queue_depth\": 64,"
-	"  \"in_capsule_size\": 4096, \"max_io_size\": 262144},"
+	"  \"in_capsule_size\": 4096, \"max_io_size\": 262144,"
+	"  \"max_control_connections\": 4, \"metrics_timeout\": 2, \"metrics_per_address\": 3},"
 	" \"ports\": [{\"portid\": 1, \"addr\": {\"trtype\": \"tcp\", \"adrfam\": \"ipv4\","
 	"   \"traddr\": \"127.0.0.1\", \"trsvcid\": \"4420\", \"treq\": \"not required\"},"
 	"   \"advertise\": \"192.0.2.1\", \"param\": {\"inline_data_size\": \"16384\"},"
@@ -282,6 +283,9 @@ static void test_every_key_round_trip(void)
 	CU_ASSERT_EQUAL_FATAL(config_load_string(every_key, "k", &a, g_err, sizeof(g_err)), 0);
 	CU_ASSERT_EQUAL(a->nhost_keys, 1);
 	CU_ASSERT_EQUAL(a->limits.max_io_size, 262144);
+	CU_ASSERT_EQUAL(a->limits.max_control_connections, 4);
+	CU_ASSERT_EQUAL(a->limits.metrics_timeout_ms, 2000);
+	CU_ASSERT_EQUAL(a->limits.metrics_per_address, 3);
 	CU_ASSERT_EQUAL(a->subsystems[0].namespaces[0].nsid, 3);
 	CU_ASSERT(a->subsystems[0].namespaces[0].has_eui64);
 	config_free(a);

@@ -405,6 +405,9 @@ static void test_conf_main_example(void)
 	CU_ASSERT_TRUE(cfg->subsystems[0].namespaces[0].has_nguid);
 	CU_ASSERT_TRUE(cfg->limits.tcp_zerocopy_set);
 	CU_ASSERT_EQUAL(cfg->limits.tcp_zerocopy_min, 0);
+	CU_ASSERT_EQUAL(cfg->limits.max_control_connections, 16);
+	CU_ASSERT_EQUAL(cfg->limits.metrics_timeout_ms, 5000);
+	CU_ASSERT_EQUAL(cfg->limits.metrics_per_address, 8);
 	config_free(cfg);
 	free(text);
 	free(local);

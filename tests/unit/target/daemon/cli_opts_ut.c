@@ -123,6 +123,13 @@ static void test_config_and_misc(void)
 	static const char *const lvl[] = { "--log-level", "warn", "-v", NULL };
 	static const char *const ver[] = { "-V", NULL };
 	static const char *const zero_ic[] = { "--in-capsule", "0", NULL };
+	static const char *const fronts[] = { "--max-control-connections",
+					      "4",
+					      "--metrics-timeout",
+					      "2",
+					      "--metrics-per-address",
+					      "3",
+					      NULL };
 	struct cli_opts o;
 	char err[256];
 
@@ -137,6 +144,12 @@ static void test_config_and_misc(void)
 	CU_ASSERT_EQUAL(parse(&o, err, zero_ic), 0);
 	CU_ASSERT_TRUE(o.in_capsule_set);
 	CU_ASSERT_EQUAL(o.in_capsule, 0);
+	CU_ASSERT_EQUAL(o.max_control_connections, 0); /* 0: the server's default */
+	CU_ASSERT_EQUAL(o.metrics_timeout_ms, 0);
+	CU_ASSERT_EQUAL(parse(&o, err, fronts), 0);
+	CU_ASSERT_EQUAL(o.max_control_connections, 4);
+	CU_ASSERT_EQUAL(o.metrics_timeout_ms, 2000);
+	CU_ASSERT_EQUAL(o.metrics_per_address, 3);
 }
 
 /* The quick flags that do not describe what to serve go with -c. */
@@ -196,6 +209,10 @@ static const struct bad_case bad_cases[] = {
 	{ { "--poll", "sometimes" }, "--poll: expected adaptive, off or busy" },
 	{ { "--poll-max-us", "0" }, "--poll-max-us: expected 1-10000" },
 	{ { "--poll-max-us", "20000" }, "--poll-max-us" },
+	{ { "--max-control-connections", "0" }, "--max-control-connections: expected 1-1024" },
+	{ { "--max-control-connections", "2000" }, "--max-control-connections" },
+	{ { "--metrics-timeout", "0" }, "--metrics-timeout: expected 1-600 seconds" },
+	{ { "--metrics-per-address", "65" }, "--metrics-per-address: expected 1-64" },
 	{ { "-c", "x.json", "--ns", "ram:1M" },
 	  "-c x.json and --ns conflict: the file sets what --ns would (drop one)" },
 	{ { "--listen", "tcp://1.2.3.4", "-c", "x.json" }, "-c x.json and --listen conflict" },

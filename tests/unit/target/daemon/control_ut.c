@@ -4,13 +4,17 @@
  * (ctx.tgt NULL) every method validates its parameters and stops there, so each case
  * checks exactly the framing, method lookup and parameter errors, and that error messages
  * name the parameter and its value. Then the socket itself: a client of the same user is
- * served, several requests on one connection are answered in order.
+ * served, several requests on one connection are answered in order; a client that sends
+ * without reading is no longer read (its sends block) and still gets every reply in
+ * order once it reads; clients beyond the cap are closed at accept.
  */
 #include <config.h>
 
 #include <CUnit/Basic.h>
 #include <ev.h>
+#include <errno.h>
 #include <json-c/json.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,7 +217,7 @@ static void test_socket(void)
 	g_loop = ev_loop_new(EVFLAG_AUTO);
 	ev_async_init(&g_stop, stop_cb);
 	ev_async_start(g_loop, &g_stop);
-	cs = control_server_start(g_loop, &g_ctx, g_sock, (gid_t)-1, err, sizeof(err));
+	cs = control_server_start(g_loop, &g_ctx, g_sock, (gid_t)-1, 0, err, sizeof(err));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(cs);
 	CU_ASSERT_EQUAL(stat(g_sock, &st), 0);
 	CU_ASSERT_EQUAL(st.st_mode & 0777, 0660);
@@ -222,7 +226,7 @@ static void test_socket(void)
 	CU_ASSERT_EQUAL(st.st_mode & 0777, 0750);
 	/* A second server on a live socket is refused. */
 	CU_ASSERT_PTR_NULL(
-		control_server_start(g_loop, &g_ctx, g_sock, (gid_t)-1, err, sizeof(err)));
+		control_server_start(g_loop, &g_ctx, g_sock, (gid_t)-1, 0, err, sizeof(err)));
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "another daemon"));
 	pthread_create(&th, NULL, loop_thread, NULL);
 
@@ -259,6 +263,160 @@ static void test_socket(void)
 	rmdir(g_dir);
 }
 
+/* A server at g_sock on its own loop thread, at most @max_conns clients. */
+static struct control_server *serve(unsigned int max_conns, pthread_t *th)
+{
+	struct control_server *cs;
+	char err[256];
+
+	snprintf(g_dir, sizeof(g_dir), "/tmp/control_ut.XXXXXX");
+	if (!mkdtemp(g_dir))
+		return NULL;
+	snprintf(g_sock, sizeof(g_sock), "%s/run/ctl.sock", g_dir);
+	g_loop = ev_loop_new(EVFLAG_AUTO);
+	ev_async_init(&g_stop, stop_cb);
+	ev_async_start(g_loop, &g_stop);
+	cs = control_server_start(g_loop, &g_ctx, g_sock, (gid_t)-1, max_conns, err, sizeof(err));
+	if (cs)
+		pthread_create(th, NULL, loop_thread, NULL);
+	return cs;
+}
+
+static void unserve(struct control_server *cs, pthread_t th)
+{
+	char buf[100];
+
+	ev_async_send(g_loop, &g_stop);
+	pthread_join(th, NULL);
+	control_server_stop(cs);
+	ev_loop_destroy(g_loop);
+	snprintf(buf, sizeof(buf), "%s/run", g_dir);
+	rmdir(buf);
+	rmdir(g_dir);
+}
+
+static int dial(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", g_sock);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Requests sent and never read: once the socket buffers are full the server stops reading,
+ * so the client's sends stop being taken (well before 16 MiB, where the old server would
+ * have queued ~10x that in replies). Reading then gets every reply, in order.
+ */
+static void test_backpressure(void)
+{
+	char line[96], *buf = malloc(1 << 16);
+	size_t sent = 0, off = 0, len, got = 0;
+	unsigned int n = 0, replies = 0, next = 1;
+	struct control_server *cs;
+	pthread_t th;
+	int fd;
+
+	cs = serve(0, &th);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cs);
+	fd = dial();
+	CU_ASSERT_FATAL(fd >= 0);
+	len = (size_t)snprintf(line, sizeof(line),
+			       "{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_methods\",\"id\":%u}\n",
+			       ++n);
+	while (sent < (16u << 20)) {
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		ssize_t w;
+
+		if (poll(&p, 1, 300) == 0)
+			break; /* the server stopped taking requests */
+		w = send(fd, line + off, len - off, MSG_DONTWAIT);
+		if (w < 0 && errno == EAGAIN)
+			continue;
+		CU_ASSERT_FATAL(w > 0);
+		sent += (size_t)w;
+		off += (size_t)w;
+		if (off == len) {
+			off = 0;
+			len = (size_t)snprintf(line, sizeof(line),
+					       "{\"jsonrpc\":\"2.0\",\"method\":\"rpc_get_"
+					       "methods\",\"id\":%u}\n",
+					       ++n);
+		}
+	}
+	CU_ASSERT(sent < (16u << 20));
+	if (off) { /* finish the line under way */
+		CU_ASSERT_EQUAL(send(fd, line + off, len - off, 0), (ssize_t)(len - off));
+	} else {
+		n--; /* the next line was never begun */
+	}
+	shutdown(fd, SHUT_WR);
+	for (;;) {
+		ssize_t r = recv(fd, buf + got, (1 << 16) - 1 - got, 0);
+		char *p, *nl;
+
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		buf[got] = '\0';
+		for (p = buf; (nl = strchr(p, '\n')); p = nl + 1) {
+			char want[32];
+
+			snprintf(want, sizeof(want), "\"id\":%u}", next++);
+			CU_ASSERT_PTR_NOT_NULL(strstr(p, want));
+			replies++;
+		}
+		got -= (size_t)(p - buf);
+		memmove(buf, p, got);
+	}
+	CU_ASSERT_EQUAL(replies, n);
+	close(fd);
+	free(buf);
+	unserve(cs, th);
+}
+
+/* With the cap reached, one more client is closed at once; a freed slot serves again. */
+static void test_conn_cap(void)
+{
+	const char *req = "{\"jsonrpc\":\"2.0\",\"method\":\"log_get_level\",\"id\":7}\n";
+	struct control_server *cs;
+	uint64_t refused = g_ctx.refused_clients;
+	char buf[512];
+	pthread_t th;
+	int a, b, c, d;
+
+	cs = serve(2, &th);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cs);
+	a = dial();
+	b = dial();
+	CU_ASSERT_FATAL(a >= 0 && b >= 0);
+	/* a and b are served: accepted before the third dials */
+	CU_ASSERT_EQUAL(send(a, req, strlen(req), 0), (ssize_t)strlen(req));
+	CU_ASSERT(recv(a, buf, sizeof(buf), 0) > 0);
+	CU_ASSERT_EQUAL(send(b, req, strlen(req), 0), (ssize_t)strlen(req));
+	CU_ASSERT(recv(b, buf, sizeof(buf), 0) > 0);
+	c = dial();
+	CU_ASSERT_FATAL(c >= 0);
+	(void)!send(c, req, strlen(req), MSG_NOSIGNAL);
+	CU_ASSERT(recv(c, buf, sizeof(buf), 0) <= 0); /* closed without a reply */
+	close(c);
+	CU_ASSERT_EQUAL(g_ctx.refused_clients, refused + 1);
+	close(a);
+	usleep(100000); /* the server sees a go */
+	d = dial();
+	CU_ASSERT_FATAL(d >= 0);
+	CU_ASSERT_EQUAL(send(d, req, strlen(req), 0), (ssize_t)strlen(req));
+	CU_ASSERT(recv(d, buf, sizeof(buf), 0) > 0);
+	close(d);
+	close(b);
+	unserve(cs, th);
+}
+
 int main(void)
 {
 	static const struct {
@@ -268,6 +426,8 @@ int main(void)
 		{ "requests, methods and parameters", test_cases },
 		{ "ids and notifications", test_ids_and_notifications },
 		{ "the socket", test_socket },
+		{ "a client that does not read is not read", test_backpressure },
+		{ "clients beyond the cap are closed", test_conn_cap },
 	};
 	CU_pSuite suite;
 	unsigned int failures;

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * target/daemon/metrics.c: the exposition writer (labels, samples, histograms), the
- * families of a real target, and the HTTP endpoint.
+ * families of a real target, and the HTTP endpoint: its answer, and its limits (a whole
+ * request within the deadline however slowly bytes come, connections per address).
  */
 #define _GNU_SOURCE
+#include "config.h"
+
 #include <CUnit/Basic.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/hist.h"
@@ -129,6 +134,107 @@ static void check_families(const char *text)
 	free(copy);
 }
 
+#ifdef HAVE_MHD
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int dial(uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Seconds until the server closes @fd (reads past what it sends), at most @limit; -1 if not. */
+static double closed_within(int fd, double limit)
+{
+	double t0 = now_s();
+	char buf[256];
+
+	while (now_s() - t0 < limit) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 50) == 1 && recv(fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
+			return now_s() - t0;
+	}
+	return -1;
+}
+
+/* A GET on a new connection; the response in @resp (NUL-terminated). */
+static void scrape(uint16_t port, char *resp, size_t len)
+{
+	const char *rq = "GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n";
+	int fd = dial(port);
+	size_t got = 0;
+	ssize_t n;
+
+	resp[0] = '\0';
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(write(fd, rq, strlen(rq)), (ssize_t)strlen(rq));
+	while (got < len - 1 && (n = read(fd, resp + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	resp[got] = '\0';
+	close(fd);
+}
+
+/*
+ * Two connections per address and a 600 ms deadline: a third from the same address is
+ * closed at once; the two, one of them sending a byte every 100 ms, are closed at the
+ * deadline; a whole request is still answered, and the scrape counts both.
+ */
+static void endpoint_limits(struct nvmf_tgt *tgt)
+{
+	const struct metrics_opts mo = { .timeout_ms = 600, .per_address = 2 };
+	char err[256], *resp = calloc(1, 1 << 20);
+	struct metrics_server *srv;
+	double t0, ta = -1, tb = -1;
+	int a, b, c;
+
+	srv = metrics_server_start(tgt, "tcp://127.0.0.1:0", &mo, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
+	a = dial(metrics_server_port(srv));
+	b = dial(metrics_server_port(srv));
+	CU_ASSERT_FATAL(a >= 0 && b >= 0);
+	usleep(100000); /* both accepted before the third */
+	t0 = now_s();
+	c = dial(metrics_server_port(srv));
+	CU_ASSERT_FATAL(c >= 0);
+	CU_ASSERT(closed_within(c, 0.5) >= 0); /* refused: closed at once */
+	close(c);
+	/* b trickles a header; an idle timeout alone would keep it */
+	for (const char *p = "GET /metrics HTTP/1.1\r\nX: "; *p && tb < 0; p++) {
+		(void)!send(b, p, 1, MSG_NOSIGNAL);
+		if (closed_within(b, 0.1) >= 0)
+			tb = now_s() - t0;
+	}
+	if (tb < 0 && closed_within(b, 2) >= 0)
+		tb = now_s() - t0;
+	if (closed_within(a, 2) >= 0)
+		ta = now_s() - t0;
+	CU_ASSERT(ta > 0.3 && ta < 1.5);
+	CU_ASSERT(tb > 0.3 && tb < 1.5);
+	close(a);
+	close(b);
+	scrape(metrics_server_port(srv), resp, 1 << 20);
+	CU_ASSERT(strncmp(resp, "HTTP/1.0 200", 12) == 0 || strncmp(resp, "HTTP/1.1 200", 12) == 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(resp, "\nnvmeof_metrics_connections_refused_total 1\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(resp, "\nnvmeof_metrics_requests_timed_out_total 2\n"));
+	metrics_server_stop(srv);
+	free(resp);
+}
+#endif
+
 static void test_target(void)
 {
 	struct nvmf_tgt_opts to;
@@ -172,7 +278,7 @@ static void test_target(void)
 #ifdef HAVE_MHD
 	/* the endpoint on a free port answers GET /metrics with the same families */
 	struct metrics_server *srv =
-		metrics_server_start(tgt, "tcp://127.0.0.1:0", err, sizeof(err));
+		metrics_server_start(tgt, "tcp://127.0.0.1:0", NULL, err, sizeof(err));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
 	CU_ASSERT(metrics_server_port(srv) != 0);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -194,7 +300,9 @@ static void test_target(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(resp, "nvmeof_namespace_commands_total{"));
 	free(resp);
 	metrics_server_stop(srv);
-	CU_ASSERT_PTR_NULL(metrics_server_start(tgt, "iscsi://127.0.0.1:0", err, sizeof(err)));
+	CU_ASSERT_PTR_NULL(
+		metrics_server_start(tgt, "iscsi://127.0.0.1:0", NULL, err, sizeof(err)));
+	endpoint_limits(tgt);
 #endif
 	metrics_buf_free(&b);
 	nvmf_tgt_destroy(tgt);
