@@ -80,6 +80,11 @@ int iscsi_login(int fd, const struct iscsi_login_cfg *cfg, int timeout_ms,
 		struct iscsi_session *out);
 
 /* CHAP_R = H(id || secret || challenge) for CHAP_A @alg. 0 or -EINVAL/-ENOTSUP. */
+/* SendTargets (host_iscsi_discovery.c): the TargetName / TargetAddress pairs of @text
+ * (@len bytes, NUL-separated) into *@out, one entry per address, the portal's address
+ * for a name without one. 0, or -errno with the error set. Exposed for tests. */
+int host_iscsi_parse_targets(const struct uri_target *u, char *text, size_t len,
+			     struct nvmeof_iscsi_target **out, unsigned int *count);
 int host_iscsi_chap_response(int alg, uint8_t id, const uint8_t *secret, size_t secret_len,
 			     const uint8_t *chal, size_t chal_len, uint8_t *out, size_t *out_len);
 

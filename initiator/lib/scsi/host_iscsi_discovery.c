@@ -157,6 +157,9 @@ static int parse_address(const char *a, const char *dflt_port, struct nvmeof_isc
 	const char *comma = strrchr(a, ','), *end, *colon;
 	size_t hl;
 
+	/* the entry came with the portal's address: replace it, not overwrite its head */
+	memset(t->traddr, 0, sizeof(t->traddr));
+	memset(t->trsvcid, 0, sizeof(t->trsvcid));
 	end = comma ? comma : a + strlen(a);
 	if (comma) {
 		uint32_t v;
@@ -191,8 +194,8 @@ static int parse_address(const char *a, const char *dflt_port, struct nvmeof_isc
 }
 
 /* TargetName / TargetAddress pairs into entries, one per address. */
-static int parse_targets(const struct uri_target *u, char *text, size_t len,
-			 struct nvmeof_iscsi_target **out, unsigned int *count)
+int host_iscsi_parse_targets(const struct uri_target *u, char *text, size_t len,
+			     struct nvmeof_iscsi_target **out, unsigned int *count)
 {
 	struct iscsi_kv *kv = calloc(2 * DISC_TARGETS_MAX, sizeof(*kv));
 	struct nvmeof_iscsi_target *t = NULL;
@@ -238,10 +241,13 @@ static int parse_targets(const struct uri_target *u, char *text, size_t len,
 		}
 		named_only = name;
 		if (!name && parse_address(kv[i].val, port, &t[n - 1])) {
+			/* the message quotes the value: say it before the pairs are freed */
+			int rc = set_error(-EPROTO, "iSCSI discovery: bad TargetAddress '%.64s'",
+					   kv[i].val);
+
 			free(t);
 			free(kv);
-			return set_error(-EPROTO, "iSCSI discovery: bad TargetAddress '%.64s'",
-					 kv[i].val);
+			return rc;
 		}
 	}
 	free(kv);
@@ -308,7 +314,7 @@ int nvmeof_iscsi_discover(const char *uri, const struct nvmeof_opts *opts,
 	if (rc == 0)
 		rc = send_targets(&d, text, ISCSI_TEXT_MAX, &len);
 	if (rc == 0)
-		rc = parse_targets(&u, text, len, targets, count);
+		rc = host_iscsi_parse_targets(&u, text, len, targets, count);
 	if (d.s.tsih)
 		logout(&d);
 	free(text);
