@@ -5,3 +5,6 @@
 security_tests =
 TESTS += $(security_tests)
 dist_check_SCRIPTS += $(security_tests)
+security_tests += tests/security/iscsi-hoard.sh
+security_tests += tests/security/iscsi-stall-timers.sh
+security_tests += tests/security/iscsi-idle-cost.sh
