@@ -169,6 +169,22 @@ static struct iscsi_initiator *initiator_find_locked(const char *name)
 	return NULL;
 }
 
+/* Under the lock: @c reinstates a live session of the same I_T nexus (same ISID and
+ * target), which it is about to end: the count does not grow. */
+static bool reinstates_locked(const struct iscsi_conn *c)
+{
+	const struct iscsi_conn *o;
+
+	TAILQ_FOREACH(o, &g_iscsi.conns, link)
+	{
+		if (o != c && o->tsih && o->initiator_share && !o->discovery &&
+		    o->target == c->target && !memcmp(o->isid, c->isid, sizeof(c->isid)) &&
+		    !strcmp(o->initiator, c->initiator))
+			return true;
+	}
+	return false;
+}
+
 int iscsi_initiator_join(struct iscsi_conn *c)
 {
 	unsigned int nr = reactor_count() ? reactor_count() : 1;
@@ -180,7 +196,7 @@ int iscsi_initiator_join(struct iscsi_conn *c)
 	pthread_mutex_lock(&g_iscsi.lock);
 	max = g_iscsi.opts.max_sessions_per_initiator;
 	in = initiator_find_locked(c->initiator);
-	if (in && max && in->sessions >= max) {
+	if (in && max && in->sessions >= max && !reinstates_locked(c)) {
 		pthread_mutex_unlock(&g_iscsi.lock);
 		__atomic_add_fetch(&g_iscsi.initiator_limit, 1, __ATOMIC_RELAXED);
 		log_peer("%s: login refused: initiator %.64s has %u sessions "

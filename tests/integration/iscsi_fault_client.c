@@ -41,6 +41,7 @@ static int g_port;
 static const char *g_iqn;
 static const char *g_initiator = "iqn.2026-11.io.nvmeof:fault";
 static int g_timeout_s = 10; /* receive and send timeout of every socket */
+static int g_isid_seq = -1;  /* >= 0: the next login reuses this ISID (reinstatement) */
 
 static void fail(const char *fmt, ...)
 {
@@ -278,7 +279,8 @@ static int sess_login(struct sess *s, bool digest, int rcvbuf)
 			       ISCSI_STAGE_FULL_FEATURE);
 	bhs[0] |= ISCSI_FLAG_IMMEDIATE;
 	bhs[8] = 0x80; /* ISID: random format */
-	put_be32(bhs + 9, (uint32_t)getpid() << 8 | (++isid_seq & 0xff));
+	put_be32(bhs + 9, (uint32_t)getpid() << 8 |
+				  ((g_isid_seq >= 0 ? (uint32_t)g_isid_seq : ++isid_seq) & 0xff));
 	put_be32(bhs + 16, 0);
 	put_be32(bhs + 24, s->cmdsn);
 	REQUIRE(pdu_send(s, bhs, text, (uint32_t)len, BAD_NONE) == 0, "login send");
@@ -1145,6 +1147,18 @@ static int scen_initiator_limit(int max)
 				      st[max].rx_bhs[37]);
 		else
 			printf("session %d of one initiator refused: Out of Resources\n", max + 1);
+		sess_close(&st[max]);
+	}
+	if (!rc) {
+		/* the same I_T nexus again (ISID of the first session) reinstates it: at the
+		 * limit, that is still allowed */
+		g_isid_seq = 1;
+		rc = sess_login(&st[max], false, 0);
+		g_isid_seq = -1;
+		if (rc)
+			fail("reinstating a session at the limit refused");
+		else
+			printf("reinstating session 1 at the limit: accepted\n");
 		sess_close(&st[max]);
 	}
 	while (n--)
