@@ -44,6 +44,10 @@ static const char *const option_keys[] = { "first_burst_length",
 					   "header_digest",
 					   "data_digest",
 					   "chap_algs",
+					   "dataout_timeout",
+					   "nopin_interval",
+					   "nopin_timeout",
+					   "max_sessions_per_initiator",
 					   NULL };
 
 static bool all_hex(const char *s, size_t n)
@@ -379,6 +383,10 @@ static int parse_options(struct pctx *c, json_object *o, const char *kp)
 		  .max = ISCSI_CFG_SEG_MAX },
 		{ .key = "max_outstanding_r2t", .min = 1, .max = 65535 },
 		{ .key = "queue_depth", .min = 1, .max = 4096 },
+		{ .key = "dataout_timeout", .min = 0, .max = 3600 },
+		{ .key = "nopin_interval", .min = 0, .max = 3600 },
+		{ .key = "nopin_timeout", .min = 1, .max = 3600 },
+		{ .key = "max_sessions_per_initiator", .min = 1, .max = 65535 },
 	};
 	int64_t v;
 	bool b;

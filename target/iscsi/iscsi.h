@@ -90,6 +90,12 @@ struct iscsi_opts {
 	uint32_t queue_depth;	     /* commands per session, 128 */
 	uint32_t chap_algs;          /* CHAP digests allowed, a bit (1 << CHAP_A) each;
 				      * SHA3-256 (8) and SHA-256 (7), not MD5 or SHA-1 */
+	uint32_t dataout_timeout_ms; /* an R2T (or unsolicited burst) unanswered this long
+				      * ends the connection (ERL 0), 10 s; 0: no deadline */
+	uint32_t nopin_interval_ms;  /* a full feature session silent this long gets a NOP-In
+				      * ping, 15 s; 0: no pings */
+	uint32_t nopin_timeout_ms;   /* a ping unanswered this long ends the session, 30 s */
+	uint32_t max_sessions_per_initiator; /* normal sessions of one InitiatorName, 64 */
 };
 void iscsi_set_opts(const struct iscsi_opts *opts);
 void iscsi_opts_default(struct iscsi_opts *opts);
@@ -134,6 +140,11 @@ struct iscsi_stats {
 	unsigned int connecting;  /* of those, still in the login phase */
 	uint64_t login_timeouts;  /* closed at the login deadline */
 	uint64_t revoked;         /* sessions ended by a configuration change */
+	uint64_t dataout_timeouts; /* connections ended: Data-Out not sent in time */
+	uint64_t nopin_timeouts;   /* sessions ended: a NOP-In ping unanswered */
+	uint64_t peer_gone;        /* stalled connections ended: the initiator had closed */
+	uint64_t initiator_limit;  /* logins refused: max_sessions_per_initiator */
+	uint64_t tasks_allocated;  /* task slots in memory (they grow on demand) */
 };
 void iscsi_get_stats(struct iscsi_stats *st);
 

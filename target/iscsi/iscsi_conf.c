@@ -123,6 +123,14 @@ static int apply_options(json_object *o, char *err, size_t errlen)
 		opts.max_outstanding_r2t = (uint32_t)n;
 	if (jint(o, "queue_depth", &n))
 		opts.queue_depth = (uint32_t)n;
+	if (jint(o, "dataout_timeout", &n))
+		opts.dataout_timeout_ms = (uint32_t)n * 1000;
+	if (jint(o, "nopin_interval", &n))
+		opts.nopin_interval_ms = (uint32_t)n * 1000;
+	if (jint(o, "nopin_timeout", &n))
+		opts.nopin_timeout_ms = (uint32_t)n * 1000;
+	if (jint(o, "max_sessions_per_initiator", &n))
+		opts.max_sessions_per_initiator = (uint32_t)n;
 	if (json_object_object_get_ex(o, "immediate_data", &v))
 		opts.immediate_data = json_object_get_boolean(v);
 	if (json_object_object_get_ex(o, "initial_r2t", &v))

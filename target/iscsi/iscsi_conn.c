@@ -342,17 +342,29 @@ static int rx_header_dispatch(struct iscsi_conn *c)
 	}
 }
 
+/* Login, text and NOP-Out data has been used (copied where kept): the chunk goes back to
+ * the pool, so an idle session holds none. */
+static int rx_data_done(struct iscsi_conn *c, int rc)
+{
+	if (c->rx_data) {
+		reactor_buf_put(c->r, c->rx_data);
+		c->rx_data = NULL;
+	}
+	return rc;
+}
+
 static int rx_pdu_done(struct iscsi_conn *c)
 {
 	const uint8_t *bhs = c->rx_hdr;
 
+	c->rx_seen = true;
 	switch (iscsi_bhs_opcode(bhs)) {
 	case ISCSI_OP_LOGIN_REQ:
-		return iscsi_login_rx(c, bhs, c->rx_data, c->rx_dlen);
+		return rx_data_done(c, iscsi_login_rx(c, bhs, c->rx_data, c->rx_dlen));
 	case ISCSI_OP_TEXT_REQ:
-		return iscsi_text_rx(c, bhs, c->rx_data, c->rx_dlen);
+		return rx_data_done(c, iscsi_text_rx(c, bhs, c->rx_data, c->rx_dlen));
 	case ISCSI_OP_NOP_OUT:
-		return iscsi_nop_out_rx(c, bhs, c->rx_data, c->rx_dlen);
+		return rx_data_done(c, iscsi_nop_out_rx(c, bhs, c->rx_data, c->rx_dlen));
 	case ISCSI_OP_SCSI_CMD:
 		if (c->rx_task)
 			iscsi_scsi_cmd_data_done(c, c->rx_task);
@@ -527,7 +539,7 @@ static void rx_process(struct iscsi_conn *c)
 		rc = rx_step(c);
 		if (rc == -EAGAIN) {
 			if (c->rx_state == RX_WAIT)
-				ev_io_stop(c->loop, &c->rio);
+				iscsi_conn_rx_pause(c);
 			return;
 		}
 		if (rc) {
@@ -564,10 +576,22 @@ static void rx_resume_work(void *arg)
 			rx_fail(c, rc);
 			return;
 		}
-		if (c->rx_state != RX_STOPPED)
+		if (c->rx_state != RX_STOPPED) {
+			c->rx_paused = false;
 			ev_io_start(c->loop, &c->rio);
+		}
 	}
 	rx_process(c);
+}
+
+/*
+ * Not reading: the socket is not watched for input, so an initiator that closes its end
+ * is not seen here; the liveness tick (iscsi_watch.c) looks for that while paused.
+ */
+void iscsi_conn_rx_pause(struct iscsi_conn *c)
+{
+	c->rx_paused = true;
+	ev_io_stop(c->loop, &c->rio);
 }
 
 void iscsi_rx_resume(struct iscsi_conn *c)
@@ -647,6 +671,8 @@ void iscsi_conn_start(void *arg)
 	c->wio.data = c;
 	ev_init(&c->login_timer, login_timer_cb);
 	c->login_timer.data = c;
+	ev_init(&c->tick, NULL);
+	c->tick.data = c;
 	timeout = g_iscsi.tgt
 			  ? __atomic_load_n(&g_iscsi.tgt->opts.login_timeout_ms, __ATOMIC_RELAXED)
 			  : 0;
@@ -667,6 +693,8 @@ static void conn_free(void *arg)
 	reactor_defer_cancel(c->r, &c->rx_work);
 	reactor_buf_wait_cancel(c->r, &c->rx_buf_work);
 	iscsi_conn_established(c); /* out of the connecting count, timer stopped */
+	iscsi_watch_stop(c);
+	iscsi_initiator_leave(c);
 	iscsi_session_stop(c);
 	iscsi_session_free_tasks(c);
 	iscsi_login_fini(c);
@@ -705,6 +733,7 @@ void iscsi_conn_close(struct iscsi_conn *c, const char *why)
 	c->state = CONN_CLOSING;
 	rx_set_state(c, RX_STOPPED);
 	ev_timer_stop(c->loop, &c->login_timer);
+	iscsi_watch_stop(c);
 	if (c->fd >= 0) {
 		ev_io_stop(c->loop, &c->rio);
 		ev_io_stop(c->loop, &c->wio);

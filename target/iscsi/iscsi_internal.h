@@ -46,6 +46,11 @@
 #define ISCSI_TASK_IN_IOV (ISCSI_TASK_BUFS + 2) /* pieces of a task's Data-In data */
 static_assert(ISCSI_TASK_IN_IOV <= 32, "in_iov_mapped has a bit per piece");
 #define ISCSI_POOL_SHARE 8 /* a session holds at most 1/8 of its reactor's pool */
+#define ISCSI_INITIATOR_SHARE  4 /* the sessions of one initiator on a reactor: 1/4 of it */
+#define ISCSI_TICK_MS          1000    /* liveness tick of a full feature session (iscsi_watch.c) */
+#define ISCSI_TASKS_KEEP       4       /* task slots an idle session keeps (the rest are freed) */
+#define ISCSI_TASKS_IDLE_TICKS 10      /* ticks without a command before the others are freed */
+#define ISCSI_ADMIN_CID        0xffffu /* command identifier of the session's Identify commands */
 
 /* ---- Targets -------------------------------------------------------------------------------- */
 struct iscsi_lun_map {
@@ -98,6 +103,20 @@ struct iscsi_portal {
 
 struct iscsi_conn;
 
+/*
+ * An initiator (by InitiatorName) with normal sessions: how many in all (under
+ * g_iscsi.lock, checked against max_sessions_per_initiator at login) and how many on each
+ * reactor (here[r->id], touched by that reactor's thread only), which divide its share of
+ * that reactor's buffer pool between them (iscsi_buf_cap()).
+ */
+struct iscsi_initiator {
+	char name[ISCSI_NAME_BUF];
+	unsigned int sessions;
+	TAILQ_ENTRY(iscsi_initiator) link;
+	unsigned int nreactors;
+	unsigned int here[]; /* by reactor id */
+};
+
 struct iscsi_global {
 	pthread_mutex_t lock;
 	struct nvmf_tgt *tgt;
@@ -109,6 +128,12 @@ struct iscsi_global {
 	unsigned int nconnecting;       /* atomic: of those, still in the login phase */
 	uint64_t login_timeouts;        /* atomic: closed at the login deadline */
 	uint64_t revoked;               /* atomic: sessions ended by a configuration change */
+	uint64_t dataout_timeouts;      /* atomic: see struct iscsi_stats */
+	uint64_t nopin_timeouts;        /* atomic */
+	uint64_t peer_gone;             /* atomic */
+	uint64_t initiator_limit;       /* atomic */
+	uint64_t tasks_allocated;       /* atomic: task slots in memory, every session */
+	TAILQ_HEAD(, iscsi_initiator) initiators; /* with a normal session (under the lock) */
 	struct iscsi_auth disc_auth;    /* discovery sessions (under the lock) */
 	uint16_t next_tsih;
 	bool initialized;
@@ -229,6 +254,7 @@ struct iscsi_task {
 	uint32_t ttt;
 	uint32_t r2tsn;
 	uint32_t exp_datasn;
+	ev_tstamp dout_since; /* waiting for Data-Out since (R2T sent, or last PDU) */
 
 	/* Data-In and response */
 	uint32_t in_len;		/* bytes we send (<= EDTL) */
@@ -262,6 +288,42 @@ struct iscsi_lu {
 	uint64_t lun;
 	bool ready;
 };
+
+/* ---- Liveness and shares: pure logic (iscsi_limits.c, unit-tested) ---------------------- */
+/* NOP-In pings (RFC 7143 11.18/11.19): after @interval of silence a NOP-In with a Target
+ * Transfer Tag; the initiator must answer it with a NOP-Out (that TTT) within @timeout. */
+struct iscsi_ping {
+	uint32_t quiet_ms; /* since anything was last received */
+	bool out;          /* a ping waits for its answer */
+	uint32_t out_ms;   /* for this long */
+	uint32_t ttt;      /* its Target Transfer Tag */
+};
+enum iscsi_ping_action { ISCSI_PING_NONE, ISCSI_PING_SEND, ISCSI_PING_EXPIRED };
+/* One tick of @elapsed ms; @heard: a PDU came in since the last one. */
+enum iscsi_ping_action iscsi_ping_tick(struct iscsi_ping *p, bool heard, uint32_t elapsed,
+				       uint32_t interval, uint32_t timeout);
+/* The NOP-Out answering a ping with @ttt came in: true if it was ours. */
+bool iscsi_ping_answered(struct iscsi_ping *p, uint32_t ttt);
+/*
+ * The share of a reactor's pool of @limit chunks one session may hold: 1/ISCSI_POOL_SHARE,
+ * and the sessions of its initiator on that reactor (@sessions_here, itself included)
+ * split 1/ISCSI_INITIATOR_SHARE between them; never under two whole commands and one
+ * (@task_bufs each), so every session can always make progress.
+ */
+unsigned int iscsi_buf_cap(unsigned int limit, unsigned int sessions_here, unsigned int task_bufs);
+/* Has a wait for Data-Out begun at @since run past @timeout_ms at @now (seconds)? */
+bool iscsi_dataout_late(ev_tstamp since, ev_tstamp now, uint32_t timeout_ms);
+
+/* ---- Task slots (iscsi_task_pool.c): grown on demand, trimmed when idle ----------------- */
+/* Set up an empty table of @max slots. 0 or -ENOMEM. */
+int iscsi_task_pool_init(struct iscsi_conn *c, unsigned int max);
+/* A free task: from the free list, else a new slot (NULL at task_max or out of memory). */
+struct iscsi_task *iscsi_task_pool_get(struct iscsi_conn *c);
+/* Free every slot on the free list beyond @keep; returns how many went. */
+unsigned int iscsi_task_pool_trim(struct iscsi_conn *c, unsigned int keep);
+void iscsi_task_pool_fini(struct iscsi_conn *c);
+/* The task whose NVMe request @req is (by its command identifier), or NULL. */
+struct iscsi_task *iscsi_task_of_req(struct iscsi_conn *c, const struct nvmf_req *req);
 
 /* ---- Connections (= sessions) --------------------------------------------------------- */
 enum iscsi_rx_state {
@@ -369,15 +431,16 @@ struct iscsi_conn {
 	uint8_t *nop_data;		/* echoed NOP-Out ping data (reactor chunk) */
 	bool nop_busy;			/* nop_data is being sent */
 
-	/* Tasks */
-	struct iscsi_task *tasks;
-	unsigned int ntasks;
+	/* Tasks: slots allocated as the initiator uses them, up to task_max */
+	struct iscsi_task **task_tab; /* by task index (NULL: not allocated) */
+	unsigned int task_max;        /* queue depth + immediate slots */
+	unsigned int ntasks;          /* allocated */
 	struct iscsi_task_list free_tasks;
 	struct iscsi_task_list active;
 	struct iscsi_task_list pending;	/* received, waiting for their turn in CmdSN order */
 	unsigned int free_immediate;	/* immediate slots left */
 	unsigned int bufs_held;         /* reactor chunks held by its tasks */
-	unsigned int buf_cap;           /* its share of the reactor's pool (0: not set yet) */
+	unsigned int pool_limit;        /* chunks of its reactor's pool (0: not read yet) */
 	unsigned int cap_waiting;       /* tasks in NEED_BUFFER waiting for that share */
 
 	/* TMF waiting for aborted tasks to drain */
@@ -385,6 +448,14 @@ struct iscsi_conn {
 	uint32_t tmf_itt;
 	uint8_t tmf_response;
 	bool tmf_close_after;
+
+	/* Liveness (iscsi_watch.c), full feature phase */
+	ev_timer tick;                           /* every ISCSI_TICK_MS */
+	bool rx_seen;                            /* a PDU came in since the last tick */
+	bool rx_paused;                          /* the read watcher is stopped (backpressure) */
+	struct iscsi_ping ping;                  /* NOP-In ping state */
+	unsigned int idle_ticks;                 /* ticks without a task in use */
+	struct iscsi_initiator *initiator_share; /* normal sessions: counted there */
 
 	struct reactor_work fini_work;
 	TAILQ_ENTRY(iscsi_conn) link;
@@ -414,6 +485,21 @@ void iscsi_conn_close_flushed(struct iscsi_conn *c, const char *why);
 void iscsi_conn_established(struct iscsi_conn *c);
 /* The executor handed back a command of @c: a closing connection may now be freed. */
 void iscsi_conn_nvme_returned(struct iscsi_conn *c);
+/* The receive side stops (backpressure) or resumes reading the socket. */
+void iscsi_conn_rx_pause(struct iscsi_conn *c);
+
+/* ---- iscsi_watch.c: liveness of full feature sessions ----------------------------------- */
+/* Start the tick (entering the full feature phase) / stop it (closing). */
+void iscsi_watch_start(struct iscsi_conn *c);
+void iscsi_watch_stop(struct iscsi_conn *c);
+/* A NOP-Out with a TTT (not 0xffffffff) came in: the answer to our ping? */
+void iscsi_watch_nop_answer(struct iscsi_conn *c, uint32_t ttt);
+/* Count a normal session against its initiator (at login, before the session starts):
+ * 0, or -EUSERS over max_sessions_per_initiator, -ENOMEM. */
+int iscsi_initiator_join(struct iscsi_conn *c);
+/* On the session's reactor (iscsi_buf_cap() counts it there from the join on): the
+ * session no longer counts. */
+void iscsi_initiator_leave(struct iscsi_conn *c);
 
 /* ---- iscsi_login.c ------------------------------------------------------------------- */
 /* A Login Request PDU with its data (in c->rx_data). Returns 0 or -errno (close). */

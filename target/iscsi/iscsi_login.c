@@ -527,6 +527,7 @@ static void enter_full_feature(struct iscsi_conn *c)
 	iscsi_params_finish(&c->params);
 	c->state = CONN_FULL;
 	iscsi_conn_established(c);
+	iscsi_watch_start(c);
 	c->hdigest = c->params.header_digest;
 	c->ddigest = c->params.data_digest;
 	/* Read data may leave from namespace memory, unless a digest is computed over it
@@ -640,8 +641,15 @@ respond:
 	if (x.status == ISCSI_LOGIN_OK && x.transit && x.nsg == ISCSI_STAGE_FULL_FEATURE) {
 		char err[128];
 
-		session_register(c);
-		if (!c->discovery && iscsi_session_start(c, err, sizeof(err))) {
+		/* a normal session counts against its initiator (max_sessions_per_initiator) */
+		rc = c->discovery ? 0 : iscsi_initiator_join(c);
+		if (rc) {
+			x.status = rc == -EUSERS ? ISCSI_LOGIN_OUT_OF_RESOURCES
+						 : ISCSI_LOGIN_TARGET_ERROR;
+		} else {
+			session_register(c);
+		}
+		if (!rc && !c->discovery && iscsi_session_start(c, err, sizeof(err))) {
 			log_warn("%s: cannot start the session: %s", c->peer, err);
 			x.status = ISCSI_LOGIN_TARGET_ERROR;
 			c->tsih = 0;

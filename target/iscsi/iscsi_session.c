@@ -51,6 +51,7 @@ static int identify(struct iscsi_conn *c, uint8_t cns, uint32_t nsid, void *buf)
 		return -ENOMEM;
 	req->qpair = &c->qp;
 	req->cmd.opc = NVME_ADMIN_IDENTIFY;
+	put_le16(&req->cmd.cid, ISCSI_ADMIN_CID); /* not a task's (iscsi_task_of_req) */
 	put_le32(&req->cmd.nsid, nsid);
 	put_le32(&req->cmd.cdw10, cns);
 	put_le32(req->cmd.dptr.sgl1.length, NVME_IDENTIFY_DATA_SIZE);
@@ -151,25 +152,16 @@ static void lu_from_identify(struct iscsi_lu *lu, const struct nvme_id_ctrl *ic,
 int iscsi_session_alloc_tasks(struct iscsi_conn *c)
 {
 	unsigned int depth = g_iscsi.opts.queue_depth;
+	int rc;
 
 	if (depth < 1)
 		depth = 1;
 	if (depth > ISCSI_MAX_TASKS)
 		depth = ISCSI_MAX_TASKS;
-	c->ntasks = depth + ISCSI_IMMEDIATE_SLOTS;
-	c->tasks = calloc(c->ntasks, sizeof(*c->tasks));
-	if (!c->tasks)
-		return -ENOMEM;
-	for (unsigned int i = 0; i < c->ntasks; i++) {
-		struct iscsi_task *t = &c->tasks[i];
-
-		t->conn = c;
-		t->idx = i;
-		t->state = TASK_FREE;
-		t->req[0].qpair = &c->qp;
-		t->req[1].qpair = &c->qp;
-		TAILQ_INSERT_TAIL(&c->free_tasks, t, link);
-	}
+	/* the table only: slots come as the initiator uses them (iscsi_task_pool.c) */
+	rc = iscsi_task_pool_init(c, depth + ISCSI_IMMEDIATE_SLOTS);
+	if (rc)
+		return rc;
 	c->free_immediate = ISCSI_IMMEDIATE_SLOTS;
 	/* the CmdSN window: one slot per regular task */
 	c->max_cmdsn = c->exp_cmdsn + depth - 1;
@@ -178,8 +170,7 @@ int iscsi_session_alloc_tasks(struct iscsi_conn *c)
 
 void iscsi_session_free_tasks(struct iscsi_conn *c)
 {
-	free(c->tasks);
-	c->tasks = NULL;
+	iscsi_task_pool_fini(c);
 	c->ntasks = 0;
 }
 

@@ -41,6 +41,10 @@ void iscsi_opts_default(struct iscsi_opts *o)
 	o->data_digest = true;
 	o->queue_depth = 128;
 	o->chap_algs = ISCSI_CHAP_ALGS_DEFAULT;
+	o->dataout_timeout_ms = 10000;
+	o->nopin_interval_ms = 15000;
+	o->nopin_timeout_ms = 30000;
+	o->max_sessions_per_initiator = 64;
 }
 
 /*
@@ -90,6 +94,7 @@ int iscsi_init(struct nvmf_tgt *tgt)
 		TAILQ_INIT(&g_iscsi.targets);
 		TAILQ_INIT(&g_iscsi.portals);
 		TAILQ_INIT(&g_iscsi.conns);
+		TAILQ_INIT(&g_iscsi.initiators);
 		iscsi_opts_default(&g_iscsi.opts);
 		opts_fit(&g_iscsi.opts);
 		g_iscsi.next_tsih = 1;
@@ -462,6 +467,18 @@ static void addr_str(const struct sockaddr_storage *ss, char *host, size_t hl, c
 	}
 }
 
+/* TCP keep-alive: a peer that vanished without a FIN or RST (powered off, cut off) is
+ * found within about two minutes even by a session nothing else watches. */
+static void keepalive(int fd)
+{
+	int one = 1, idle = 60, intvl = 10, cnt = 6;
+
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+}
+
 static void hand_off(const struct iscsi_portal *p, int fd, const struct sockaddr_storage *ss)
 {
 	struct sockaddr_storage local;
@@ -492,6 +509,7 @@ static void hand_off(const struct iscsi_portal *p, int fd, const struct sockaddr
 		}
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	keepalive(fd);
 	r = reactor_next();
 	c = r ? iscsi_conn_create(fd, peer) : NULL;
 	if (!c) {
@@ -736,6 +754,11 @@ void iscsi_get_stats(struct iscsi_stats *st)
 	st->connecting = __atomic_load_n(&g_iscsi.nconnecting, __ATOMIC_RELAXED);
 	st->login_timeouts = __atomic_load_n(&g_iscsi.login_timeouts, __ATOMIC_RELAXED);
 	st->revoked = __atomic_load_n(&g_iscsi.revoked, __ATOMIC_RELAXED);
+	st->dataout_timeouts = __atomic_load_n(&g_iscsi.dataout_timeouts, __ATOMIC_RELAXED);
+	st->nopin_timeouts = __atomic_load_n(&g_iscsi.nopin_timeouts, __ATOMIC_RELAXED);
+	st->peer_gone = __atomic_load_n(&g_iscsi.peer_gone, __ATOMIC_RELAXED);
+	st->initiator_limit = __atomic_load_n(&g_iscsi.initiator_limit, __ATOMIC_RELAXED);
+	st->tasks_allocated = __atomic_load_n(&g_iscsi.tasks_allocated, __ATOMIC_RELAXED);
 }
 
 /* ---- shutdown ------------------------------------------------------------------------------ */

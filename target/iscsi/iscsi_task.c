@@ -80,23 +80,28 @@ void iscsi_window_open(struct iscsi_conn *c, unsigned int n)
 
 /*
  * The chunks of a reactor's pool are shared by every connection on it: one session that
- * never reads its Data-In would otherwise hold them all (queue depth x 16 chunks) and stall
- * logins and I/O of every other session there. A session holds at most 1/ISCSI_POOL_SHARE
- * of the pool, but never less than one chunk per task plus two full commands, so the tasks
- * waiting for their share always find room once the others finish (no deadlock).
+ * never reads its Data-In (or never sends the Data-Out it was asked for) would otherwise
+ * hold them all (queue depth x 16 chunks) and stall logins and I/O of every other session
+ * there. A session holds at most 1/ISCSI_POOL_SHARE of the pool, and all the sessions of
+ * one initiator on the reactor together 1/ISCSI_INITIATOR_SHARE (iscsi_buf_cap()), so
+ * opening more sessions buys an initiator no more of it. A share shrinks when another
+ * session of the initiator arrives: the oldest task of a session over it still gets its
+ * chunks (task_get_buffers), so every session keeps moving.
  */
 static unsigned int buf_cap(struct iscsi_conn *c)
 {
-	if (!c->buf_cap) {
+	const struct iscsi_initiator *in = c->initiator_share;
+	unsigned int here = 1;
+
+	if (!c->pool_limit) {
 		struct reactor_buf_stats st;
-		unsigned int min = c->ntasks + 2 * ISCSI_TASK_BUFS;
 
 		reactor_buf_stats(c->r, &st);
-		c->buf_cap = st.limit / ISCSI_POOL_SHARE;
-		if (c->buf_cap < min)
-			c->buf_cap = min;
+		c->pool_limit = st.limit;
 	}
-	return c->buf_cap;
+	if (in && c->r->id < in->nreactors && in->here[c->r->id])
+		here = in->here[c->r->id];
+	return iscsi_buf_cap(c->pool_limit, here, ISCSI_TASK_BUFS);
 }
 
 static uint8_t *task_buf_get(struct iscsi_conn *c)
@@ -140,16 +145,15 @@ static void task_cap_wait_end(struct iscsi_task *t)
 
 static struct iscsi_task *task_get(struct iscsi_conn *c, bool immediate)
 {
-	struct iscsi_task *t = TAILQ_FIRST(&c->free_tasks);
+	struct iscsi_task *t;
 
+	if (immediate && !c->free_immediate)
+		return NULL;
+	t = iscsi_task_pool_get(c);
 	if (!t)
 		return NULL;
-	if (immediate) {
-		if (!c->free_immediate)
-			return NULL;
+	if (immediate)
 		c->free_immediate--;
-	}
-	TAILQ_REMOVE(&c->free_tasks, t, link);
 	memset(&t->plan, 0, sizeof(t->plan));
 	t->immediate = immediate;
 	t->aborted = false;
@@ -402,6 +406,7 @@ int iscsi_scsi_cmd_rx(struct iscsi_conn *c, const uint8_t *bhs)
 				   ? iscsi_edtl_out(t)
 				   : c->params.first_burst_length;
 	t->exp_datasn = 0;
+	t->dout_since = ev_now(c->loop);
 	iscsi_task_set_state(t, TASK_DATA_OUT);
 	t->on_list = true;
 	t->started = false;
@@ -567,7 +572,8 @@ static bool task_get_buffers(struct iscsi_task *t)
 	if (need > ISCSI_TASK_BUFS)
 		need = ISCSI_TASK_BUFS;
 	task_cap_wait_end(t);
-	if (t->nbufs < need && t->conn->bufs_held + need - t->nbufs > buf_cap(t->conn)) {
+	if (t->nbufs < need && t->conn->bufs_held + need - t->nbufs > buf_cap(t->conn) &&
+	    t != TAILQ_FIRST(&t->conn->active)) {
 		/* over the session's share: task_buf_put() wakes it */
 		t->cap_wait = true;
 		t->conn->cap_waiting++;
@@ -841,19 +847,16 @@ void iscsi_task_req_complete(struct nvmf_req *req)
 	struct iscsi_task *t;
 	uint16_t status = get_le16(&req->rsp.status) & 0xfffe;
 	uint64_t xt;
-	size_t off;
 
 	/* Identify on the admin path (iscsi_session.c) */
-	if (!c->tasks || (uint8_t *)req < (uint8_t *)c->tasks ||
-	    (uint8_t *)req >= (uint8_t *)(c->tasks + c->ntasks)) {
+	t = iscsi_task_of_req(c, req);
+	if (!t) {
 		if (req == c->admin_req)
 			c->admin_done = true;
 		else
 			free(req); /* completed after its caller gave up waiting */
 		return;
 	}
-	off = (size_t)((uint8_t *)req - (uint8_t *)c->tasks);
-	t = &c->tasks[off / sizeof(*t)];
 	t->nvme_pending--;
 	c->nvme_out--;
 	if (t->aborted || c->state == CONN_CLOSING) {
@@ -912,6 +915,7 @@ static void send_r2t(struct iscsi_task *t)
 	t->r2t_len = len;
 	t->r2t_out = true;
 	t->exp_datasn = 0;
+	t->dout_since = ev_now(c->loop);
 	iscsi_bhs_init(tx->hdr, ISCSI_OP_R2T, ISCSI_FLAG_FINAL);
 	memcpy(tx->hdr + 8, t->lun_raw, 8);
 	put_be32(tx->hdr + 16, t->itt);
@@ -979,6 +983,7 @@ void iscsi_data_out_done(struct iscsi_conn *c, struct iscsi_task *t, const uint8
 
 	t->out_got += c->rx_dlen;
 	t->exp_datasn++;
+	t->dout_since = ev_now(c->loop);
 	if (t->data_err && t->plan.op != SCSI_XOP_DONE && t->started)
 		scsi_plan_check_condition(&t->plan, SCSI_SK_ABORTED_COMMAND,
 					  SCSI_ASC_DATA_PHASE_ERROR);

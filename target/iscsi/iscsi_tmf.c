@@ -32,6 +32,11 @@ static int take_cmdsn(struct iscsi_conn *c, const uint8_t *bhs)
 static void nop_in_sent(struct iscsi_conn *c, struct iscsi_tx *tx)
 {
 	c->nop_busy = false;
+	/* an idle session holds no chunk of the pool */
+	if (c->nop_data) {
+		reactor_buf_put(c->r, c->nop_data);
+		c->nop_data = NULL;
+	}
 }
 
 int iscsi_nop_out_rx(struct iscsi_conn *c, const uint8_t *bhs, uint8_t *data, uint32_t dlen)
@@ -44,6 +49,7 @@ int iscsi_nop_out_rx(struct iscsi_conn *c, const uint8_t *bhs, uint8_t *data, ui
 		return -EPROTO;
 	if (itt == ISCSI_TAG_RESERVED) {
 		/* answer to a NOP-In of ours: must be immediate, no response */
+		iscsi_watch_nop_answer(c, get_be32(bhs + 20));
 		return 0;
 	}
 	rc = take_cmdsn(c, bhs);
@@ -115,10 +121,12 @@ static unsigned int tasks_draining(const struct iscsi_conn *c)
 {
 	unsigned int n = 0;
 
-	for (unsigned int i = 0; i < c->ntasks; i++)
-		if (c->tasks[i].state != TASK_FREE && c->tasks[i].aborted &&
-		    c->tasks[i].nvme_pending)
+	for (unsigned int i = 0; c->task_tab && i < c->task_max; i++) {
+		const struct iscsi_task *t = c->task_tab[i];
+
+		if (t && t->state != TASK_FREE && t->aborted && t->nvme_pending)
 			n++;
+	}
 	return n;
 }
 
@@ -169,10 +177,12 @@ static void clear_reserve6(struct iscsi_conn *c, struct iscsi_lu *lu)
 
 static struct iscsi_task *find_task(struct iscsi_conn *c, uint32_t itt)
 {
-	for (unsigned int i = 0; i < c->ntasks; i++)
-		if (c->tasks[i].state != TASK_FREE && !c->tasks[i].aborted &&
-		    c->tasks[i].itt == itt)
-			return &c->tasks[i];
+	for (unsigned int i = 0; c->task_tab && i < c->task_max; i++) {
+		struct iscsi_task *t = c->task_tab[i];
+
+		if (t && t->state != TASK_FREE && !t->aborted && t->itt == itt)
+			return t;
+	}
 	return NULL;
 }
 

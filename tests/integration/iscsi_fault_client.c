@@ -11,7 +11,10 @@
  *
  * Scenarios: healthy [digest], mid-pdu, mid-transfer, bad-hdgst, bad-ddgst, big-dseg,
  * short-dseg, edtl-short, r2t-bad-ttt, r2t-bad-offset, r2t-bad-datasn, r2t-beyond,
- * data-after-done, first-burst-imm, first-burst-unsol, no-read PID RSS-MIB, login-stall.
+ * data-after-done, first-burst-imm, first-burst-unsol, no-read PID RSS-MIB, login-stall;
+ * stalled sessions (tests/security): hoard SESSIONS WRITES HOLD-S, dataout-stall TIMEOUT-S,
+ * nop-answer INTERVAL-S TIMEOUT-S, nop-silent INTERVAL-S TIMEOUT-S, initiator-limit MAX,
+ * idle SESSIONS HOLD-S.
  * Exit status 0 when the target behaved, 1 otherwise (one line on stderr says why).
  */
 #include <errno.h>
@@ -24,6 +27,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
@@ -35,6 +39,9 @@
 
 static int g_port;
 static const char *g_iqn;
+static const char *g_initiator = "iqn.2026-11.io.nvmeof:fault";
+static int g_timeout_s = 10; /* receive and send timeout of every socket */
+static int g_isid_seq = -1;  /* >= 0: the next login reuses this ISID (reinstatement) */
 
 static void fail(const char *fmt, ...)
 {
@@ -70,7 +77,7 @@ struct sess {
 static int tcp_open(int rcvbuf)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)g_port) };
-	struct timeval tv = { .tv_sec = 10 };
+	struct timeval tv = { .tv_sec = g_timeout_s };
 	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 
 	if (fd < 0)
@@ -256,7 +263,7 @@ static int sess_login(struct sess *s, bool digest, int rcvbuf)
 	REQUIRE(s->rx, "out of memory");
 	s->itt = 1;
 	s->cmdsn = 1;
-	iscsi_text_add(text, sizeof(text), &len, "InitiatorName", "iqn.2026-11.io.nvmeof:fault");
+	iscsi_text_add(text, sizeof(text), &len, "InitiatorName", g_initiator);
 	iscsi_text_add(text, sizeof(text), &len, "TargetName", g_iqn);
 	iscsi_text_add(text, sizeof(text), &len, "SessionType", "Normal");
 	iscsi_text_add(text, sizeof(text), &len, "HeaderDigest", digest ? "CRC32C" : "None");
@@ -272,12 +279,13 @@ static int sess_login(struct sess *s, bool digest, int rcvbuf)
 			       ISCSI_STAGE_FULL_FEATURE);
 	bhs[0] |= ISCSI_FLAG_IMMEDIATE;
 	bhs[8] = 0x80; /* ISID: random format */
-	put_be32(bhs + 9, (uint32_t)getpid() << 8 | (++isid_seq & 0xff));
+	put_be32(bhs + 9, (uint32_t)getpid() << 8 |
+				  ((g_isid_seq >= 0 ? (uint32_t)g_isid_seq : ++isid_seq) & 0xff));
 	put_be32(bhs + 16, 0);
 	put_be32(bhs + 24, s->cmdsn);
 	REQUIRE(pdu_send(s, bhs, text, (uint32_t)len, BAD_NONE) == 0, "login send");
 	rc = pdu_recv(s);
-	REQUIRE(rc == 0, "no login response");
+	REQUIRE(rc == 0, "no login response within %d s", g_timeout_s);
 	REQUIRE(iscsi_bhs_opcode(s->rx_bhs) == ISCSI_OP_LOGIN_RSP, "opcode %#x for login",
 		iscsi_bhs_opcode(s->rx_bhs));
 	REQUIRE(s->rx_bhs[36] == 0 && s->rx_bhs[37] == 0, "login status %u/%u", s->rx_bhs[36],
@@ -934,6 +942,233 @@ static int scen_login_stall(void)
 	return rc;
 }
 
+/* ---- stalled sessions ------------------------------------------------------------------ */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * One initiator hoards: @nsess sessions (InitiatorName iqn.2026-11.io.nvmeof:hoard), each
+ * with @nwrites WRITE(10)s of 1 MiB announced without data, their R2Ts never answered and
+ * nothing read, held @hold_s seconds (or until killed; the kernel then closes every socket,
+ * as an initiator that gives up would). Every login must be answered within 3 s. Prints
+ * "hoarding" once all is sent (tests/security/iscsi-hoard.sh waits for that line).
+ */
+static int scen_hoard(int nsess, int nwrites, int hold_s)
+{
+	struct sess *st = calloc((size_t)nsess, sizeof(*st));
+	int n = 0, rc = 0;
+
+	REQUIRE(st, "out of memory");
+	g_initiator = "iqn.2026-11.io.nvmeof:hoard";
+	g_timeout_s = 3;
+	for (; n < nsess; n++) {
+		double t0 = now_s();
+
+		if (sess_login(&st[n], false, 4096)) {
+			fail("login %d of %d not answered (%.1f s)", n + 1, nsess, now_s() - t0);
+			rc = -1;
+			break;
+		}
+		for (int k = 0; k < nwrites; k++) {
+			uint8_t bhs[ISCSI_BHS_LEN];
+
+			cmd_init(&st[n], bhs, ISCSI_FLAG_FINAL | ISCSI_SCSI_CMD_WRITE, 1u << 20,
+				 SCSI_OP_WRITE10, 200000 + (uint32_t)k * 2048, 2048);
+			if (pdu_send(&st[n], bhs, NULL, 0, BAD_NONE)) {
+				fail("session %d: WRITE %d not sent", n + 1, k + 1);
+				rc = -1;
+				break;
+			}
+		}
+		if (rc)
+			break;
+	}
+	if (!rc) {
+		printf("hoarding: %d sessions, %d WRITEs of 1 MiB, R2Ts unanswered\n", nsess,
+		       nsess * nwrites);
+		for (double end = now_s() + hold_s; now_s() < end;)
+			sleep(1);
+	}
+	for (int i = 0; i < n && i < nsess; i++)
+		sess_close(&st[i]);
+	free(st);
+	return rc;
+}
+
+/*
+ * A WRITE whose R2T is never answered, on a session that stays open: the target must
+ * drop the connection within @timeout_s (its dataout_timeout) plus 2 s.
+ */
+static int scen_dataout_stall(int timeout_s)
+{
+	uint8_t bhs[ISCSI_BHS_LEN];
+	struct sess s;
+	double t0;
+	int rc;
+
+	g_timeout_s = timeout_s + 2;
+	if (sess_login(&s, false, 0))
+		return -1;
+	cmd_init(&s, bhs, ISCSI_FLAG_FINAL | ISCSI_SCSI_CMD_WRITE, 65536, SCSI_OP_WRITE10, 300000,
+		 128);
+	REQUIRE(pdu_send(&s, bhs, NULL, 0, BAD_NONE) == 0, "WRITE send");
+	REQUIRE(pdu_recv(&s) == 0 && iscsi_bhs_opcode(s.rx_bhs) == ISCSI_OP_R2T, "no R2T");
+	t0 = now_s();
+	do {
+		rc = pdu_recv(&s);
+	} while (rc == 0);
+	printf("R2T unanswered: connection %s after %.1f s\n", rc == 1 ? "closed" : "still open",
+	       now_s() - t0);
+	sess_close(&s);
+	REQUIRE(rc == 1, "the target did not drop the connection within %d s", g_timeout_s);
+	return 0;
+}
+
+/*
+ * NOP-In pings of an idle session (the target's nopin_interval @interval_s, nopin_timeout
+ * @timeout_s). @answer: answer each (NOP-Out, ITT 0xffffffff, the ping's TTT) and the
+ * session must outlive interval + timeout + 2 s and still serve a command; else stay
+ * silent and the target must end the session within interval + timeout + 2 s.
+ */
+static int scen_nop(int interval_s, int timeout_s, bool answer)
+{
+	double t0, limit = interval_s + timeout_s + 2;
+	struct sess s;
+	int pings = 0, rc = 0;
+
+	g_timeout_s = 1;
+	if (sess_login(&s, false, 0))
+		return -1;
+	t0 = now_s();
+	while (now_s() - t0 < limit) {
+		uint8_t bhs[ISCSI_BHS_LEN];
+
+		rc = pdu_recv(&s);
+		if (rc == -1)
+			continue; /* nothing this second */
+		if (rc == 1)
+			break;
+		REQUIRE(iscsi_bhs_opcode(s.rx_bhs) == ISCSI_OP_NOP_IN,
+			"opcode %#x on an idle session", iscsi_bhs_opcode(s.rx_bhs));
+		REQUIRE(iscsi_bhs_itt(s.rx_bhs) == ISCSI_TAG_RESERVED &&
+				get_be32(s.rx_bhs + 20) != ISCSI_TAG_RESERVED,
+			"a NOP-In that is no ping (ITT %#x, TTT %#x)", iscsi_bhs_itt(s.rx_bhs),
+			get_be32(s.rx_bhs + 20));
+		pings++;
+		printf("ping %d (TTT %#x) after %.1f s\n", pings, get_be32(s.rx_bhs + 20),
+		       now_s() - t0);
+		if (!answer)
+			continue;
+		iscsi_bhs_init(bhs, ISCSI_OP_NOP_OUT, ISCSI_FLAG_FINAL);
+		bhs[0] |= ISCSI_FLAG_IMMEDIATE;
+		put_be32(bhs + 16, ISCSI_TAG_RESERVED);
+		put_be32(bhs + 20, get_be32(s.rx_bhs + 20));
+		put_be32(bhs + 24, s.cmdsn);
+		put_be32(bhs + 28, s.exp_statsn);
+		REQUIRE(pdu_send(&s, bhs, NULL, 0, BAD_NONE) == 0, "NOP-Out send");
+	}
+	printf("%s session: %d pings, %s after %.1f s\n", answer ? "answering" : "silent", pings,
+	       rc == 1 ? "closed" : "open", now_s() - t0);
+	if (answer) {
+		static uint8_t w[4096], r[4096];
+
+		g_timeout_s = 10;
+		REQUIRE(rc != 1, "the target ended a session that answered its pings");
+		REQUIRE(pings > 0, "no ping in %.0f s", limit);
+		pattern(w, sizeof(w), 77);
+		rc = scsi_write(&s, 310000, w, sizeof(w)) || scsi_read(&s, 310000, r, sizeof(r));
+		REQUIRE(!rc && !memcmp(w, r, sizeof(w)), "I/O after the pings failed");
+		logout(&s);
+		return 0;
+	}
+	sess_close(&s);
+	REQUIRE(pings > 0, "no ping in %.0f s", limit);
+	REQUIRE(rc == 1, "the target kept a session that never answered its pings");
+	return 0;
+}
+
+/*
+ * @nsess idle sessions, as an initiator leaves them after its first scan: each logs in
+ * (50 per InitiatorName, under max_sessions_per_initiator) and reads 4 KiB once, then
+ * nothing for @hold_s seconds (or until killed). Prints "idle" once all are in
+ * (tests/security/iscsi-idle-cost.sh measures the daemon then).
+ */
+static int scen_idle(int nsess, int hold_s)
+{
+	struct sess *st = calloc((size_t)nsess, sizeof(*st));
+	static uint8_t r[4096];
+	char name[64];
+	int n, rc = 0;
+
+	REQUIRE(st, "out of memory");
+	for (n = 0; n < nsess && !rc; n++) {
+		snprintf(name, sizeof(name), "iqn.2026-11.io.nvmeof:idle-%d", n / 50);
+		g_initiator = name;
+		rc = sess_login(&st[n], false, 0) || scsi_read(&st[n], 0, r, sizeof(r));
+		if (rc)
+			fail("idle session %d of %d", n + 1, nsess);
+		free(st[n].rx); /* the client's own memory, not the target's */
+		st[n].rx = NULL;
+	}
+	if (!rc) {
+		printf("idle: %d sessions\n", nsess);
+		for (double end = now_s() + hold_s; now_s() < end;)
+			sleep(1);
+	}
+	while (n--)
+		sess_close(&st[n]);
+	free(st);
+	return rc;
+}
+
+/* @max sessions of one initiator log in; one more is refused (Out of Resources). */
+static int scen_initiator_limit(int max)
+{
+	struct sess *st = calloc((size_t)max + 1, sizeof(*st));
+	int n, rc = 0;
+
+	REQUIRE(st, "out of memory");
+	g_initiator = "iqn.2026-11.io.nvmeof:many";
+	g_timeout_s = 3;
+	for (n = 0; n < max && !rc; n++)
+		rc = sess_login(&st[n], false, 0);
+	if (!rc) {
+		rc = sess_login(&st[max], false, 0) == 0 ? -1 : 0;
+		if (rc)
+			fail("session %d of one initiator accepted (max %d)", max + 1, max);
+		else if (st[max].rx_bhs[36] != 3 || st[max].rx_bhs[37] != 2)
+			rc = -1, fail("refused with status %u/%u, not 3/2", st[max].rx_bhs[36],
+				      st[max].rx_bhs[37]);
+		else
+			printf("session %d of one initiator refused: Out of Resources\n", max + 1);
+		sess_close(&st[max]);
+	}
+	if (!rc) {
+		/* the same I_T nexus again (ISID of the first session) reinstates it: at the
+		 * limit, that is still allowed */
+		g_isid_seq = 1;
+		rc = sess_login(&st[max], false, 0);
+		g_isid_seq = -1;
+		if (rc)
+			fail("reinstating a session at the limit refused");
+		else
+			printf("reinstating session 1 at the limit: accepted\n");
+		sess_close(&st[max]);
+	}
+	while (n--)
+		sess_close(&st[n]);
+	free(st);
+	/* another initiator is not affected */
+	g_initiator = "iqn.2026-11.io.nvmeof:fault";
+	return rc || healthy(false);
+}
+
 int main(int argc, char **argv)
 {
 	const char *sc;
@@ -981,6 +1216,18 @@ int main(int argc, char **argv)
 		rc = scen_no_read(atoi(argv[4]), atol(argv[5]));
 	else if (!strcmp(sc, "login-stall"))
 		rc = scen_login_stall();
+	else if (!strcmp(sc, "hoard") && argc > 6)
+		rc = scen_hoard(atoi(argv[4]), atoi(argv[5]), atoi(argv[6]));
+	else if (!strcmp(sc, "dataout-stall") && argc > 4)
+		rc = scen_dataout_stall(atoi(argv[4]));
+	else if (!strcmp(sc, "nop-answer") && argc > 5)
+		rc = scen_nop(atoi(argv[4]), atoi(argv[5]), true);
+	else if (!strcmp(sc, "nop-silent") && argc > 5)
+		rc = scen_nop(atoi(argv[4]), atoi(argv[5]), false);
+	else if (!strcmp(sc, "idle") && argc > 5)
+		rc = scen_idle(atoi(argv[4]), atoi(argv[5]));
+	else if (!strcmp(sc, "initiator-limit") && argc > 4)
+		rc = scen_initiator_limit(atoi(argv[4]));
 	else {
 		fprintf(stderr, "unknown scenario %s\n", sc);
 		return 2;

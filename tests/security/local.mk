@@ -7,3 +7,6 @@ TESTS += $(security_tests)
 dist_check_SCRIPTS += $(security_tests)
 security_tests += tests/security/ctl-pipeline.sh
 security_tests += tests/security/metrics-slowloris.sh
+security_tests += tests/security/iscsi-hoard.sh
+security_tests += tests/security/iscsi-stall-timers.sh
+security_tests += tests/security/iscsi-idle-cost.sh
