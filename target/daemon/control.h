@@ -25,8 +25,8 @@
 struct nvmf_tgt;
 struct tgt_config;
 
-#define CONTROL_DEFAULT_SOCKET "/run/nvmeof/nvmeof-target.sock"
-#define CONTROL_MAX_LINE       (1u << 20) /* a longer request is an error and ends the connection */
+#define CONTROL_DEFAULT_SOCKET    "/run/nvmeof/nvmeof-target.sock"
+#define CONTROL_MAX_LINE          (1u << 20) /* a longer request is an error and ends the connection */
 #define CONTROL_DEFAULT_MAX_CONNS 16u        /* --max-control-connections */
 
 /* JSON-RPC 2.0 error codes; failures of an operation use -errno as the code. */
@@ -38,11 +38,11 @@ struct tgt_config;
 
 /* What the methods act on. */
 struct control_ctx {
-	struct nvmf_tgt *tgt;    /* NULL in parse/dispatch tests: methods stop at params */
-	struct tgt_config **cfg; /* the running model (never NULL once serving) */
-	const char *config_path; /* -c FILE, or NULL */
-	bool dirty;              /* live changes not yet saved to config_path */
-	unsigned int changes;    /* live changes since start */
+	struct nvmf_tgt *tgt;     /* NULL in parse/dispatch tests: methods stop at params */
+	struct tgt_config **cfg;  /* the running model (never NULL once serving) */
+	const char *config_path;  /* -c FILE, or NULL */
+	bool dirty;               /* live changes not yet saved to config_path */
+	unsigned int changes;     /* live changes since start */
 	uint64_t refused_clients; /* connections closed at accept: max_conns were open */
 };
 

@@ -36,7 +36,7 @@
 #include "rdma/rdma_transport.h"
 #endif
 
-#define PROG "nvmeof-target"
+#define PROG                  "nvmeof-target"
 #define SHUTDOWN_CONN_WAIT_MS 10000
 
 /* An iSCSI portal started from --listen iscsi://, for the ready line. */
@@ -77,8 +77,8 @@ static int check_transports(const struct cli_opts *o, char *err, size_t errlen)
 		const char *name = uri_transport_name(o->listen[i].transport);
 
 		if (!nvmf_transport_find(name)) {
-			snprintf(err, errlen, "--listen: %s:// listeners are not available in this build",
-				 name);
+			snprintf(err, errlen,
+				 "--listen: %s:// listeners are not available in this build", name);
 			return -EINVAL;
 		}
 	}
@@ -335,7 +335,8 @@ static int quick_setup(struct daemon_ctx *d, char *err, size_t errlen)
 
 		rc = nvmf_subsys_add_ns(subsys, &no, nerr, sizeof(nerr));
 		if (rc < 0) {
-			snprintf(err, errlen, "--ns %s: %s", o->ns[i], nerr[0] ? nerr : strerror(-rc));
+			snprintf(err, errlen, "--ns %s: %s", o->ns[i],
+				 nerr[0] ? nerr : strerror(-rc));
 			return rc;
 		}
 	}
@@ -365,7 +366,8 @@ static void announce(struct daemon_ctx *d)
 	struct nvmf_port *p;
 
 	pthread_mutex_lock(&tgt->lock);
-	TAILQ_FOREACH (p, &tgt->ports, link) {
+	TAILQ_FOREACH(p, &tgt->ports, link)
+	{
 		bool v6 = p->adrfam == NVMF_ADRFAM_IPV6;
 		unsigned int nns = 0;
 
@@ -591,9 +593,9 @@ static void shutdown_target(struct daemon_ctx *d)
 	d->metrics = NULL;
 	if (d->tgt) {
 		/* No new connections, then end the open ones (in-flight I/O finishes first). */
-		TAILQ_FOREACH (p, &d->tgt->ports, link)
-			if (p->listening && p->ops->stop_listen)
-				p->ops->stop_listen(p);
+		TAILQ_FOREACH(p, &d->tgt->ports, link)
+		if (p->listening && p->ops->stop_listen)
+			p->ops->stop_listen(p);
 		if (d->iscsi_on)
 			iscsi_fini(); /* portals and sessions */
 		nvmf_tcp_close_all(SHUTDOWN_CONN_WAIT_MS);
@@ -709,7 +711,8 @@ int main(int argc, char **argv)
 	err[0] = '\0';
 	/* iscsi:// listeners and a config file's "iscsi" section go to the iSCSI front end. */
 	err[0] = '\0';
-	rc = d.cfg ? config_apply(d.tgt, d.cfg, err, sizeof(err)) : quick_setup(&d, err, sizeof(err));
+	rc = d.cfg ? config_apply(d.tgt, d.cfg, err, sizeof(err))
+		   : quick_setup(&d, err, sizeof(err));
 	if (rc == 0 && d.cfg && d.cfg->iscsi_json) {
 		iscsi_init(d.tgt);
 		d.iscsi_on = true;

@@ -174,7 +174,7 @@ struct sgl_case {
 	enum nvme_data_xfer xfer;
 	uint64_t addr;
 	uint32_t len;
-	uint32_t icdata;	/* bytes after the SQE in the capsule */
+	uint32_t icdata; /* bytes after the SQE in the capsule */
 	uint16_t want_status;
 	enum rdma_sgl_kind kind;
 	uint32_t want_len, want_off;
