@@ -30,11 +30,13 @@
 static const char *const host_keys[] = { "nqn", "dhchap", "psk", "psk_file", NULL };
 static const char *const top_keys[] = { "hosts",  "ports",   "subsystems", "iscsi",
 					"limits", "metrics", NULL };
-static const char *const limit_keys[] = { "max_connections",  "max_connecting",
-					  "connect_timeout",  "auth_timeout",
-					  "login_timeout",    "max_queue_depth",
-					  "in_capsule_size",  "max_io_size",
-					  "tcp_zerocopy_min", NULL };
+static const char *const limit_keys[] = { "max_connections",       "max_connecting",
+					  "connect_timeout",       "auth_timeout",
+					  "login_timeout",         "max_queue_depth",
+					  "in_capsule_size",       "max_io_size",
+					  "tcp_zerocopy_min",      "auth_threads",
+					  "auth_max_pending",      "auth_max_pending_host",
+					  "auth_max_pending_addr", NULL };
 
 /* The "limits" extension (struct config_limits). */
 static int parse_limits(struct pctx *c, json_object *lim)
@@ -70,6 +72,26 @@ static int parse_limits(struct pctx *c, json_object *lim)
 		l->auth_timeout_ms = (uint32_t)v * 1000;
 		l->auth_timeout_set = true;
 	}
+	rc = cfg_get_int(c, lim, "limits", "auth_threads", 1, 64, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->auth_threads = (uint32_t)v;
+	rc = cfg_get_int(c, lim, "limits", "auth_max_pending", 1, 4096, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->auth_max_pending = (uint32_t)v;
+	rc = cfg_get_int(c, lim, "limits", "auth_max_pending_host", 1, 4096, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->auth_max_pending_host = (uint32_t)v;
+	rc = cfg_get_int(c, lim, "limits", "auth_max_pending_addr", 1, 4096, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->auth_max_pending_addr = (uint32_t)v;
 	rc = cfg_get_int(c, lim, "limits", "login_timeout", 0, 3600, &v, OPT);
 	if (rc < 0)
 		return rc;

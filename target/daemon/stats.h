@@ -104,6 +104,7 @@ struct stats_snapshot {
 	struct stats_path scsi;	  /* controllers of in-process front ends (iSCSI sessions) */
 	unsigned int connections; /* queue pairs bound to the target, all transports */
 	struct nvmf_tcp_stats tcp;
+	struct nvmf_auth_stats auth; /* DH-HMAC-CHAP's Diffie-Hellman jobs */
 	unsigned int nports; /* ports listed in port[] (discovery-only ones left out) */
 	struct stats_port port[STATS_MAX_PORTS];
 };
