@@ -5,3 +5,8 @@
 security_tests =
 TESTS += $(security_tests)
 dist_check_SCRIPTS += $(security_tests)
+security_tests += tests/security/dhchap-flood.sh
+check_PROGRAMS += tests/security/dh_derive_cost
+tests_security_dh_derive_cost_SOURCES = tests/security/dh_derive_cost.c
+tests_security_dh_derive_cost_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_security_dh_derive_cost_LDADD = libnvmeof_common.la $(ISAL_LIBS) $(OPENSSL_LIBS)
