@@ -31,6 +31,9 @@ struct auth_pool {
 	const struct dhchap_admit_key *qkeys[AUTH_POOL_MAX_PENDING]; /* shared_take()'s */
 	const struct dhchap_admit_key *rkeys[AUTH_POOL_MAX_THREADS];
 	unsigned int npending_prio;
+	unsigned int shared_running; /* shared lane jobs on a thread now ... */
+	unsigned int shared_cap;     /* ... at most this many: one thread is kept for the
+				      * re-authentication lane when there are two or more */
 	struct nvmf_auth_stats st;
 };
 
@@ -104,13 +107,16 @@ static void *worker(void *arg)
 		struct auth_job *j;
 		uint64_t t0, t1;
 
-		while (!p->stop && !p->prio.head && !p->shared.head)
+		while (!p->stop && !p->prio.head &&
+		       !(p->shared.head && p->shared_running < p->shared_cap))
 			pthread_cond_wait(&p->cond, &p->lock);
 		if (p->stop)
 			break;
 		j = lane_pop(&p->prio);
-		if (!j)
+		if (!j) {
 			j = shared_take(p);
+			p->shared_running++;
+		}
 		pthread_mutex_unlock(&p->lock);
 
 		t0 = now_ns();
@@ -118,10 +124,13 @@ static void *worker(void *arg)
 		t1 = now_ns();
 
 		pthread_mutex_lock(&p->lock);
-		if (j->lane == DHCHAP_ADMIT_PRIORITY)
+		if (j->lane == DHCHAP_ADMIT_PRIORITY) {
 			p->npending_prio--;
-		else
+		} else {
 			pending_remove(p, j);
+			if (p->shared_running-- == p->shared_cap && p->shared.head)
+				pthread_cond_signal(&p->cond); /* a thread may take the next */
+		}
 		p->st.done++;
 		p->st.run_ns += t1 - t0;
 		p->st.wait_ns += t0 - j->queued_ns;
@@ -153,6 +162,7 @@ int auth_pool_create(unsigned int threads, struct auth_pool **out)
 		return -ENOMEM;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
+	p->shared_cap = threads > 1 ? threads - 1 : 1;
 	p->prio.tail = &p->prio.head;
 	p->shared.tail = &p->shared.head;
 	sigfillset(&all); /* signals stay with the daemon's own threads */

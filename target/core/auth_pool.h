@@ -6,7 +6,8 @@
  * before is served first; the work of queues that have not is admitted by
  * target/auth/dhchap_admit.h (per host NQN, per peer address, in all) or refused at once,
  * and a free thread takes from it the oldest job of the host and address with the fewest
- * jobs running (dhchap_admit_pick()), not simply the oldest.
+ * jobs running (dhchap_admit_pick()), not simply the oldest. With two threads or more,
+ * one is kept for the re-authentication lane: such work never waits for the other's.
  * A job runs on a pool thread, then its done() runs on its reactor.
  */
 #ifndef NVMEOF_TARGET_AUTH_POOL_H

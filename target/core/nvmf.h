@@ -62,7 +62,9 @@ struct nvmf_tgt_opts {
 				      * re-authenticating Negotiate) must be done within this,
 				      * or the queue is closed (default 5000; 0: no deadline) */
 	uint32_t auth_threads;       /* threads doing DH-HMAC-CHAP's Diffie-Hellman work
-				      * (default 2; taken when the first such job comes) */
+				      * (default 3: two for queues not yet authenticated,
+				      * one kept for re-authentications; taken when the
+				      * first such job comes) */
 	uint32_t auth_max_pending;   /* DH jobs of queues not yet authenticated, queued or
 				      * running, in all (default 128); more are refused */
 	uint32_t auth_max_pending_host; /* ... of one host NQN (default 16) */

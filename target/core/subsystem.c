@@ -91,7 +91,7 @@ void nvmf_tgt_opts_default(struct nvmf_tgt_opts *o)
 	o->login_timeout_ms = 5000;
 	o->kato_default_ms = 0;
 	o->auth_timeout_ms = 5000;
-	o->auth_threads = 2;
+	o->auth_threads = 3;
 	o->auth_max_pending = 128;
 	o->auth_max_pending_host = 16;
 	o->auth_max_pending_addr = 16;

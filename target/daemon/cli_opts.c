@@ -168,7 +168,7 @@ void cli_usage(FILE *f)
 	      "  --auth-timeout SECS   a DH-HMAC-CHAP exchange must be done within SECS\n"
 	      "                        (default 5; 0: no deadline); the queue is closed\n"
 	      "  --auth-threads N      threads for DH-HMAC-CHAP's Diffie-Hellman work (1-64,\n"
-	      "                        default 2)\n"
+	      "                        default 3; one is kept for re-authentications)\n"
 	      "  --auth-max-pending N  DH jobs of queues not yet authenticated, queued or\n"
 	      "                        running, in all (1-4096, default 128); more are refused\n"
 	      "                        with AUTH_Failure1 (re-authentications never are)\n"

@@ -405,7 +405,7 @@ static void test_conf_main_example(void)
 	CU_ASSERT_TRUE(cfg->subsystems[0].namespaces[0].has_nguid);
 	CU_ASSERT_TRUE(cfg->limits.tcp_zerocopy_set);
 	CU_ASSERT_EQUAL(cfg->limits.tcp_zerocopy_min, 0);
-	CU_ASSERT_EQUAL(cfg->limits.auth_threads, 2);
+	CU_ASSERT_EQUAL(cfg->limits.auth_threads, 3);
 	CU_ASSERT_EQUAL(cfg->limits.auth_max_pending, 128);
 	CU_ASSERT_EQUAL(cfg->limits.auth_max_pending_host, 16);
 	CU_ASSERT_EQUAL(cfg->limits.auth_max_pending_addr, 16);
