@@ -92,14 +92,15 @@ it_check "a queue authenticated before the flood: $(head -n 1 "$IT_DIR/live.out"
 	grep -q '^authenticated' "$IT_DIR/live.out"
 
 it_log "flood: $ATTACKERS hosts without the secret for $FLOOD_SECS s, ffdhe8192"
-"$AC" "$PORT" "$NQN" flood "$H2" "$ATTACKERS" "$FLOOD_SECS" 4 > "$IT_DIR/flood.out" 2>&1 &
+# niced: the attackers stand for other machines; it is the target's CPU that is contended
+nice -n 19 "$AC" "$PORT" "$NQN" flood "$H2" "$ATTACKERS" "$FLOOD_SECS" 4 > "$IT_DIR/flood.out" 2>&1 &
 flood=$!
 sleep 3
 for i in 1 2 3; do
 	out=$(timeout 20 "$AC" "$PORT" "$NQN" timed "$H1" "$K1" 2>&1)
-	t=$(sed -n 's/^authenticated in \([0-9.]*\) s/\1/p' <<< "$out")
+	t=$(sed -n 's/^authenticated in \([0-9.]*\) s.*/\1/p' <<< "$out")
 	if [ -n "$t" ] && awk -v t="$t" 'BEGIN { exit !(t < 1.0) }'; then
-		it_ok "under the flood, the host with the secret authenticated in $t s (ffdhe2048)"
+		it_ok "under the flood, the host with the secret $(grep '^authenticated' <<< "$out"), ffdhe2048"
 	else
 		it_not_ok "auth-under-flood-$i" "not within 1 s: $(tr '\n' '|' <<< "$out")"
 	fi
