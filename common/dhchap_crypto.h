@@ -12,8 +12,9 @@
  *
  * Built on OpenSSL 3: EVP_Digest, EVP_MAC "HMAC", EVP_KDF "HKDF", and for DH
  * EVP_PKEY_CTX_new_from_name("DH") + OSSL_PKEY_PARAM_GROUP_NAME / EVP_PKEY_generate for
- * keys, EVP_PKEY_fromdata for the peer's value, EVP_PKEY_public_check and
- * EVP_PKEY_derive (with padding) for the shared secret.
+ * keys, EVP_PKEY_fromdata for the peer's value, checked once here (range and
+ * Legendre symbol) and EVP_PKEY_derive (with padding, OpenSSL's own check of the peer
+ * left out) for the shared secret.
  *
  * All functions return 0 or -errno: -EINVAL for an unknown id or a bad argument, -ENOMEM,
  * -EIO when OpenSSL fails for another reason. Nothing here logs.

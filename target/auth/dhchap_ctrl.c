@@ -108,6 +108,11 @@ static void fail1(struct dhchap_ctrl *m, uint8_t exp)
 	set_state(m, DHCHAP_FAILURE1);
 }
 
+void dhchap_ctrl_refuse(struct dhchap_ctrl *m, uint8_t exp)
+{
+	fail1(m, exp);
+}
+
 /* The id of @ids the controller uses: @want when the host lists it (@want < 0: the first
  * one @usable accepts); -1 when none. */
 static int pick_id(const uint8_t *ids, unsigned int n, int want, bool (*usable)(uint8_t))

@@ -117,6 +117,13 @@ void dhchap_ctrl_fini(struct dhchap_ctrl *m);
 void dhchap_ctrl_send(struct dhchap_ctrl *m, const uint8_t *msg, size_t len);
 
 /*
+ * End the exchange with AUTH_Failure1 (@exp) before the message due is looked at: the
+ * target refuses the work it would take (its authentication threads are busy). The
+ * message is then consumed as in FAILURE1.
+ */
+void dhchap_ctrl_refuse(struct dhchap_ctrl *m, uint8_t exp);
+
+/*
  * An Authentication Receive of @al bytes: writes the message due into @buf and returns
  * its length, or -EMSGSIZE when @al is shorter than that message. When no message is due
  * (or our own cryptography failed) the message is an AUTH_Failure1 and the machine ends.

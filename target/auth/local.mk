@@ -4,7 +4,8 @@
 noinst_LTLIBRARIES += libnvmeof_auth.la
 libnvmeof_auth_la_SOURCES = \
 	target/auth/dhchap_ctrl.h target/auth/auth_internal.h \
-	target/auth/dhchap_ctrl.c target/auth/dhchap_msg.c target/auth/dhchap_conf.c
+	target/auth/dhchap_ctrl.c target/auth/dhchap_msg.c target/auth/dhchap_conf.c \
+	target/auth/dhchap_admit.h target/auth/dhchap_admit.c
 libnvmeof_auth_la_CFLAGS = $(TARGET_CFLAGS) $(OPENSSL_CFLAGS)
 libnvmeof_auth_la_LIBADD = $(OPENSSL_LIBS)
 
@@ -14,4 +15,12 @@ TESTS += tests/unit/target/auth/auth_ut
 tests_unit_target_auth_auth_ut_SOURCES = tests/unit/target/auth/auth_ut.c
 tests_unit_target_auth_auth_ut_CFLAGS = $(UT_CFLAGS) $(OPENSSL_CFLAGS)
 tests_unit_target_auth_auth_ut_LDADD = libnvmeof_auth.la libnvmeof_common.la $(OPENSSL_LIBS) \
+	$(UT_LIBS)
+
+# Unit tests: admission of DH work to the authentication threads (bounds and lanes).
+check_PROGRAMS += tests/unit/target/auth/dhchap_admit_ut
+TESTS += tests/unit/target/auth/dhchap_admit_ut
+tests_unit_target_auth_dhchap_admit_ut_SOURCES = tests/unit/target/auth/dhchap_admit_ut.c
+tests_unit_target_auth_dhchap_admit_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_target_auth_dhchap_admit_ut_LDADD = libnvmeof_auth.la libnvmeof_common.la $(OPENSSL_LIBS) \
 	$(UT_LIBS)

@@ -42,6 +42,10 @@ static const char *const limit_keys[] = { "max_connections",
 					  "max_control_connections",
 					  "metrics_timeout",
 					  "metrics_per_address",
+					  "auth_threads",
+					  "auth_max_pending",
+					  "auth_max_pending_host",
+					  "auth_max_pending_addr",
 					  NULL };
 
 /* The "limits" extension (struct config_limits). */
@@ -78,6 +82,26 @@ static int parse_limits(struct pctx *c, json_object *lim)
 		l->auth_timeout_ms = (uint32_t)v * 1000;
 		l->auth_timeout_set = true;
 	}
+	rc = cfg_get_int(c, lim, "limits", "auth_threads", 1, 64, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->auth_threads = (uint32_t)v;
+	rc = cfg_get_int(c, lim, "limits", "auth_max_pending", 1, 4096, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->auth_max_pending = (uint32_t)v;
+	rc = cfg_get_int(c, lim, "limits", "auth_max_pending_host", 1, 4096, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->auth_max_pending_host = (uint32_t)v;
+	rc = cfg_get_int(c, lim, "limits", "auth_max_pending_addr", 1, 4096, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->auth_max_pending_addr = (uint32_t)v;
 	rc = cfg_get_int(c, lim, "limits", "login_timeout", 0, 3600, &v, OPT);
 	if (rc < 0)
 		return rc;

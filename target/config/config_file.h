@@ -157,6 +157,10 @@ struct tgt_config {
 		bool connect_timeout_set;
 		uint32_t auth_timeout_ms; /* "auth_timeout" seconds, 0..600: DH-HMAC-CHAP */
 		bool auth_timeout_set;
+		uint32_t auth_threads;          /* DH-HMAC-CHAP work threads, 1..64 */
+		uint32_t auth_max_pending;      /* its pending jobs in all, 1..4096 */
+		uint32_t auth_max_pending_host; /* ... of one host NQN, 1..4096 */
+		uint32_t auth_max_pending_addr; /* ... from one peer address, 1..4096 */
 		uint32_t login_timeout_ms; /* "login_timeout" seconds (iSCSI), 0..3600 */
 		bool login_timeout_set;
 		uint32_t max_queue_depth;	/* I/O queue entries, 2..4096 */

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,8 +269,27 @@ static json_object *save_root(const struct tgt_config *cfg, bool secrets)
 	}
 	if (l->max_connections || l->max_queue_depth || l->in_capsule_set || l->max_io_size ||
 	    l->tcp_zerocopy_set || l->max_control_connections || l->metrics_timeout_ms ||
-	    l->metrics_per_address) {
+	    l->metrics_per_address || l->auth_threads || l->auth_max_pending ||
+	    l->auth_max_pending_host || l->auth_max_pending_addr) {
 		json_object *lo = json_object_new_object();
+		static const struct {
+			const char *key;
+			size_t off;
+		} auth[] = {
+			{ "auth_max_pending", offsetof(struct config_limits, auth_max_pending) },
+			{ "auth_max_pending_addr",
+			  offsetof(struct config_limits, auth_max_pending_addr) },
+			{ "auth_max_pending_host",
+			  offsetof(struct config_limits, auth_max_pending_host) },
+			{ "auth_threads", offsetof(struct config_limits, auth_threads) },
+		};
+
+		for (size_t i = 0; i < sizeof(auth) / sizeof(auth[0]); i++) {
+			uint32_t v = *(const uint32_t *)((const char *)l + auth[i].off);
+
+			if (v)
+				json_object_object_add(lo, auth[i].key, json_object_new_int64(v));
+		}
 
 		if (l->in_capsule_set)
 			json_object_object_add(lo, "in_capsule_size",

@@ -16,6 +16,7 @@ libnvmeof_core_la_SOURCES = \
 	target/core/dispatch.c target/core/dispatch.h \
 	target/core/fabrics.c \
 	target/core/fabrics_auth.c \
+	target/core/auth_pool.c target/core/auth_pool.h \
 	target/core/admin.c \
 	target/core/log_page.c \
 	target/core/features.c \

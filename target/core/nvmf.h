@@ -24,6 +24,7 @@
 #include "transport.h"
 
 struct reactor;
+struct auth_pool;
 struct nvmf_subsys;
 struct nvmf_ctrlr;
 
@@ -60,6 +61,14 @@ struct nvmf_tgt_opts {
 	uint32_t auth_timeout_ms;    /* a DH-HMAC-CHAP exchange (from Connect, or from a
 				      * re-authenticating Negotiate) must be done within this,
 				      * or the queue is closed (default 5000; 0: no deadline) */
+	uint32_t auth_threads;       /* threads doing DH-HMAC-CHAP's Diffie-Hellman work
+				      * (default 3: two for queues not yet authenticated,
+				      * one kept for re-authentications; taken when the
+				      * first such job comes) */
+	uint32_t auth_max_pending;   /* DH jobs of queues not yet authenticated, queued or
+				      * running, in all (default 128); more are refused */
+	uint32_t auth_max_pending_host; /* ... of one host NQN (default 16) */
+	uint32_t auth_max_pending_addr; /* ... from one peer address (default 16) */
 	const char *state_dir;       /* namespace identities kept here (ns_ident.c); NULL:
 				      * none kept, identities derived as without a state dir */
 };
@@ -442,7 +451,27 @@ struct nvmf_tgt {
 	struct nvmf_host_auth *host_auth; /* hosts with DH-HMAC-CHAP secrets (under lock) */
 	unsigned int nhost_auth;
 	struct nvmf_host_psks *host_psks; /* TLS PSKs by host NQN (host_psk.c) */
+	struct auth_pool *auth_pool;      /* DH-HMAC-CHAP work threads, made on first use
+					   * (under auth_pool_lock) */
+	pthread_mutex_t auth_pool_lock;
 };
+
+/* DH-HMAC-CHAP's Diffie-Hellman jobs (target/core/auth_pool.c), since start. */
+struct nvmf_auth_stats {
+	uint64_t queued;          /* admitted to the shared lane (queues not yet authenticated) */
+	uint64_t queued_priority; /* admitted to the lane of re-authentications */
+	uint64_t refused_total;   /* refused: auth_max_pending jobs pending */
+	uint64_t refused_host;    /* refused: auth_max_pending_host jobs of that host NQN */
+	uint64_t refused_addr;    /* refused: auth_max_pending_addr jobs from that address */
+	uint64_t done;            /* run to the end, both lanes */
+	uint64_t run_ns, wait_ns; /* sums over the done jobs: running, and queued before */
+	uint64_t run_max_ns, wait_max_ns;
+	unsigned int threads;          /* of the pool (0: not started) */
+	unsigned int pending;          /* shared lane, queued or running, now */
+	unsigned int pending_priority; /* re-authentication lane, now */
+};
+/* A snapshot of the counters (zeros before the first job). */
+void nvmf_auth_stats_get(struct nvmf_tgt *tgt, struct nvmf_auth_stats *out);
 
 /*
  * Everything below runs on the main thread (config, signals) unless noted.

@@ -91,6 +91,10 @@ void nvmf_tgt_opts_default(struct nvmf_tgt_opts *o)
 	o->login_timeout_ms = 5000;
 	o->kato_default_ms = 0;
 	o->auth_timeout_ms = 5000;
+	o->auth_threads = 3;
+	o->auth_max_pending = 128;
+	o->auth_max_pending_host = 16;
+	o->auth_max_pending_addr = 16;
 }
 
 static bool opts_valid(const struct nvmf_tgt_opts *o)
@@ -144,6 +148,7 @@ struct nvmf_tgt *nvmf_tgt_create(const struct nvmf_tgt_opts *opts)
 	TAILQ_INIT(&tgt->ports);
 	TAILQ_INIT(&tgt->referrals);
 	pthread_mutex_init(&tgt->lock, NULL);
+	pthread_mutex_init(&tgt->auth_pool_lock, NULL);
 	tgt->start_ns = nvmf_now_ns();
 	tgt->genctr = 1;
 	tgt->discovery = subsys_alloc(tgt, NVME_DISCOVERY_NQN, NVMF_SUBSYS_DISCOVERY);
@@ -800,6 +805,7 @@ void nvmf_tgt_destroy(struct nvmf_tgt *tgt)
 	}
 	subsys_free(tgt->discovery);
 	nvmf_auth_tgt_free(tgt);
+	pthread_mutex_destroy(&tgt->auth_pool_lock);
 	pthread_mutex_destroy(&tgt->lock);
 	free(tgt);
 }

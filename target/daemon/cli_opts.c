@@ -48,6 +48,10 @@ enum {
 	OPT_DHCHAP_HASH,
 	OPT_DHCHAP_DHGROUP,
 	OPT_AUTH_TIMEOUT,
+	OPT_AUTH_THREADS,
+	OPT_AUTH_MAX_PENDING,
+	OPT_AUTH_MAX_PENDING_HOST,
+	OPT_AUTH_MAX_PENDING_ADDR,
 	OPT_POLL,
 	OPT_POLL_MAX_US,
 	OPT_MAX_CONTROL_CONN,
@@ -68,6 +72,10 @@ static const struct option long_opts[] = {
 	{ "dhchap-hash", required_argument, NULL, OPT_DHCHAP_HASH },
 	{ "dhchap-dhgroup", required_argument, NULL, OPT_DHCHAP_DHGROUP },
 	{ "auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT },
+	{ "auth-threads", required_argument, NULL, OPT_AUTH_THREADS },
+	{ "auth-max-pending", required_argument, NULL, OPT_AUTH_MAX_PENDING },
+	{ "auth-max-pending-host", required_argument, NULL, OPT_AUTH_MAX_PENDING_HOST },
+	{ "auth-max-pending-addr", required_argument, NULL, OPT_AUTH_MAX_PENDING_ADDR },
 	{ "tls-psk-file", required_argument, NULL, OPT_TLS_PSK_FILE },
 	{ "reactors", required_argument, NULL, OPT_REACTORS },
 	{ "pin", no_argument, NULL, OPT_PIN },
@@ -167,6 +175,13 @@ void cli_usage(FILE *f)
 	      "                        are closed\n"
 	      "  --auth-timeout SECS   a DH-HMAC-CHAP exchange must be done within SECS\n"
 	      "                        (default 5; 0: no deadline); the queue is closed\n"
+	      "  --auth-threads N      threads for DH-HMAC-CHAP's Diffie-Hellman work (1-64,\n"
+	      "                        default 3; one is kept for re-authentications)\n"
+	      "  --auth-max-pending N  DH jobs of queues not yet authenticated, queued or\n"
+	      "                        running, in all (1-4096, default 128); more are refused\n"
+	      "                        with AUTH_Failure1 (re-authentications never are)\n"
+	      "  --auth-max-pending-host N  ... of one host NQN (default 16)\n"
+	      "  --auth-max-pending-addr N  ... from one peer address (default 16)\n"
 	      "  --login-timeout SECS  an iSCSI login, CHAP included, must reach the full\n"
 	      "                        feature phase within SECS (default 5; 0: no deadline);\n"
 	      "                        logins count against --max-connecting until then\n"
@@ -417,6 +432,24 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 				    arg);
 		o->auth_timeout_ms = (uint32_t)v * 1000;
 		o->auth_timeout_set = true;
+		return 0;
+	case OPT_AUTH_THREADS:
+		if (parse_uint(arg, 1, 64, &v))
+			return fail(err, errlen, "--auth-threads: expected 1-64, got '%s'", arg);
+		o->auth_threads = (uint32_t)v;
+		return 0;
+	case OPT_AUTH_MAX_PENDING:
+	case OPT_AUTH_MAX_PENDING_HOST:
+	case OPT_AUTH_MAX_PENDING_ADDR:
+		if (parse_uint(arg, 1, 4096, &v))
+			return fail(err, errlen, "--%s: expected 1-4096, got '%s'",
+				    c == OPT_AUTH_MAX_PENDING        ? "auth-max-pending"
+				    : c == OPT_AUTH_MAX_PENDING_HOST ? "auth-max-pending-host"
+								     : "auth-max-pending-addr",
+				    arg);
+		*(c == OPT_AUTH_MAX_PENDING        ? &o->auth_max_pending
+		  : c == OPT_AUTH_MAX_PENDING_HOST ? &o->auth_max_pending_host
+						   : &o->auth_max_pending_addr) = (uint32_t)v;
 		return 0;
 	case OPT_TLS_PSK_FILE:
 		if (o->ntls_psk_files == CLI_MAX_HOSTS)

@@ -42,6 +42,10 @@ struct cli_opts {
 	const char *dhchap_dhgroup; /* --dhchap-dhgroup null|ffdhe2048..ffdhe8192 */
 	uint32_t auth_timeout_ms;   /* --auth-timeout, when auth_timeout_set */
 	bool auth_timeout_set;
+	uint32_t auth_threads;                    /* --auth-threads; 0: not given */
+	uint32_t auth_max_pending;                /* --auth-max-pending; 0: not given */
+	uint32_t auth_max_pending_host;           /* --auth-max-pending-host; 0: not given */
+	uint32_t auth_max_pending_addr;           /* --auth-max-pending-addr; 0: not given */
 	const char *tls_psk_files[CLI_MAX_HOSTS]; /* --tls-psk-file HOSTNQN=PATH */
 	unsigned int ntls_psk_files;
 

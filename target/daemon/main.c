@@ -471,6 +471,10 @@ static void reload_limits(struct daemon_ctx *d)
 	__atomic_store_n(&cur->max_connecting, t.max_connecting, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->connect_timeout_ms, t.connect_timeout_ms, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->auth_timeout_ms, t.auth_timeout_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->auth_max_pending, t.auth_max_pending, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->auth_max_pending_host, t.auth_max_pending_host, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->auth_max_pending_addr, t.auth_max_pending_addr, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->auth_threads, t.auth_threads, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->login_timeout_ms, t.login_timeout_ms, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->max_queue_depth, t.max_queue_depth, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->in_capsule_size, t.in_capsule_size, __ATOMIC_RELAXED);
@@ -550,6 +554,14 @@ static void apply_tgt_opts(const struct cli_opts *o, struct nvmf_tgt_opts *t)
 		t->connect_timeout_ms = o->connect_timeout_ms;
 	if (o->auth_timeout_set)
 		t->auth_timeout_ms = o->auth_timeout_ms;
+	if (o->auth_threads)
+		t->auth_threads = o->auth_threads;
+	if (o->auth_max_pending)
+		t->auth_max_pending = o->auth_max_pending;
+	if (o->auth_max_pending_host)
+		t->auth_max_pending_host = o->auth_max_pending_host;
+	if (o->auth_max_pending_addr)
+		t->auth_max_pending_addr = o->auth_max_pending_addr;
 	if (o->login_timeout_set)
 		t->login_timeout_ms = o->login_timeout_ms;
 }
@@ -568,6 +580,14 @@ static void apply_limits(const struct cli_opts *o, const struct tgt_config *cfg,
 		t->connect_timeout_ms = l->connect_timeout_ms;
 	if (l->auth_timeout_set && !o->auth_timeout_set)
 		t->auth_timeout_ms = l->auth_timeout_ms;
+	if (l->auth_threads && !o->auth_threads)
+		t->auth_threads = l->auth_threads;
+	if (l->auth_max_pending && !o->auth_max_pending)
+		t->auth_max_pending = l->auth_max_pending;
+	if (l->auth_max_pending_host && !o->auth_max_pending_host)
+		t->auth_max_pending_host = l->auth_max_pending_host;
+	if (l->auth_max_pending_addr && !o->auth_max_pending_addr)
+		t->auth_max_pending_addr = l->auth_max_pending_addr;
 	if (l->login_timeout_set && !o->login_timeout_set)
 		t->login_timeout_ms = l->login_timeout_ms;
 	if (l->max_queue_depth && !o->max_queue_depth)

@@ -483,6 +483,40 @@ int metrics_format(struct nvmf_tgt *tgt, struct metrics_buf *b)
 		metrics_label(l, sizeof(l), "trsvcid", ports[i].trsvcid);
 		metrics_sample_u64(b, "nvmeof_port_connections", l, ports[i].conns);
 	}
+	metrics_family(b, "nvmeof_auth_jobs_total", "counter",
+		       "DH-HMAC-CHAP Diffie-Hellman jobs by outcome: queued (shared lane), "
+		       "priority (re-authentication lane), refused_total/_host/_addr (at a "
+		       "pending limit), done.");
+	{
+		static const struct {
+			const char *outcome;
+			size_t off;
+		} o[] = {
+			{ "queued", offsetof(struct nvmf_auth_stats, queued) },
+			{ "priority", offsetof(struct nvmf_auth_stats, queued_priority) },
+			{ "refused_total", offsetof(struct nvmf_auth_stats, refused_total) },
+			{ "refused_host", offsetof(struct nvmf_auth_stats, refused_host) },
+			{ "refused_addr", offsetof(struct nvmf_auth_stats, refused_addr) },
+			{ "done", offsetof(struct nvmf_auth_stats, done) },
+		};
+
+		for (size_t i = 0; i < sizeof(o) / sizeof(o[0]); i++) {
+			char lab[64] = "";
+
+			metrics_label(lab, sizeof(lab), "outcome", o[i].outcome);
+			metrics_sample_u64(b, "nvmeof_auth_jobs_total", lab,
+					   *(const uint64_t *)((const char *)&s->auth + o[i].off));
+		}
+	}
+	metrics_family(b, "nvmeof_auth_job_run_seconds_total", "counter",
+		       "CPU time of the done DH-HMAC-CHAP jobs.");
+	metrics_sample(b, "nvmeof_auth_job_run_seconds_total", NULL, s->auth.run_ns / 1e9);
+	metrics_family(b, "nvmeof_auth_job_wait_seconds_total", "counter",
+		       "Time the done DH-HMAC-CHAP jobs waited for a thread.");
+	metrics_sample(b, "nvmeof_auth_job_wait_seconds_total", NULL, s->auth.wait_ns / 1e9);
+	metrics_family(b, "nvmeof_auth_jobs_pending", "gauge",
+		       "DH-HMAC-CHAP jobs queued or running, shared lane.");
+	metrics_sample_u64(b, "nvmeof_auth_jobs_pending", NULL, s->auth.pending);
 	metrics_family(b, "nvmeof_tcp_connections_accepted_total", "counter",
 		       "NVMe/TCP connections accepted.");
 	metrics_sample_u64(b, "nvmeof_tcp_connections_accepted_total", NULL, s->tcp.accepted);

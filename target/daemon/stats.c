@@ -291,6 +291,8 @@ void stats_collect(struct nvmf_tgt *tgt, struct stats_snapshot *snap)
 
 	memset(snap, 0, sizeof(*snap));
 	snap->time_ns = mono_ns();
+	if (tgt)
+		nvmf_auth_stats_get(tgt, &snap->auth);
 	if (tgt && tgt->start_ns && snap->time_ns > tgt->start_ns)
 		snap->uptime_ns = snap->time_ns - tgt->start_ns;
 	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
@@ -425,6 +427,18 @@ int stats_format_json(const struct stats_snapshot *snap, char *buf, size_t len)
 		     (unsigned long long)p->io.write_bytes, (unsigned long long)p->ana_refused);
 	}
 	jput(&b, "],\"connections\":%u,", snap->connections);
+	jput(&b,
+	     "\"auth\":{\"threads\":%u,\"pending\":%u,\"pending_priority\":%u,"
+	     "\"queued\":%llu,\"queued_priority\":%llu,\"refused_total\":%llu,"
+	     "\"refused_host\":%llu,\"refused_addr\":%llu,\"done\":%llu,\"run_ns\":%llu,"
+	     "\"run_max_ns\":%llu,\"wait_ns\":%llu,\"wait_max_ns\":%llu},",
+	     snap->auth.threads, snap->auth.pending, snap->auth.pending_priority,
+	     (unsigned long long)snap->auth.queued, (unsigned long long)snap->auth.queued_priority,
+	     (unsigned long long)snap->auth.refused_total,
+	     (unsigned long long)snap->auth.refused_host,
+	     (unsigned long long)snap->auth.refused_addr, (unsigned long long)snap->auth.done,
+	     (unsigned long long)snap->auth.run_ns, (unsigned long long)snap->auth.run_max_ns,
+	     (unsigned long long)snap->auth.wait_ns, (unsigned long long)snap->auth.wait_max_ns);
 	jput(&b,
 	     "\"tcp\":{\"accepted\":%llu,\"rejected\":%llu,\"closed\":%llu,\"fatal\":%llu,"
 	     "\"live\":%u,\"connecting\":%u,\"connect_timeouts\":%llu,"

@@ -18,11 +18,28 @@
  *   stall-mid Negotiate and Challenge, then nothing: likewise
  *   hold      authenticate, print "authenticated", then wait until the target closes the
  *             connection (at most 20 s; prints how long after "authenticated")
+ *   timed     authenticate the admin queue and print "authenticated in S s"; with DELAY
+ *             (auth_client PORT SUBNQN timed HOSTNQN KEY DELAY), wait DELAY seconds, then
+ *             re-authenticate the live queue 3 times and print "re-authenticated in S s"
+ *             (the slowest), and check the queue still works
+ *
+ *   auth_client PORT SUBNQN flood HOSTNQN NPROC SECONDS [NADDR]
+ *
+ *   flood     a host without the secret, NPROC processes for SECONDS: each connects
+ *             (from 127.0.0.2 ... 127.0.0.(1 + NADDR) in turn when NADDR > 0), offers
+ *             ffdhe8192 only, takes the Challenge and sends a Reply with a valid DH value
+ *             and a random response, reads the Failure1, and starts over on a new
+ *             connection. Prints the exchanges: refused at the Challenge, failed after the
+ *             Reply, broken otherwise.
  */
 #define main tcp_raw_client_main
 int tcp_raw_client_main(int argc, char **argv);
 #include "tcp_raw_client.c"
 #undef main
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 
 #include "common/dhchap_crypto.h"
 #include "common/dhchap_key.h"
@@ -32,6 +49,10 @@ int tcp_raw_client_main(int argc, char **argv);
 	(NVME_STATUS(NVME_SCT_COMMAND_SPECIFIC, NVMF_SC_AUTH_REQUIRED) | NVME_STATUS_DNR)
 
 static const char *g_hostnqn;
+/* DH groups the AUTH_Negotiate offers */
+static const uint8_t g_dh_all[] = { 0, 1, 2, 3, 4, 5 };
+static const uint8_t *g_dh_offer = g_dh_all;
+static uint8_t g_ndh_offer = sizeof(g_dh_all);
 static struct nvme_dhchap_key g_key, g_ctrl_key;
 
 /* Connect with our host NQN; *dw0 gets the response's DW0 (CNTLID | AUTHREQ). */
@@ -79,7 +100,7 @@ static int send_negotiate(struct conn *c, uint16_t t_id)
 	uint8_t buf[NVME_AUTH_NEGOTIATE_LEN(1)] = { 0 };
 	struct nvme_auth_negotiate *n = (void *)buf;
 	struct nvme_auth_protocol_desc *d = (void *)(buf + sizeof(*n));
-	static const uint8_t hashes[] = { 1, 2, 3 }, dhs[] = { 0, 1, 2, 3, 4, 5 };
+	static const uint8_t hashes[] = { 1, 2, 3 };
 
 	n->auth_type = NVME_AUTH_TYPE_COMMON;
 	n->auth_id = NVME_AUTH_ID_NEGOTIATE;
@@ -87,9 +108,9 @@ static int send_negotiate(struct conn *c, uint16_t t_id)
 	n->napd = 1;
 	d->authid = NVME_AUTH_PROTO_DHCHAP;
 	d->halen = sizeof(hashes);
-	d->dhlen = sizeof(dhs);
+	d->dhlen = g_ndh_offer;
 	memcpy(d->idlist, hashes, sizeof(hashes));
-	memcpy(d->idlist + NVME_AUTH_DESC_DH_OFF, dhs, sizeof(dhs));
+	memcpy(d->idlist + NVME_AUTH_DESC_DH_OFF, g_dh_offer, g_ndh_offer);
 	return auth_cmd(c, true, buf, sizeof(buf));
 }
 
@@ -240,6 +261,8 @@ static double wait_closed(struct conn *c, double limit)
 	return -1;
 }
 
+static double g_connected; /* now_s() when admin_auth()'s Connect completed */
+
 static int admin_auth(struct conn *c)
 {
 	uint32_t dw0 = 0;
@@ -248,6 +271,7 @@ static int admin_auth(struct conn *c)
 	REQUIRE(conn_open(c) == 0, "open");
 	REQUIRE(do_ic(c, false, false) == 0, "IC");
 	REQUIRE(auth_connect(c, 0, 0xffff, &dw0) == 0, "admin Connect");
+	g_connected = now_s();
 	REQUIRE(dw0 & NVMF_CONNECT_AUTHREQ_ATR, "no AUTHREQ.ATR in the Connect response (0x%x)",
 		dw0);
 	REQUIRE(expect_auth_required(c) == 0, "Authentication Required");
@@ -354,6 +378,155 @@ static int scen_hold(void)
 	return 0;
 }
 
+/* auth_client ... timed HOSTNQN KEY [DELAY] */
+static int g_delay;
+
+static int scen_timed(void)
+{
+	struct conn c;
+	double t0 = now_s(), worst = 0;
+	uint64_t csts = 0;
+	uint8_t exp = 0;
+
+	REQUIRE(admin_auth(&c) == 0, "admin queue");
+	printf("authenticated in %.3f s (TCP, ICReq and Connect %.3f s of it)\n", now_s() - t0,
+	       g_connected - t0);
+	fflush(stdout);
+	if (g_delay <= 0) {
+		conn_close(&c);
+		return 0;
+	}
+	sleep((unsigned int)g_delay);
+	for (uint16_t i = 0; i < 3; i++) {
+		t0 = now_s();
+		REQUIRE(authenticate(&c, (uint16_t)(10 + i), &exp) == 0,
+			"re-authentication %u (Failure1 %u) after %.3f s", i, exp, now_s() - t0);
+		if (now_s() - t0 > worst)
+			worst = now_s() - t0;
+	}
+	printf("re-authenticated in %.3f s\n", worst);
+	REQUIRE(prop_get(&c, NVME_REG_CSTS, false, &csts) == 0, "CSTS after re-authentication");
+	conn_close(&c);
+	return 0;
+}
+
+/* What the flood's processes saw, in memory they share. */
+struct flood_counts {
+	unsigned long cycles, refused, failed, other;
+};
+
+/* One exchange of the flood: 0 refused at the Challenge, 1 failed after the Reply, -1
+ * anything else. @dhv: a valid ffdhe8192 value. */
+static int flood_once(const uint8_t *dhv, uint16_t t_id)
+{
+	static uint8_t buf[4096], reply[NVME_DHCHAP_REPLY_LEN(64, 1024)];
+	const struct nvme_dhchap_challenge *ch = (const void *)buf;
+	struct nvme_dhchap_reply *r = (void *)reply;
+	struct conn c = { .fd = -1 };
+	uint32_t dw0 = 0;
+	int rc = -1;
+
+	if (conn_open(&c) || do_ic(&c, false, false) || auth_connect(&c, 0, 0xffff, &dw0) ||
+	    send_negotiate(&c, t_id))
+		goto out;
+	memset(buf, 0, sizeof(buf));
+	if (auth_cmd(&c, false, buf, sizeof(buf)))
+		goto out;
+	if (buf[0] == NVME_AUTH_TYPE_COMMON && buf[1] == NVME_AUTH_ID_FAILURE1) {
+		rc = 0;
+		goto out;
+	}
+	if (ch->auth_id != NVME_AUTH_ID_CHALLENGE || ch->dhgid != NVME_AUTH_DHGROUP_FFDHE8192)
+		goto out;
+	memset(reply, 0, sizeof(reply));
+	r->auth_type = NVME_AUTH_TYPE_DHCHAP;
+	r->auth_id = NVME_AUTH_ID_REPLY;
+	put_le16(r->t_id, t_id);
+	r->hl = ch->hl;
+	put_le16(r->dhvlen, 1024);
+	for (unsigned int i = 0; i < ch->hl; i++)
+		reply[NVME_DHCHAP_REPLY_RVAL_OFF + i] = (uint8_t)rand();
+	memcpy(reply + NVME_DHCHAP_REPLY_DHV_OFF(ch->hl), dhv, 1024);
+	if (auth_cmd(&c, true, reply, (uint32_t)NVME_DHCHAP_REPLY_LEN(ch->hl, 1024)))
+		goto out;
+	memset(buf, 0, sizeof(buf));
+	if (auth_cmd(&c, false, buf, sizeof(buf)) == 0 && buf[0] == NVME_AUTH_TYPE_COMMON &&
+	    buf[1] == NVME_AUTH_ID_FAILURE1)
+		rc = 1;
+out:
+	conn_close(&c);
+	return rc;
+}
+
+static int g_flood_procs, g_flood_secs, g_flood_addrs;
+
+static int scen_flood(void)
+{
+	static const uint8_t only8192[] = { NVME_AUTH_DHGROUP_FFDHE8192 };
+	struct flood_counts *fc;
+	struct nvme_dh *dh = NULL;
+	uint8_t dhv[1024];
+	pid_t *pids;
+	double end;
+
+	REQUIRE(nvme_dh_generate(NVME_AUTH_DHGROUP_FFDHE8192, &dh) == 0 &&
+			nvme_dh_public(dh, dhv, sizeof(dhv)) == 0,
+		"an ffdhe8192 value");
+	nvme_dh_free(dh);
+	fc = mmap(NULL, sizeof(*fc), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pids = calloc((size_t)g_flood_procs, sizeof(*pids));
+	REQUIRE(fc != MAP_FAILED && pids, "memory");
+	g_dh_offer = only8192;
+	g_ndh_offer = 1;
+	end = now_s() + g_flood_secs;
+	fflush(stdout);
+	for (int i = 0; i < g_flood_procs; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			fprintf(stderr, "fork: %s\n", strerror(errno));
+			g_flood_procs = i;
+			break;
+		}
+		if (pids[i] == 0) {
+			/* the connections this one breaks are counted, not reported */
+			if (!freopen("/dev/null", "w", stderr))
+				_exit(1);
+			srand((unsigned int)getpid());
+			if (g_flood_addrs > 0)
+				g_src_addr = 0x7f000002u + (uint32_t)(i % g_flood_addrs);
+			for (uint16_t t = 1; now_s() < end; t++) {
+				int rc = flood_once(dhv, t);
+
+				__atomic_add_fetch(&fc->cycles, 1, __ATOMIC_RELAXED);
+				__atomic_add_fetch(rc == 0   ? &fc->refused
+						   : rc == 1 ? &fc->failed
+							     : &fc->other,
+						   1, __ATOMIC_RELAXED);
+				if (rc < 0)
+					usleep(10000); /* e.g. refused at accept: do not spin */
+			}
+			_exit(0);
+		}
+	}
+	/* Every process stops by itself at the end; the stragglers by PID, 10 s later. */
+	for (int i = 0; i < g_flood_procs; i++) {
+		while (waitpid(pids[i], NULL, WNOHANG) == 0) {
+			if (now_s() > end + 10) {
+				kill(pids[i], SIGKILL);
+				waitpid(pids[i], NULL, 0);
+				break;
+			}
+			usleep(20000);
+		}
+	}
+	printf("flood: %d processes, %d s: %lu exchanges, %lu refused at the Challenge, "
+	       "%lu failed after the Reply, %lu broken\n",
+	       g_flood_procs, g_flood_secs, fc->cycles, fc->refused, fc->failed, fc->other);
+	free(pids);
+	munmap(fc, sizeof(*fc));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -365,6 +538,8 @@ int main(int argc, char **argv)
 		{ "stall", scen_stall_connect },
 		{ "stall-mid", scen_stall_mid },
 		{ "hold", scen_hold },
+		{ "timed", scen_timed },
+		{ "flood", scen_flood },
 	};
 	int rc = 2;
 
@@ -377,6 +552,25 @@ int main(int argc, char **argv)
 	g_subnqn = argv[2];
 	g_hostnqn = argv[4];
 	srand((unsigned int)getpid());
+	if (!strcmp(argv[3], "flood")) {
+		if (argc < 7 || atoi(argv[5]) < 1 || atoi(argv[5]) > 1000 || atoi(argv[6]) < 1 ||
+		    atoi(argv[6]) > 120) {
+			fprintf(stderr,
+				"usage: %s PORT SUBNQN flood HOSTNQN NPROC(1-1000) "
+				"SECONDS(1-120) [NADDR]\n",
+				argv[0]);
+			return 2;
+		}
+		g_flood_procs = atoi(argv[5]);
+		g_flood_secs = atoi(argv[6]);
+		g_flood_addrs = argc > 7 ? atoi(argv[7]) : 0;
+		if (g_flood_addrs < 0 || g_flood_addrs > 200)
+			g_flood_addrs = 0;
+		argc = 5; /* no secrets */
+	} else if (!strcmp(argv[3], "timed") && argc > 6) {
+		g_delay = atoi(argv[6]);
+		argc = 6;
+	}
 	if ((argc > 5 && nvme_dhchap_key_parse(argv[5], &g_key, NULL, 0)) ||
 	    (argc > 6 && nvme_dhchap_key_parse(argv[6], &g_ctrl_key, NULL, 0))) {
 		fprintf(stderr, "bad DHHC-1 secret\n");

@@ -36,6 +36,7 @@
 static int g_port;
 static const char *g_subnqn;
 static int g_failures;
+static uint32_t g_src_addr; /* host order; 0: let the kernel pick the source address */
 
 #define CHECK(cond, ...)                                                                  \
 	do {                                                                              \
@@ -83,6 +84,13 @@ static int conn_open_opts(struct conn *c, int rcvbuf, int timeout_s)
 		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (g_src_addr) { /* another loopback address, so the target sees another peer */
+		struct sockaddr_in src = { .sin_family = AF_INET,
+					   .sin_addr.s_addr = htonl(g_src_addr) };
+
+		REQUIRE(bind(c->fd, (struct sockaddr *)&src, sizeof(src)) == 0, "bind: %s",
+			strerror(errno));
+	}
 	REQUIRE(connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0, "connect: %s",
 		strerror(errno));
 	c->cid = 1;

@@ -490,6 +490,16 @@ static void be_sub(uint8_t *n, size_t len, unsigned int v)
 	}
 }
 
+static void be_add(uint8_t *n, size_t len, unsigned int v)
+{
+	for (size_t i = len; i-- > 0 && v;) {
+		unsigned int d = n[i] + (v & 0xff);
+
+		n[i] = (uint8_t)d;
+		v = (v >> 8) + (d >> 8);
+	}
+}
+
 /* Random values: accepted exactly when y^q = 1 mod p (q = (p-1)/2), computed here the
  * long way with BN_mod_exp, independently of the library's check. */
 static void test_dh_public_check_random(void)
@@ -555,6 +565,19 @@ static void test_dh_bad_public(void)
 		be_sub(v, len, 1); /* p - 2 = -2: a non-residue, outside the order-q subgroup */
 		CU_ASSERT_EQUAL(nvme_dh_shared_secret(dh, v, len, &s), -EINVAL);
 		memset(v, 0xff, len); /* > p */
+		CU_ASSERT_EQUAL(nvme_dh_shared_secret(dh, v, len, &s), -EINVAL);
+		memcpy(v, p, len); /* p + 1 and p + 2: 1 and 2 once reduced, refused as sent */
+		be_add(v, len, 1);
+		CU_ASSERT_EQUAL(nvme_dh_shared_secret(dh, v, len, &s), -EINVAL);
+		be_add(v, len, 1);
+		CU_ASSERT_EQUAL(nvme_dh_shared_secret(dh, v, len, &s), -EINVAL);
+		memset(v, 0, len); /* 2, the generator: a residue (p = 7 mod 8), accepted */
+		v[len - 1] = 2;
+		CU_ASSERT_EQUAL(nvme_dh_shared_secret(dh, v, len, &s), 0);
+		nvme_secret_free(s);
+		s = NULL;
+		memcpy(v, p, len); /* p - 4 = -4: -1 is a non-residue, 4 a residue */
+		be_sub(v, len, 4);
 		CU_ASSERT_EQUAL(nvme_dh_shared_secret(dh, v, len, &s), -EINVAL);
 		/* wrong lengths */
 		CU_ASSERT_EQUAL(nvme_dh_public(dh, v, len), 0);

@@ -408,6 +408,10 @@ static void test_conf_main_example(void)
 	CU_ASSERT_EQUAL(cfg->limits.max_control_connections, 16);
 	CU_ASSERT_EQUAL(cfg->limits.metrics_timeout_ms, 5000);
 	CU_ASSERT_EQUAL(cfg->limits.metrics_per_address, 8);
+	CU_ASSERT_EQUAL(cfg->limits.auth_threads, 3);
+	CU_ASSERT_EQUAL(cfg->limits.auth_max_pending, 128);
+	CU_ASSERT_EQUAL(cfg->limits.auth_max_pending_host, 16);
+	CU_ASSERT_EQUAL(cfg->limits.auth_max_pending_addr, 16);
 	config_free(cfg);
 	free(text);
 	free(local);

@@ -234,6 +234,41 @@ static void test_errors(void)
 	}
 }
 
+/* The DH-HMAC-CHAP work limits: taken in range, refused out of it with the flag named. */
+static void test_auth_limits(void)
+{
+	static const char *const ok[] = { "--auth-threads=4", "--auth-max-pending=256",
+					  "--auth-max-pending-host=2", "--auth-max-pending-addr=3",
+					  NULL };
+	static const struct {
+		const char *args[3];
+		const char *msg;
+	} bad[] = {
+		{ { "--auth-threads", "0" }, "--auth-threads: expected 1-64" },
+		{ { "--auth-threads", "65" }, "--auth-threads: expected 1-64" },
+		{ { "--auth-max-pending", "0" }, "--auth-max-pending: expected 1-4096" },
+		{ { "--auth-max-pending-host", "4097" }, "--auth-max-pending-host: expected" },
+		{ { "--auth-max-pending-addr", "x" }, "--auth-max-pending-addr: expected" },
+	};
+	struct cli_opts o;
+	char err[256];
+
+	CU_ASSERT_EQUAL_FATAL(parse(&o, err, ok), 0);
+	CU_ASSERT_EQUAL(o.auth_threads, 4);
+	CU_ASSERT_EQUAL(o.auth_max_pending, 256);
+	CU_ASSERT_EQUAL(o.auth_max_pending_host, 2);
+	CU_ASSERT_EQUAL(o.auth_max_pending_addr, 3);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CU_ASSERT_EQUAL(parse(&o, err, bad[i].args), -EINVAL);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].msg));
+		if (!strstr(err, bad[i].msg))
+			fprintf(stderr, "case %zu: '%s'\n", i, err);
+	}
+	CU_ASSERT_EQUAL(parse(&o, err, NULL), 0); /* not given: 0, the target default */
+	CU_ASSERT_EQUAL(o.auth_threads, 0);
+	CU_ASSERT_EQUAL(o.auth_max_pending_addr, 0);
+}
+
 static void test_usage(void)
 {
 	char *buf = NULL;
@@ -267,6 +302,7 @@ int main(void)
 	CU_add_test(s, "config, levels, version", test_config_and_misc);
 	CU_add_test(s, "-c with flags", test_config_with_flags);
 	CU_add_test(s, "errors", test_errors);
+	CU_add_test(s, "DH-HMAC-CHAP work limits", test_auth_limits);
 	CU_add_test(s, "usage", test_usage);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
