@@ -25,6 +25,7 @@ struct dhchap_host_conf;
 
 #define NVMF_ERRLOG_ENTRIES 64	     /* ELPE + 1 */
 #define NVMF_KAS_MS 100		     /* Keep Alive granularity (KAS = 1) */
+#define NVMF_KATO_MAX_MS 3600000u    /* longest KATO granted: one hour */
 #define NVMF_DISC_KATO_MS 120000     /* discovery controller connected with KATO 0 */
 #define NVMF_CAP_TO 15		     /* CAP.TO in 500 ms units: 7.5 s */
 #define NVMF_TEMP_KELVIN 0x0141	     /* reported composite temperature, 48 C */
@@ -179,6 +180,8 @@ uint16_t nvmf_ctrlr_prop_set(struct nvmf_ctrlr *c, uint32_t offset, unsigned int
 /* ---- keep_alive.c (admin reactor) -------------------------------------------------------- */
 void nvmf_ctrlr_ka_restart(struct nvmf_ctrlr *c);
 void nvmf_ctrlr_ka_set(struct nvmf_ctrlr *c, uint32_t kato_ms);
+/* KATO as granted: rounded up to KAS (100 ms), at most NVMF_KATO_MAX_MS; 0 stays 0. */
+uint32_t nvmf_kato_clamp(uint32_t kato_ms);
 void nvmf_ctrlr_ka_stop(struct nvmf_ctrlr *c);
 void nvmf_ctrlr_ka_expired(struct nvmf_ctrlr *c);
 
