@@ -19,6 +19,7 @@
 
 #include "common/nvme_auth_spec.h"
 #include "nvmf.h"
+#include "reactor/reactor.h"
 #include "reservation.h"
 
 struct dhchap_host_conf;
@@ -106,6 +107,10 @@ struct nvmf_ctrlr {
 	struct nvmf_qpair_stats retired; /* I/O queues gone */
 	unsigned int refs;	   /* atomic: admin queue + I/O queues + messages in flight */
 	TAILQ_ENTRY(nvmf_ctrlr) link; /* subsys->ctrlrs, until freed */
+
+	/* Discovery log change notice in flight (aen.c): posted with no allocation. */
+	struct reactor_post disc_post;
+	bool disc_post_busy; /* atomic: disc_post is queued and has not started */
 
 	/* Admin reactor only. */
 	uint32_t kato_ms;

@@ -20,22 +20,20 @@ void nvmf_tgt_changed_locked(struct nvmf_tgt *tgt)
 	tgt->genctr++;
 }
 
+/* Every live discovery controller, however many: the notice is posted with the message
+ * embedded in the controller (no allocation that could fail and drop it), at most one in
+ * flight per controller; a change while one is in flight is covered by it, since the host
+ * reads the log after the event. */
 void nvmf_disc_notify(struct nvmf_tgt *tgt)
 {
 	struct nvmf_subsys *d = tgt->discovery;
-	struct nvmf_ctrlr *c, *v[64];
-	unsigned int n = 0;
+	struct nvmf_ctrlr *c;
 
 	pthread_mutex_lock(&d->lock);
 	TAILQ_FOREACH (c, &d->ctrlrs, link)
-		if (n < 64 && __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != NVMF_CTRLR_DEAD &&
-		    nvmf_ctrlr_get_unless_zero(c))
-			v[n++] = c;
+		if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != NVMF_CTRLR_DEAD)
+			nvmf_ctrlr_notify_disc_changed(c);
 	pthread_mutex_unlock(&d->lock);
-	for (unsigned int i = 0; i < n; i++) {
-		nvmf_ctrlr_notify_disc_changed(v[i]);
-		nvmf_ctrlr_put(v[i]);
-	}
 }
 
 void nvmf_tgt_changed(struct nvmf_tgt *tgt)

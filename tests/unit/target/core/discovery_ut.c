@@ -211,6 +211,7 @@ static void test_lpo_and_genctr(void)
 	CU_ASSERT_EQUAL(disc_log(&q, 16, 0), 0);
 	CU_ASSERT(get_le64(page) > gen);
 	CU_ASSERT_EQUAL(get_le64(page + 8), 7);
+	fake_msgs_run();
 	fake_qpair_close(&q);
 	nvmf_tgt_destroy(tgt);
 }
@@ -233,6 +234,7 @@ static void test_change_notice(void)
 	nvmf_req_exec(&aer->req);
 	CU_ASSERT_EQUAL(aer->completions, 0);
 	CU_ASSERT_EQUAL(nvmf_referral_add(tgt, 10, "tcp", NULL, "192.0.2.100", NULL), 0);
+	CU_ASSERT_EQUAL(fake_msgs_run(), 1); /* posted, never run inside the change */
 	CU_ASSERT_EQUAL(aer->completions, 1);
 	CU_ASSERT_EQUAL(fake_dw0(aer), nvme_aer_dw0(NVME_AER_TYPE_NOTICE,
 						    NVME_AER_NOTICE_DISC_CHANGED,
@@ -241,12 +243,55 @@ static void test_change_notice(void)
 	fake_req_prep(aer, &cmd, NULL, 0);
 	nvmf_req_exec(&aer->req);
 	CU_ASSERT_EQUAL(nvmf_referral_remove(tgt, "192.0.2.100", NULL), 0);
+	fake_msgs_run();
 	CU_ASSERT_EQUAL(aer->completions, 0);
 	CU_ASSERT_EQUAL(disc_log(&q, 1024, 0), 0);
 	CU_ASSERT_EQUAL(nvmf_subsys_add_host(nvmf_subsys_find(tgt, SUB_B), "nqn.x:y"), 0);
+	fake_msgs_run();
 	CU_ASSERT_EQUAL(aer->completions, 1);
 	fake_req_free(aer);
 	fake_qpair_close(&q);
+	nvmf_tgt_destroy(tgt);
+}
+
+/* More discovery controllers than the 64 once collected per change: every one of them
+ * gets the notice, one posted message each however many changes come before it runs. */
+static void test_notice_reaches_all(void)
+{
+	enum { N = 100 };
+	static struct fake_qpair q[N];
+	static struct fake_req *aer[N];
+	struct nvme_cmd cmd;
+	unsigned int done = 0, sent;
+
+	setup();
+	for (unsigned int i = 0; i < N; i++) {
+		disc_connect(&q[i], p2, i < N - 1 ? FAKE_HOSTNQN : FAKE_HOSTNQN2);
+		fake_cmd(&cmd, NVME_ADMIN_SET_FEATURES, 0);
+		put_le32(&cmd.cdw10, NVME_FEAT_ASYNC_EVENT);
+		put_le32(&cmd.cdw11, NVME_AEN_CFG_DISC_CHANGE);
+		CU_ASSERT_EQUAL(fake_exec(&q[i], &cmd, NULL, 0, NULL), 0);
+		aer[i] = fake_req_alloc(&q[i]);
+		fake_cmd(&cmd, NVME_ADMIN_ASYNC_EVENT_REQUEST, 0);
+		fake_req_prep(aer[i], &cmd, NULL, 0);
+		nvmf_req_exec(&aer[i]->req);
+	}
+	sent = fake_msgs_sent;
+	CU_ASSERT_EQUAL(nvmf_referral_add(tgt, 10, "tcp", NULL, "192.0.2.100", NULL), 0);
+	CU_ASSERT_EQUAL(nvmf_referral_add(tgt, 11, "tcp", NULL, "192.0.2.101", NULL), 0);
+	CU_ASSERT_EQUAL(fake_msgs_sent - sent, N); /* the second change rode on the first */
+	CU_ASSERT_EQUAL(fake_msgs_run(), N);
+	for (unsigned int i = 0; i < N; i++)
+		done += aer[i]->completions == 1 &&
+			fake_dw0(aer[i]) == nvme_aer_dw0(NVME_AER_TYPE_NOTICE,
+							 NVME_AER_NOTICE_DISC_CHANGED,
+							 NVME_LOG_DISCOVERY);
+	CU_ASSERT_EQUAL(done, N);
+	CU_ASSERT_EQUAL(aer[N - 1]->completions, 1); /* the last one connected, other host */
+	for (unsigned int i = 0; i < N; i++) {
+		fake_req_free(aer[i]);
+		fake_qpair_close(&q[i]);
+	}
 	nvmf_tgt_destroy(tgt);
 }
 
@@ -254,6 +299,7 @@ static const CU_TestInfo tests[] = {
 	{ "entries", test_entries },
 	{ "LPO and GENCTR", test_lpo_and_genctr },
 	{ "discovery log change notice", test_change_notice },
+	{ "change notice reaches every discovery controller", test_notice_reaches_all },
 	CU_TEST_INFO_NULL,
 };
 
