@@ -249,6 +249,12 @@ void *nvmf_disc_log_build(struct nvmf_tgt *tgt, const char *hostnqn, const struc
 /* Bump GENCTR with the change it covers (caller holds tgt->lock); after unlocking, tell
  * discovery controllers with nvmf_disc_notify(). nvmf_tgt_changed() does both. */
 void nvmf_tgt_changed_locked(struct nvmf_tgt *tgt);
+/* Whether @port appears in the discovery log of @hostnqn asking through @qp (may be NULL):
+ * a discovery-only port, the port asked through, or a port exporting a subsystem the host
+ * is allowed on; never an NVMe/TCP port the host cannot use (plain TCP for a host with a
+ * PSK, a TLS-required port for a host without one). Caller holds tgt->lock. */
+bool nvmf_disc_port_listed(const struct nvmf_port *port, const char *hostnqn,
+			   const struct nvmf_qpair *qp);
 void nvmf_disc_notify(struct nvmf_tgt *tgt);
 void nvmf_tgt_changed(struct nvmf_tgt *tgt);
 

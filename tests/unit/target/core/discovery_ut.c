@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "common/endian.h"
+#include "common/secret.h"
+#include "common/tls_psk.h"
 #include "tests/unit/target/core/fakes.h"
 
 #define SUB_A "nqn.2026-11.io.nvmeof:a"
@@ -210,7 +212,8 @@ static void test_lpo_and_genctr(void)
 	CU_ASSERT_EQUAL(nvmf_port_remove_subsys(p3, nvmf_subsys_find(tgt, SUB_A)), 0);
 	CU_ASSERT_EQUAL(disc_log(&q, 16, 0), 0);
 	CU_ASSERT(get_le64(page) > gen);
-	CU_ASSERT_EQUAL(get_le64(page + 8), 7);
+	/* p3 lost A and its discovery entry with it: nothing there this host can use */
+	CU_ASSERT_EQUAL(get_le64(page + 8), 6);
 	fake_msgs_run();
 	fake_qpair_close(&q);
 	nvmf_tgt_destroy(tgt);
@@ -295,11 +298,121 @@ static void test_notice_reaches_all(void)
 	nvmf_tgt_destroy(tgt);
 }
 
+static bool has_port(uint16_t portid, uint8_t subtype)
+{
+	const struct nvmf_disc_log_hdr *h = (const void *)page;
+
+	for (uint64_t i = 0; i < get_le64(&h->numrec); i++)
+		if (get_le16(&entry((unsigned int)i)->portid) == portid &&
+		    entry((unsigned int)i)->subtype == subtype)
+			return true;
+	return false;
+}
+
+/* A port whose only subsystem the host may not use is not listed to that host, unless it
+ * asks through it; an allowed host sees it whole. */
+static void test_port_filter(void)
+{
+	struct fake_qpair q;
+	struct nvmf_port *p5;
+	char err[64];
+	struct nvmf_port_opts po = { .portid = 5, .traddr = "127.0.0.1", .trsvcid = "4425" };
+
+	setup();
+	p5 = nvmf_port_create(tgt, &po, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p5);
+	CU_ASSERT_EQUAL(nvmf_port_add_subsys(p5, nvmf_subsys_find(tgt, SUB_B)), 0);
+
+	disc_connect(&q, p1, FAKE_HOSTNQN); /* not allowed on B */
+	CU_ASSERT_EQUAL(disc_log(&q, HDR + 10 * ENT, 0), 0);
+	CU_ASSERT_EQUAL(get_le64(page + 8), 8); /* as before p5 came */
+	CU_ASSERT(!has_port(5, NVMF_SUBTYPE_DISCOVERY_CURRENT));
+	CU_ASSERT(!has_port(5, NVMF_SUBTYPE_NVME));
+	CU_ASSERT(has_port(2, NVMF_SUBTYPE_DISCOVERY_CURRENT)); /* discovery-only: kept */
+	CU_ASSERT(has_port(9, NVMF_SUBTYPE_DISCOVERY_REFERRAL));
+	fake_qpair_close(&q);
+
+	disc_connect(&q, p5, FAKE_HOSTNQN); /* asks through p5: its own entry, no B */
+	CU_ASSERT_EQUAL(disc_log(&q, HDR + 10 * ENT, 0), 0);
+	CU_ASSERT(has_port(5, NVMF_SUBTYPE_DISCOVERY_CURRENT));
+	CU_ASSERT(!has_port(5, NVMF_SUBTYPE_NVME));
+	fake_qpair_close(&q);
+
+	disc_connect(&q, p1, FAKE_HOSTNQN2); /* allowed on B */
+	CU_ASSERT_EQUAL(disc_log(&q, HDR + 12 * ENT, 0), 0);
+	CU_ASSERT(has_port(5, NVMF_SUBTYPE_DISCOVERY_CURRENT));
+	CU_ASSERT(has_port(5, NVMF_SUBTYPE_NVME));
+	fake_qpair_close(&q);
+	nvmf_tgt_destroy(tgt);
+}
+
+/* TLS: "not specified" on a TLS 1.3 port is required; a host with a PSK is not shown
+ * plain NVMe/TCP ports, one without is not shown TLS-required ports. */
+static void test_tls_filter(void)
+{
+	static const uint8_t raw[32] = { 1, 2, 3 };
+	struct nvme_tls_key key = { .hmac = 1 };
+	struct fake_qpair q;
+	struct nvmf_port *p6, *p7;
+	char err[64];
+	struct nvmf_port_opts o6 = { .portid = 6, .traddr = "127.0.0.1", .trsvcid = "4426",
+				     .sectype = NVMF_TCP_SECTYPE_TLS13 };
+	struct nvmf_port_opts o7 = { .portid = 7, .traddr = "127.0.0.1", .trsvcid = "4427",
+				     .sectype = NVMF_TCP_SECTYPE_TLS13,
+				     .treq = NVMF_TREQ_SECURE_NOT_REQUIRED };
+
+	CU_ASSERT_EQUAL(nvmf_port_treq_resolve(NVMF_TCP_SECTYPE_TLS13,
+					       NVMF_TREQ_SECURE_NOT_SPECIFIED),
+			NVMF_TREQ_SECURE_REQUIRED);
+	CU_ASSERT_EQUAL(nvmf_port_treq_resolve(NVMF_TCP_SECTYPE_TLS13,
+					       NVMF_TREQ_SECURE_NOT_REQUIRED),
+			NVMF_TREQ_SECURE_NOT_REQUIRED);
+	CU_ASSERT_EQUAL(nvmf_port_treq_resolve(NVMF_TCP_SECTYPE_TLS13, NVMF_TREQ_SECURE_REQUIRED),
+			NVMF_TREQ_SECURE_REQUIRED);
+	CU_ASSERT_EQUAL(nvmf_port_treq_resolve(NVMF_TCP_SECTYPE_NONE,
+					       NVMF_TREQ_SECURE_NOT_SPECIFIED),
+			NVMF_TREQ_SECURE_NOT_SPECIFIED);
+
+	setup();
+	p6 = nvmf_port_create(tgt, &o6, err, sizeof(err));
+	p7 = nvmf_port_create(tgt, &o7, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p6);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p7);
+	CU_ASSERT_EQUAL(p6->treq, NVMF_TREQ_SECURE_REQUIRED);
+	CU_ASSERT_EQUAL(p7->treq, NVMF_TREQ_SECURE_NOT_REQUIRED);
+	CU_ASSERT_EQUAL(nvmf_port_add_subsys(p6, nvmf_subsys_find(tgt, SUB_A)), 0);
+	CU_ASSERT_EQUAL(nvmf_port_add_subsys(p7, nvmf_subsys_find(tgt, SUB_A)), 0);
+	key.psk = nvme_secret_from(raw, sizeof(raw));
+	CU_ASSERT_EQUAL(nvmf_tgt_set_host_psk(tgt, FAKE_HOSTNQN2, &key), 0);
+	nvme_secret_free(key.psk);
+
+	disc_connect(&q, p7, FAKE_HOSTNQN); /* no PSK: the optional port, the plain ones */
+	CU_ASSERT_EQUAL(disc_log(&q, HDR + 12 * ENT, 0), 0);
+	CU_ASSERT(!has_port(6, NVMF_SUBTYPE_NVME));
+	CU_ASSERT(!has_port(6, NVMF_SUBTYPE_DISCOVERY_CURRENT));
+	CU_ASSERT(has_port(7, NVMF_SUBTYPE_NVME));
+	CU_ASSERT(has_port(1, NVMF_SUBTYPE_NVME));
+	fake_qpair_close(&q);
+
+	disc_connect(&q, p6, FAKE_HOSTNQN2); /* a PSK: the TLS ports only */
+	CU_ASSERT_EQUAL(disc_log(&q, HDR + 12 * ENT, 0), 0);
+	CU_ASSERT(has_port(6, NVMF_SUBTYPE_NVME));
+	CU_ASSERT(has_port(7, NVMF_SUBTYPE_NVME));
+	CU_ASSERT(!has_port(1, NVMF_SUBTYPE_NVME));
+	CU_ASSERT(!has_port(2, NVMF_SUBTYPE_DISCOVERY_CURRENT));
+	CU_ASSERT(!has_port(4, NVMF_SUBTYPE_NVME));
+	CU_ASSERT(has_port(9, NVMF_SUBTYPE_DISCOVERY_REFERRAL));
+	fake_qpair_close(&q);
+	nvmf_tgt_destroy(tgt);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "entries", test_entries },
 	{ "LPO and GENCTR", test_lpo_and_genctr },
 	{ "discovery log change notice", test_change_notice },
 	{ "change notice reaches every discovery controller", test_notice_reaches_all },
+	{ "ports a host cannot use are not listed", test_port_filter },
+	{ "TLS ports: TREQ default and PSK filtering", test_tls_filter },
 	CU_TEST_INFO_NULL,
 };
 
