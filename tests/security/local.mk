@@ -5,3 +5,8 @@
 security_tests =
 TESTS += $(security_tests)
 dist_check_SCRIPTS += $(security_tests)
+security_tests += tests/security/tls-downgrade.sh
+security_tests += tests/security/state-dir.sh
+security_tests += tests/security/disc-notify.sh
+security_tests += tests/security/kato-max.sh
+security_tests += tests/security/disc-filter.sh
