@@ -26,7 +26,7 @@ struct dhchap_host_conf;
 
 #define NVMF_ERRLOG_ENTRIES 64	     /* ELPE + 1 */
 #define NVMF_KAS_MS 100		     /* Keep Alive granularity (KAS = 1) */
-#define NVMF_KATO_MAX_MS 3600000u    /* longest KATO granted: one hour */
+#define NVMF_KATO_MAX_MS    3600000u         /* longest KATO granted: one hour */
 #define NVMF_DISC_KATO_MS 120000     /* discovery controller connected with KATO 0 */
 #define NVMF_CAP_TO 15		     /* CAP.TO in 500 ms units: 7.5 s */
 #define NVMF_TEMP_KELVIN 0x0141	     /* reported composite temperature, 48 C */

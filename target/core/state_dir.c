@@ -37,8 +37,9 @@ int nvmf_state_dir_check(const char *dir, char *err, size_t errlen)
 		return -EPERM;
 	}
 	if (st.st_uid != geteuid() && st.st_uid != 0) {
-		snprintf(err, errlen, "state directory %s: owned by uid %u, not by the daemon's user",
-			 dir, (unsigned int)st.st_uid);
+		snprintf(err, errlen,
+			 "state directory %s: owned by uid %u, not by the daemon's user", dir,
+			 (unsigned int)st.st_uid);
 		return -EPERM;
 	}
 	return 0;

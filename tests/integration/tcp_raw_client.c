@@ -1098,8 +1098,8 @@ static int scen_kato_max(void)
 	st = run_cmd(&c, &cmd, NULL, 0, false, NULL, 0, &cpl);
 	REQUIRE(st == 0, "Get Features KATO after 1.5 s: 0x%x", st);
 	printf("KATO granted: %u ms\n", get_le32(&cpl.dw0));
-	CHECK(get_le32(&cpl.dw0) >= 60000 && get_le32(&cpl.dw0) % 100 == 0,
-	      "KATO granted %u ms", get_le32(&cpl.dw0));
+	CHECK(get_le32(&cpl.dw0) >= 60000 && get_le32(&cpl.dw0) % 100 == 0, "KATO granted %u ms",
+	      get_le32(&cpl.dw0));
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.opc = NVME_ADMIN_KEEP_ALIVE;
 	st = run_cmd(&c, &cmd, NULL, 0, false, NULL, 0, NULL);

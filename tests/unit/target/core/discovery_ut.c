@@ -355,9 +355,13 @@ static void test_tls_filter(void)
 	struct fake_qpair q;
 	struct nvmf_port *p6, *p7;
 	char err[64];
-	struct nvmf_port_opts o6 = { .portid = 6, .traddr = "127.0.0.1", .trsvcid = "4426",
+	struct nvmf_port_opts o6 = { .portid = 6,
+				     .traddr = "127.0.0.1",
+				     .trsvcid = "4426",
 				     .sectype = NVMF_TCP_SECTYPE_TLS13 };
-	struct nvmf_port_opts o7 = { .portid = 7, .traddr = "127.0.0.1", .trsvcid = "4427",
+	struct nvmf_port_opts o7 = { .portid = 7,
+				     .traddr = "127.0.0.1",
+				     .trsvcid = "4427",
 				     .sectype = NVMF_TCP_SECTYPE_TLS13,
 				     .treq = NVMF_TREQ_SECURE_NOT_REQUIRED };
 
