@@ -30,9 +30,9 @@ void nvmf_disc_notify(struct nvmf_tgt *tgt)
 	struct nvmf_ctrlr *c;
 
 	pthread_mutex_lock(&d->lock);
-	TAILQ_FOREACH (c, &d->ctrlrs, link)
-	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != NVMF_CTRLR_DEAD)
-		nvmf_ctrlr_notify_disc_changed(c);
+	for (c = TAILQ_FIRST(&d->ctrlrs); c; c = TAILQ_NEXT(c, link))
+		if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != NVMF_CTRLR_DEAD)
+			nvmf_ctrlr_notify_disc_changed(c);
 	pthread_mutex_unlock(&d->lock);
 }
 
