@@ -164,17 +164,23 @@ static void disc_changed_msg(void *arg)
 {
 	struct nvmf_ctrlr *c = arg;
 
+	__atomic_store_n(&c->disc_post_busy, false, __ATOMIC_RELEASE);
 	nvmf_ctrlr_aen_raise(c, NVMF_AEN_DISC_CHANGED);
 	nvmf_ctrlr_put(c);
 }
 
+/* Safe under the subsystem lock: no allocation, and no reference dropped here. */
 void nvmf_ctrlr_notify_disc_changed(struct nvmf_ctrlr *c)
 {
-	if (!c->admin_reactor)
+	if (!c->admin_reactor || __atomic_exchange_n(&c->disc_post_busy, true, __ATOMIC_ACQ_REL))
+		return; /* no admin queue yet, or a notice already on its way */
+	if (!nvmf_ctrlr_get_unless_zero(c)) {
+		__atomic_store_n(&c->disc_post_busy, false, __ATOMIC_RELEASE);
 		return;
-	nvmf_ctrlr_get(c);
-	if (reactor_send_msg(c->admin_reactor, disc_changed_msg, c))
-		nvmf_ctrlr_put(c);
+	}
+	c->disc_post.fn = disc_changed_msg;
+	c->disc_post.arg = c;
+	reactor_post(c->admin_reactor, &c->disc_post);
 }
 
 static void resv_msg(void *arg)

@@ -19,12 +19,14 @@
 
 #include "common/nvme_auth_spec.h"
 #include "nvmf.h"
+#include "reactor/reactor.h"
 #include "reservation.h"
 
 struct dhchap_host_conf;
 
 #define NVMF_ERRLOG_ENTRIES 64	     /* ELPE + 1 */
 #define NVMF_KAS_MS 100		     /* Keep Alive granularity (KAS = 1) */
+#define NVMF_KATO_MAX_MS    3600000u         /* longest KATO granted: one hour */
 #define NVMF_DISC_KATO_MS 120000     /* discovery controller connected with KATO 0 */
 #define NVMF_CAP_TO 15		     /* CAP.TO in 500 ms units: 7.5 s */
 #define NVMF_TEMP_KELVIN 0x0141	     /* reported composite temperature, 48 C */
@@ -106,6 +108,10 @@ struct nvmf_ctrlr {
 	unsigned int refs;	   /* atomic: admin queue + I/O queues + messages in flight */
 	TAILQ_ENTRY(nvmf_ctrlr) link; /* subsys->ctrlrs, until freed */
 
+	/* Discovery log change notice in flight (aen.c): posted with no allocation. */
+	struct reactor_post disc_post;
+	bool disc_post_busy; /* atomic: disc_post is queued and has not started */
+
 	/* Admin reactor only. */
 	uint32_t kato_ms;
 	ev_timer ka_timer;
@@ -179,6 +185,8 @@ uint16_t nvmf_ctrlr_prop_set(struct nvmf_ctrlr *c, uint32_t offset, unsigned int
 /* ---- keep_alive.c (admin reactor) -------------------------------------------------------- */
 void nvmf_ctrlr_ka_restart(struct nvmf_ctrlr *c);
 void nvmf_ctrlr_ka_set(struct nvmf_ctrlr *c, uint32_t kato_ms);
+/* KATO as granted: rounded up to KAS (100 ms), at most NVMF_KATO_MAX_MS; 0 stays 0. */
+uint32_t nvmf_kato_clamp(uint32_t kato_ms);
 void nvmf_ctrlr_ka_stop(struct nvmf_ctrlr *c);
 void nvmf_ctrlr_ka_expired(struct nvmf_ctrlr *c);
 
@@ -241,6 +249,12 @@ void *nvmf_disc_log_build(struct nvmf_tgt *tgt, const char *hostnqn, const struc
 /* Bump GENCTR with the change it covers (caller holds tgt->lock); after unlocking, tell
  * discovery controllers with nvmf_disc_notify(). nvmf_tgt_changed() does both. */
 void nvmf_tgt_changed_locked(struct nvmf_tgt *tgt);
+/* Whether @port appears in the discovery log of @hostnqn asking through @qp (may be NULL):
+ * a discovery-only port, the port asked through, or a port exporting a subsystem the host
+ * is allowed on; never an NVMe/TCP port the host cannot use (plain TCP for a host with a
+ * PSK, a TLS-required port for a host without one). Caller holds tgt->lock. */
+bool nvmf_disc_port_listed(const struct nvmf_port *port, const char *hostnqn,
+			   const struct nvmf_qpair *qp);
 void nvmf_disc_notify(struct nvmf_tgt *tgt);
 void nvmf_tgt_changed(struct nvmf_tgt *tgt);
 

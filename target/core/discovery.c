@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The discovery log page (70h) and its generation counter: one entry per (port, exported
- * subsystem the host may see), a "current discovery subsystem" entry per port, and the
- * referrals. Discovery controllers that enabled the notice get an asynchronous event
+ * subsystem the host may connect to), a "current discovery subsystem" entry per port the
+ * host can use, and the referrals. Discovery controllers that enabled the notice get an asynchronous event
  * whenever the generation counter moves.
  */
 #include "config.h"
@@ -20,22 +20,20 @@ void nvmf_tgt_changed_locked(struct nvmf_tgt *tgt)
 	tgt->genctr++;
 }
 
+/* Every live discovery controller, however many: the notice is posted with the message
+ * embedded in the controller (no allocation that could fail and drop it), at most one in
+ * flight per controller; a change while one is in flight is covered by it, since the host
+ * reads the log after the event. */
 void nvmf_disc_notify(struct nvmf_tgt *tgt)
 {
 	struct nvmf_subsys *d = tgt->discovery;
-	struct nvmf_ctrlr *c, *v[64];
-	unsigned int n = 0;
+	struct nvmf_ctrlr *c;
 
 	pthread_mutex_lock(&d->lock);
-	TAILQ_FOREACH (c, &d->ctrlrs, link)
-		if (n < 64 && __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != NVMF_CTRLR_DEAD &&
-		    nvmf_ctrlr_get_unless_zero(c))
-			v[n++] = c;
+	for (c = TAILQ_FIRST(&d->ctrlrs); c; c = TAILQ_NEXT(c, link))
+		if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != NVMF_CTRLR_DEAD)
+			nvmf_ctrlr_notify_disc_changed(c);
 	pthread_mutex_unlock(&d->lock);
-	for (unsigned int i = 0; i < n; i++) {
-		nvmf_ctrlr_notify_disc_changed(v[i]);
-		nvmf_ctrlr_put(v[i]);
-	}
 }
 
 void nvmf_tgt_changed(struct nvmf_tgt *tgt)
@@ -80,7 +78,29 @@ static void fill_port_entry(struct nvmf_disc_log_entry *e, const struct nvmf_tgt
 		port->ops->disc_entry(port, e);
 }
 
-/* Caller holds tgt->lock. Counts entries when @log is NULL. */
+bool nvmf_disc_port_listed(const struct nvmf_port *port, const char *hostnqn,
+			   const struct nvmf_qpair *qp)
+{
+	if (port->ops && port->ops->trtype == NVMF_TRTYPE_TCP) {
+		bool tls = port->sectype == NVMF_TCP_SECTYPE_TLS13;
+		bool psk = nvmf_tgt_host_has_psk_locked(port->tgt, hostnqn);
+
+		if (!tls && psk)
+			return false; /* a host with a PSK is never admitted over plain TCP */
+		if (tls && port->treq == NVMF_TREQ_SECURE_REQUIRED && !psk)
+			return false; /* no PSK here: no handshake can succeed */
+	}
+	if (port->discovery_only || (qp && qp->port == port))
+		return true;
+	for (unsigned int i = 0; i < port->nsubsys; i++)
+		if (nvmf_subsys_host_allowed_locked(port->subsys[i], hostnqn))
+			return true;
+	return false;
+}
+
+/* Caller holds tgt->lock. Counts entries when @log is NULL. Only what @hostnqn can
+ * connect to: on each port the subsystems it is allowed on, and the port's own discovery
+ * entry when it has one of those, serves discovery only, or is where the host asks from. */
 static uint64_t build_entries(struct nvmf_tgt *tgt, const char *hostnqn,
 			      const struct nvmf_qpair *qp, struct nvmf_disc_log_entry *log)
 {
@@ -89,6 +109,8 @@ static uint64_t build_entries(struct nvmf_tgt *tgt, const char *hostnqn,
 	uint64_t n = 0;
 
 	TAILQ_FOREACH (port, &tgt->ports, link) {
+		if (!nvmf_disc_port_listed(port, hostnqn, qp))
+			continue;
 		if (log)
 			fill_port_entry(&log[n], tgt, port, qp, NVMF_SUBTYPE_DISCOVERY_CURRENT,
 					NVME_DISCOVERY_NQN);

@@ -31,6 +31,7 @@ static uint16_t connect_find_subsys(struct nvmf_req *req, const char *subnqn, co
 	struct nvmf_tgt *tgt = qp->tgt;
 	struct nvmf_subsys *s;
 	uint16_t status = ST_OK;
+	bool told = false;
 
 	pthread_mutex_lock(&tgt->lock);
 	s = nvmf_subsys_find_locked(tgt, subnqn);
@@ -39,13 +40,16 @@ static uint16_t connect_find_subsys(struct nvmf_req *req, const char *subnqn, co
 	else if (!nvmf_subsys_host_allowed_locked(s, hostnqn))
 		status = NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONNECT_INVALID_HOST);
 	else if (qp->ops && qp->ops->connect_allowed &&
-		 !qp->ops->connect_allowed(qp, hostnqn, subnqn))
+		 !qp->ops->connect_allowed(qp, hostnqn, subnqn)) {
 		status = NVMF_ST_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONNECT_INVALID_HOST);
-	else
+		told = true; /* the transport logged why */
+	} else
 		*auth = nvmf_auth_host_conf_locked(s, hostnqn); /* NULL: no authentication */
 	pthread_mutex_unlock(&tgt->lock);
 	if (status == ST_OK)
 		*out = s;
+	else if (told)
+		; /* one line, the transport's */
 	else if (s)
 		log_peer("%s: host %s refused on %s", qp->peer, hostnqn, subnqn);
 	else

@@ -91,6 +91,14 @@ int nvmf_tgt_get_host_psk(struct nvmf_tgt *tgt, const char *hostnqn, struct nvme
 	return rc;
 }
 
+bool nvmf_tgt_host_has_psk_locked(const struct nvmf_tgt *tgt, const char *hostnqn)
+{
+	for (struct host_psk *e = tgt->host_psks ? tgt->host_psks->head : NULL; e; e = e->next)
+		if (!strcmp(e->nqn, hostnqn))
+			return true;
+	return false;
+}
+
 void nvmf_tgt_clear_host_psks(struct nvmf_tgt *tgt)
 {
 	struct host_psk *e;

@@ -42,11 +42,23 @@ void nvmf_ctrlr_ka_restart(struct nvmf_ctrlr *c)
 	ev_timer_again(c->admin_reactor->loop, &c->ka_timer);
 }
 
+uint32_t nvmf_kato_clamp(uint32_t kato_ms)
+{
+	/* Round up to the Keep Alive granularity (KAS, 100 ms) without wrapping, then cap. */
+	uint64_t t = ((uint64_t)kato_ms + NVMF_KAS_MS - 1) / NVMF_KAS_MS * NVMF_KAS_MS;
+
+	return t > NVMF_KATO_MAX_MS ? NVMF_KATO_MAX_MS : (uint32_t)t;
+}
+
 void nvmf_ctrlr_ka_set(struct nvmf_ctrlr *c, uint32_t kato_ms)
 {
-	/* Round up to the Keep Alive granularity (KAS, 100 ms). */
-	if (kato_ms % NVMF_KAS_MS)
-		kato_ms += NVMF_KAS_MS - kato_ms % NVMF_KAS_MS;
+	uint32_t t = nvmf_kato_clamp(kato_ms);
+
+	if (t < kato_ms)
+		log_peer("%s: KATO %u ms asked by %s, %u ms granted (the most this target keeps "
+			 "a silent controller)",
+			 c->label, kato_ms, c->hostnqn, t);
+	kato_ms = t;
 	c->kato_ms = kato_ms;
 	if (!kato_ms)
 		nvmf_ctrlr_ka_stop(c);

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include <openssl/rand.h>
 
 #include "ns_ident.h"
+#include "state_dir.h"
 #include "common/hex.h"
 #include "common/log.h"
 
@@ -74,12 +76,10 @@ static int ident_read(const char *path, struct nvmf_ns_ident *id)
 static int ident_write(const char *dir, const char *path, const char *nqn, uint32_t nsid,
 		       const struct nvmf_ns_ident *id)
 {
-	char tmp[4200], g[33], e[17], text[1024];
+	char g[33], e[17], text[1024];
 	const uint8_t *u = id->uuid;
-	int fd, n, rc = 0;
+	int n;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
 	hex_put(g, id->nguid, 16);
 	hex_put(e, id->eui64, 8);
 	n = snprintf(text, sizeof(text),
@@ -89,27 +89,7 @@ static int ident_write(const char *dir, const char *path, const char *nqn, uint3
 		     "eui64=%s\n",
 		     nqn, nsid, g, u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
 		     u[10], u[11], u[12], u[13], u[14], u[15], e);
-	fd = mkstemp(tmp); /* 0600 */
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, (size_t)n) != n)
-		rc = errno ? -errno : -EIO;
-	if (!rc && fsync(fd))
-		rc = -errno;
-	if (close(fd) && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path))
-		rc = -errno;
-	if (rc) {
-		unlink(tmp);
-		return rc;
-	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	return 0;
+	return nvmf_state_file_replace(dir, path, text, (size_t)n);
 }
 
 int nvmf_ns_ident_get(const char *dir, const char *nqn, uint32_t nsid, struct nvmf_ns_ident *id)
@@ -120,8 +100,15 @@ int nvmf_ns_ident_get(const char *dir, const char *nqn, uint32_t nsid, struct nv
 	rc = ident_path(path, sizeof(path), dir, nqn, nsid);
 	if (rc)
 		return rc;
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return -errno;
+	{
+		char err[PATH_MAX + 128];
+
+		rc = nvmf_state_dir_check(dir, err, sizeof(err));
+		if (rc) {
+			log_err("%s", err);
+			return rc;
+		}
+	}
 	rc = ident_read(path, id);
 	if (rc != -ENOENT) {
 		if (rc)

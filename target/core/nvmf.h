@@ -399,7 +399,7 @@ struct nvmf_port_opts {
 	uint32_t in_capsule_size; /* 0 = target default */
 	bool discovery_only;      /* the extra 8009 discovery listener */
 	uint8_t sectype;          /* NVMF_TCP_SECTYPE_TLS13: a TLS port (tcp only) */
-	uint8_t treq;             /* TLS ports: NVMF_TREQ_SECURE_REQUIRED or _NOT_REQUIRED */
+	uint8_t treq;             /* TLS ports: NVMF_TREQ_SECURE_* (not specified = required) */
 };
 
 struct nvmf_port {
@@ -427,6 +427,9 @@ struct nvmf_port {
 	uint64_t ana_chgcnt;                     /* atomic */
 	uint64_t ana_change_deadline_ns;         /* earliest pending CHANGE -> next (0: none) */
 	uint64_t ana_refused; /* atomic: I/O commands answered with an ANA status */
+	/* atomic: plain NVMe/TCP refused (an ICReq where TLS is required, or a Connect as a
+	 * host that has a PSK) */
+	uint64_t plain_refused;
 };
 
 struct nvmf_referral {
@@ -508,6 +511,9 @@ int nvmf_tgt_set_host_psk(struct nvmf_tgt *tgt, const char *hostnqn,
 			  const struct nvme_tls_key *key);
 int nvmf_tgt_get_host_psk(struct nvmf_tgt *tgt, const char *hostnqn, struct nvme_tls_key *out);
 void nvmf_tgt_clear_host_psks(struct nvmf_tgt *tgt);
+/* Whether @hostnqn has a PSK (caller holds tgt->lock). Such a host is never admitted
+ * over plain NVMe/TCP, on any port. */
+bool nvmf_tgt_host_has_psk_locked(const struct nvmf_tgt *tgt, const char *hostnqn);
 int nvmf_subsys_remove_host(struct nvmf_subsys *subsys, const char *hostnqn);
 void nvmf_subsys_set_allow_any_host(struct nvmf_subsys *subsys, bool allow);
 bool nvmf_subsys_host_allowed(struct nvmf_subsys *subsys, const char *hostnqn);
@@ -578,6 +584,10 @@ struct nvmf_host_dhchap {
 int nvmf_tgt_set_host_keys(struct nvmf_tgt *tgt, const struct nvmf_host_dhchap *v, unsigned int n,
 			   char *err, size_t errlen);
 
+/* The TREQ secure channel a port enforces: on a TLS 1.3 port "not specified" means
+ * required (as Linux nvmet), only an explicit "not required" serves plain hosts; a port
+ * without TLS keeps what it was given. */
+uint8_t nvmf_port_treq_resolve(uint8_t sectype, uint8_t treq);
 struct nvmf_port *nvmf_port_create(struct nvmf_tgt *tgt, const struct nvmf_port_opts *opts,
 				   char *err, size_t errlen);
 int nvmf_port_add_subsys(struct nvmf_port *port, struct nvmf_subsys *subsys);

@@ -98,7 +98,7 @@ struct nvmf_port *nvmf_port_create(struct nvmf_tgt *tgt, const struct nvmf_port_
 	port->in_capsule_size = o->in_capsule_size;
 	port->discovery_only = o->discovery_only;
 	port->sectype = o->sectype;
-	port->treq = o->treq;
+	port->treq = nvmf_port_treq_resolve(o->sectype, o->treq);
 	TAILQ_INIT(&port->qpairs);
 	nvmf_ana_port_init(port);
 
@@ -198,6 +198,13 @@ void nvmf_port_unexport_all(struct nvmf_tgt *tgt, struct nvmf_subsys *s)
 		port_unexport(port, s);
 }
 
+uint8_t nvmf_port_treq_resolve(uint8_t sectype, uint8_t treq)
+{
+	if (sectype == NVMF_TCP_SECTYPE_TLS13 && treq == NVMF_TREQ_SECURE_NOT_SPECIFIED)
+		return NVMF_TREQ_SECURE_REQUIRED;
+	return treq;
+}
+
 uint32_t nvmf_port_icsz(const struct nvmf_tgt *tgt, const struct nvmf_port *port)
 {
 	return port && port->in_capsule_size ? port->in_capsule_size : tgt->opts.in_capsule_size;
@@ -217,6 +224,10 @@ int nvmf_port_listen(struct nvmf_port *port)
 		return rc;
 	}
 	port->listening = true;
+	if (port->sectype == NVMF_TCP_SECTYPE_TLS13 && port->treq != NVMF_TREQ_SECURE_REQUIRED)
+		log_warn("port %u: %s:%s: TLS 1.3 is \"not required\": hosts without a PSK may "
+			 "connect in cleartext (hosts with one never are)",
+			 port->portid, port->traddr, port->trsvcid);
 	log_notice("port %u: listening on %s %s:%s%s%s", port->portid, port->ops->name,
 		   port->traddr, port->trsvcid, port->discovery_only ? " (discovery)" : "",
 		   port->sectype != NVMF_TCP_SECTYPE_TLS13   ? ""

@@ -10,8 +10,9 @@
  *   reg=HEX32 HEX16     (host identifier, key; one line per registrant)
  *   crc32c=HEX8
  *
- * Saved by writing a temporary file, fsync, rename over the old one, fsync of the
- * directory: a crash leaves the old state or the new one. A state with PTPL off is not
+ * Saved by writing a temporary file (mkstemp: a planted name or symlink is never opened),
+ * fsync, rename over the old one, fsync of the directory: a crash leaves the old state or
+ * the new one. A state directory that others may write is refused (state_dir.h). A state with PTPL off is not
  * kept: its file is removed (the next start begins empty, as the spec says).
  *
  * A file that cannot be read back (bad checksum, bad line) is renamed to *.corrupt, kept
@@ -38,6 +39,7 @@
 #include "common/crc32c.h"
 #include "common/hex.h"
 #include "common/log.h"
+#include "state_dir.h"
 #include "nvmf.h"
 #include "reactor/reactor.h"
 #include "resv_store.h"
@@ -216,7 +218,7 @@ static int fs_load(struct nvmf_resv_store *st, struct nvmf_resv_image *img)
 	ssize_t n = 0, got = 1;
 	int fd, rc = 0;
 
-	fd = open(fs->path, O_RDONLY | O_CLOEXEC);
+	fd = open(fs->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return errno == ENOENT ? -ENOENT : -errno;
 	text = malloc(STATE_MAX + 1);
@@ -267,53 +269,22 @@ static int fs_load(struct nvmf_resv_store *st, struct nvmf_resv_image *img)
 	return rc;
 }
 
-static void sync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-}
-
 /* The blocking part of a save: fs->text to fs->path durably, or the file removed. */
 static int fs_write(struct file_store *fs)
 {
-	char tmp[PATH_MAX + 8];
-	size_t off = 0;
-	int fd, rc = 0;
-
 	if (!fs->len) {
+		int fd;
+
 		if (unlink(fs->path) && errno != ENOENT)
 			return -errno;
-		sync_dir(fs->dir);
+		fd = open(fs->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0) {
+			fsync(fd);
+			close(fd);
+		}
 		return 0;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", fs->path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	while (off < fs->len && !rc) {
-		ssize_t n = write(fd, fs->text + off, fs->len - off);
-
-		if (n < 0 && errno != EINTR)
-			rc = -errno;
-		else if (n > 0)
-			off += (size_t)n;
-	}
-	if (!rc && fsync(fd))
-		rc = -errno;
-	if (close(fd) && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, fs->path))
-		rc = -errno;
-	if (rc) {
-		unlink(tmp);
-		return rc;
-	}
-	sync_dir(fs->dir);
-	return 0;
+	return nvmf_state_file_replace(fs->dir, fs->path, fs->text, fs->len);
 }
 
 static void fs_finish(struct file_store *fs)
@@ -418,10 +389,8 @@ struct nvmf_resv_store *nvmf_resv_store_file_open(const char *dir, const char *n
 		snprintf(err, errlen, "no state directory or no namespace identity");
 		return NULL;
 	}
-	if (mkdir(dir, 0700) && errno != EEXIST) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+	if (nvmf_state_dir_check(dir, err, errlen))
 		return NULL;
-	}
 	fs = calloc(1, sizeof(*fs));
 	if (!fs) {
 		snprintf(err, errlen, "out of memory");

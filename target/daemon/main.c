@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli_opts.h"
 #include "control.h"
@@ -27,6 +28,7 @@
 #include "common/tls_psk.h"
 #include "core/ana.h"
 #include "core/nvmf.h"
+#include "core/state_dir.h"
 #include "reactor/reactor.h"
 #include "service.h"
 #include "metrics.h"
@@ -716,6 +718,11 @@ int main(int argc, char **argv)
 	apply_tgt_opts(&o, &topts);
 	if (d.cfg)
 		apply_limits(&o, d.cfg, &topts);
+	/* A state directory others may write would let them aim the daemon's writes: refused
+	 * (one missing yet is created 0700 when first needed). */
+	if (topts.state_dir && topts.state_dir[0] && !access(topts.state_dir, F_OK) &&
+	    nvmf_state_dir_check(topts.state_dir, err, sizeof(err)) == -EPERM)
+		return fail_start(&d, err);
 	d.control_started_io_size = topts.max_io_size;
 	reactors_configure(topts.max_io_size, 0, o.pin);
 	reactors_configure_poll(o.poll, o.poll_max_us);

@@ -269,6 +269,7 @@ static void collect_ports(struct nvmf_tgt *tgt, struct stats_snapshot *snap)
 		sp->portid = port->portid;
 		snprintf(sp->trsvcid, sizeof(sp->trsvcid), "%s", port->trsvcid);
 		sp->ana_refused = __atomic_load_n(&port->ana_refused, __ATOMIC_RELAXED);
+		sp->plain_refused = __atomic_load_n(&port->plain_refused, __ATOMIC_RELAXED);
 		TAILQ_FOREACH(qp, &port->qpairs, link)
 		{
 			struct nvmf_qpair_stats qs;
@@ -420,11 +421,12 @@ int stats_format_json(const struct stats_snapshot *snap, char *buf, size_t len)
 		jput(&b,
 		     "%s{\"portid\":%u,\"trsvcid\":\"%s\",\"qpairs\":%u,\"read_cmds\":%llu,"
 		     "\"write_cmds\":%llu,\"other_cmds\":%llu,\"read_bytes\":%llu,"
-		     "\"write_bytes\":%llu,\"ana_refused\":%llu}",
+		     "\"write_bytes\":%llu,\"ana_refused\":%llu,\"plain_refused\":%llu}",
 		     i ? "," : "", p->portid, p->trsvcid, p->qpairs,
 		     (unsigned long long)p->io.read_cmds, (unsigned long long)p->io.write_cmds,
 		     (unsigned long long)p->io.other_cmds, (unsigned long long)p->io.read_bytes,
-		     (unsigned long long)p->io.write_bytes, (unsigned long long)p->ana_refused);
+		     (unsigned long long)p->io.write_bytes, (unsigned long long)p->ana_refused,
+		     (unsigned long long)p->plain_refused);
 	}
 	jput(&b, "],\"connections\":%u,", snap->connections);
 	jput(&b,

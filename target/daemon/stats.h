@@ -88,6 +88,7 @@ struct stats_port {
 	unsigned int qpairs;
 	struct nvmf_qpair_stats io;
 	uint64_t ana_refused;
+	uint64_t plain_refused;
 };
 
 /* NVMe/RDMA transport counters (none in a build without NVMe/RDMA: @present false). */

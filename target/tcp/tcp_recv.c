@@ -195,6 +195,7 @@ static enum rx_rc rx_icreq(struct tcp_qpair *tq)
 	if (tcp_tls_plain_refused(tq)) {
 		/* The port requires TLS: a plain ICReq gets a TermReq, never a controller. */
 		log_peer("%s: plain NVMe/TCP on a port that requires TLS: refused", tq->qp.peer);
+		__atomic_add_fetch(&tq->qp.port->plain_refused, 1, __ATOMIC_RELAXED);
 		tcp_fatal(tq, NVME_TCP_FES_UNSUPPORTED_PARAM, 0);
 		return RX_STOP;
 	}

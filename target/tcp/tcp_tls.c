@@ -336,8 +336,18 @@ bool tcp_tls_connect_allowed(const struct nvmf_qpair *qp, const char *hostnqn, c
 {
 	const struct tcp_qpair *tq = container_of(qp, struct tcp_qpair, qp);
 
-	if (tq->tls_state != TCP_TLS_OPEN)
-		return true;
+	if (tq->tls_state != TCP_TLS_OPEN) {
+		/* A host with a PSK speaks TLS or nothing, whatever the port's TREQ: its NQN
+		 * over plain TCP is someone else's (or a downgrade). */
+		if (!nvmf_tgt_host_has_psk_locked(qp->tgt, hostnqn))
+			return true;
+		if (qp->port)
+			__atomic_add_fetch(&qp->port->plain_refused, 1, __ATOMIC_RELAXED);
+		log_peer("%s: Connect as %s to %s over plain NVMe/TCP refused: the host has a "
+			 "TLS PSK and must connect with TLS",
+			 qp->peer, hostnqn, subnqn);
+		return false;
+	}
 	if (!strcmp(tq->tls->hostnqn, hostnqn) && !strcmp(tq->tls->subnqn, subnqn))
 		return true;
 	log_peer("%s: Connect as %s to %s, but its TLS PSK identity named %s and %s", qp->peer,

@@ -10,7 +10,18 @@
  * keeps working), stress (32 commands in flight, 4-128 KiB writes and reads of the same
  * ranges, every byte compared, with and without digests), all (those six). Exit status 0 when every check passed; each failed
  * check prints one line. Load runs, not in "all": perf-read, perf-read-nosqflow and
- * perf-write (4 KiB, queue depth 32, one I/O queue, 5 s): they print IOPS.
+ * perf-write (4 KiB, queue depth 32, one I/O queue, 5 s): they print IOPS. Also not in
+ * "all": read (admin and I/O Connect, then a 4 KiB Read of LBA 0 printed as
+ * "read 4096 bytes: HEX..."), kato-max (admin Connect with KATO FFFFFFFFh, then after
+ * 1.5 s the controller must still answer Get Features KATO and Keep Alive).
+ *
+ * disc-aer (SUBNQN is the discovery NQN): TCP_RAW_DISC_HOLD (64) discovery controllers
+ * held as one host, then one more as TCP_RAW_HOSTNQN with the discovery log change notice
+ * enabled and an Asynchronous Event Request outstanding; prints "ready", then waits up to
+ * TCP_RAW_WAIT_S (10) seconds for the AER to complete.
+ *
+ * Environment: TCP_RAW_HOSTNQN replaces the host NQN the Connects carry, TCP_RAW_KATO the
+ * admin Connect's KATO (ms; 30000 by default).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,6 +46,8 @@
 
 static int g_port;
 static const char *g_subnqn;
+static const char *g_hostnqn = HOSTNQN;
+static uint32_t g_kato = 30000;
 static int g_failures;
 static uint32_t g_src_addr; /* host order; 0: let the kernel pick the source address */
 
@@ -306,11 +319,11 @@ static int fabrics_connect(struct conn *c, uint16_t qid, uint16_t sqsize, uint16
 	cmd.fctype = NVMF_FCTYPE_CONNECT;
 	put_le16(&cmd.qid, qid);
 	put_le16(&cmd.sqsize, (uint16_t)(sqsize - 1));
-	put_le32(&cmd.kato, qid == 0 ? 30000 : 0);
+	put_le32(&cmd.kato, qid == 0 ? g_kato : 0);
 	memset(data.hostid, 0x5a, sizeof(data.hostid));
 	put_le16(&data.cntlid, cntlid);
 	snprintf(data.subnqn, sizeof(data.subnqn), "%s", g_subnqn);
-	snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", HOSTNQN);
+	snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", g_hostnqn);
 	/* The connect data goes in-capsule when it fits (admin: 8 KiB), by R2T otherwise. */
 	st = run_cmd(c, (struct nvme_cmd *)&cmd, &data, sizeof(data), true, NULL, 0, &cpl);
 	REQUIRE(st == 0, "Connect qid %u: status 0x%x", qid, st);
@@ -892,7 +905,7 @@ static int perf(int qd, int secs, bool write, bool nosqflow)
 		put_le16(&data.cntlid, admin.cntlid);
 		memset(data.hostid, 0x5a, sizeof(data.hostid));
 		snprintf(data.subnqn, sizeof(data.subnqn), "%s", g_subnqn);
-		snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", HOSTNQN);
+		snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", g_hostnqn);
 		st = run_cmd(&io, (struct nvme_cmd *)&cmd, &data, sizeof(data), true, NULL, 0, NULL);
 		REQUIRE(st == 0, "I/O connect 0x%x", st);
 	}
@@ -977,6 +990,132 @@ static int scen_perf_write(void)
 	return perf(32, 5, true, false);
 }
 
+/* A host reading the namespace: admin and I/O Connect, one 4 KiB Read of LBA 0. */
+static int scen_read(void)
+{
+	static uint8_t r[4096];
+	struct conn admin, io;
+	struct nvme_cmd cmd = { 0 };
+	int st;
+
+	REQUIRE(admin_up(&admin, false, false) == 0, "admin");
+	REQUIRE(conn_open(&io) == 0, "open I/O");
+	REQUIRE(do_ic(&io, false, false) == 0, "I/O IC");
+	REQUIRE(fabrics_connect(&io, 1, 32, admin.cntlid) == 0, "I/O connect");
+	cmd.opc = NVME_OPC_READ;
+	put_le32(&cmd.nsid, 1);
+	put_le32(&cmd.cdw12, 4096 / 512 - 1);
+	st = run_cmd(&io, &cmd, NULL, 0, false, r, sizeof(r), NULL);
+	REQUIRE(st == 0, "read: 0x%x", st);
+	printf("read %zu bytes: ", sizeof(r));
+	for (int i = 0; i < 16; i++)
+		printf("%02x", r[i]);
+	printf("...\n");
+	conn_close(&io);
+	conn_close(&admin);
+	return 0;
+}
+
+/* An enabled discovery controller on a new connection as @hostnqn. */
+static int disc_up(struct conn *c, const char *hostnqn)
+{
+	const char *saved = g_hostnqn;
+	uint64_t csts = 0;
+	int rc;
+
+	REQUIRE(conn_open(c) == 0, "open");
+	REQUIRE(do_ic(c, false, false) == 0, "IC");
+	g_hostnqn = hostnqn;
+	rc = fabrics_connect(c, 0, 8, 0xffff);
+	g_hostnqn = saved;
+	REQUIRE(rc == 0, "discovery connect");
+	REQUIRE(prop_set(c, NVME_REG_CC, NVME_CC_EN) == 0, "CC.EN");
+	for (int i = 0; i < 100 && !(csts & NVME_CSTS_RDY); i++) {
+		REQUIRE(prop_get(c, NVME_REG_CSTS, false, &csts) == 0, "CSTS");
+		if (!(csts & NVME_CSTS_RDY))
+			usleep(10000);
+	}
+	REQUIRE(csts & NVME_CSTS_RDY, "CSTS.RDY");
+	return 0;
+}
+
+/* One host holds many discovery controllers; another's AER must still see the change. */
+static int scen_disc_aer(void)
+{
+	static struct conn hold[256];
+	unsigned int n = getenv("TCP_RAW_DISC_HOLD") ? atoi(getenv("TCP_RAW_DISC_HOLD")) : 64;
+	int wait_s = getenv("TCP_RAW_WAIT_S") ? atoi(getenv("TCP_RAW_WAIT_S")) : 10;
+	const char *attacker = "nqn.2014-08.org.nvmeof.test:disc-holder";
+	struct nvme_cmd cmd = { 0 };
+	struct conn v;
+	uint8_t buf[256];
+	int st, plen;
+
+	if (n > 256)
+		n = 256;
+	for (unsigned int i = 0; i < n; i++)
+		REQUIRE(disc_up(&hold[i], attacker) == 0, "holder %u", i);
+	REQUIRE(disc_up(&v, g_hostnqn) == 0, "victim");
+	cmd.opc = NVME_ADMIN_SET_FEATURES;
+	put_le32(&cmd.cdw10, NVME_FEAT_ASYNC_EVENT);
+	put_le32(&cmd.cdw11, NVME_AEN_CFG_DISC_CHANGE);
+	st = run_cmd(&v, &cmd, NULL, 0, false, NULL, 0, NULL);
+	REQUIRE(st == 0, "Set Features Async Event Configuration: 0x%x", st);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opc = NVME_ADMIN_ASYNC_EVENT_REQUEST;
+	put_le16(&cmd.cid, 0x7a);
+	cmd.flags = 0x40;
+	sgl_transport(&cmd, 0);
+	REQUIRE(send_capsule(&v, &cmd, NULL, 0) == 0, "send AER");
+	printf("ready: %u discovery controllers held, AER outstanding\n", n);
+	fflush(stdout);
+	{
+		struct timeval tv = { wait_s, 0 };
+
+		setsockopt(v.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
+	plen = recv_pdu(&v, buf, sizeof(buf));
+	REQUIRE(plen > 0, "no AER completion within %d s", wait_s);
+	REQUIRE(buf[0] == NVME_TCP_PDU_CAPSULE_RESP, "PDU type %u", buf[0]);
+	{
+		const struct nvme_tcp_rsp *r = (const void *)buf;
+
+		CHECK(get_le16(&r->cqe.cid) == 0x7a, "cid %u", get_le16(&r->cqe.cid));
+		printf("AER completed: dw0 0x%08x\n", get_le32(&r->cqe.dw0));
+	}
+	for (unsigned int i = 0; i < n; i++)
+		conn_close(&hold[i]);
+	conn_close(&v);
+	return 0;
+}
+
+/* KATO FFFFFFFFh: the controller gets the largest KATO the target grants, not a wrapped
+ * few milliseconds. */
+static int scen_kato_max(void)
+{
+	struct nvme_cmd cmd = { 0 };
+	struct nvme_cpl cpl;
+	struct conn c;
+	int st;
+
+	g_kato = 0xffffffffu;
+	REQUIRE(admin_up(&c, false, false) == 0, "admin");
+	usleep(1500000);
+	cmd.opc = NVME_ADMIN_GET_FEATURES;
+	put_le32(&cmd.cdw10, NVME_FEAT_KATO);
+	st = run_cmd(&c, &cmd, NULL, 0, false, NULL, 0, &cpl);
+	REQUIRE(st == 0, "Get Features KATO after 1.5 s: 0x%x", st);
+	printf("KATO granted: %u ms\n", get_le32(&cpl.dw0));
+	CHECK(get_le32(&cpl.dw0) >= 60000 && get_le32(&cpl.dw0) % 100 == 0, "KATO granted %u ms",
+	      get_le32(&cpl.dw0));
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opc = NVME_ADMIN_KEEP_ALIVE;
+	st = run_cmd(&c, &cmd, NULL, 0, false, NULL, 0, NULL);
+	CHECK(st == 0, "Keep Alive: 0x%x", st);
+	conn_close(&c);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -991,6 +1130,9 @@ static const struct {
 	{ "perf-read", scen_perf, false },
 	{ "perf-read-nosqflow", scen_perf_nosqflow, false },
 	{ "perf-write", scen_perf_write, false },
+	{ "read", scen_read, false },
+	{ "kato-max", scen_kato_max, false },
+	{ "disc-aer", scen_disc_aer, false },
 };
 
 int main(int argc, char **argv)
@@ -1002,6 +1144,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	g_port = atoi(argv[1]);
+	if (getenv("TCP_RAW_HOSTNQN"))
+		g_hostnqn = getenv("TCP_RAW_HOSTNQN");
+	if (getenv("TCP_RAW_KATO"))
+		g_kato = (uint32_t)strtoul(getenv("TCP_RAW_KATO"), NULL, 0);
 	g_subnqn = argv[2];
 	all = strcmp(argv[3], "all") == 0;
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {

@@ -6,7 +6,7 @@
 # missing and foreign PSKs refused; TLS 1.2 refused and a TLS 1.3 PSK handshake by
 # `openssl s_client` with an identity and key derived here, independently of the C code;
 # a handshake that stops half way closed at the connect deadline; the discovery log's
-# SECTYPE/TREQ; a psk_file of mode 0644 refused with one line.
+# SECTYPE/TREQ (a host is shown only the ports it can use); a psk_file of mode 0644 refused with one line.
 . "$(dirname "$0")/lib.sh"
 it_init
 IO=$top_builddir/tests/integration/initiator_io
@@ -122,6 +122,13 @@ it_grep "discovery log: the TLS-required port says tls1.3, required" "$IT_OUT" \
 	"\"treq\": \"required[^\"]*\", \"portid\": 1, \"trsvcid\": \"$PA\".*\"sectype\": \"tls1.3\""
 it_grep "discovery log: the optional port says tls1.3, not required" "$IT_OUT" \
 	"\"treq\": \"not required[^\"]*\", \"portid\": 2, \"trsvcid\": \"$PB\".*\"sectype\": \"tls1.3\""
+if grep -q "\"portid\": 3," "$IT_OUT"; then
+	it_not_ok disc-plain-hidden "the PSK host was shown the plain port it may not use"
+else
+	it_ok "discovery log: no plain port for a host with a PSK"
+fi
+it_cli "plain discovery by a host without a PSK" 0 discover "nvme+tcp://127.0.0.1:$PC" \
+	--hostnqn "$H3" -o json
 it_grep "discovery log: the plain port says none" "$IT_OUT" \
 	"\"portid\": 3, \"trsvcid\": \"$PC\".*\"sectype\": \"none\""
 it_cli "read over TLS with --tls --tls_key" 0 read "$URI_A/1" --lba 0 --blocks 8 \

@@ -262,6 +262,50 @@ static void test_keep_alive(void)
 	ev_loop_destroy(loop);
 }
 
+/* KATO rounding cannot wrap: FFFFFFFFh once became 4 ms and killed the controller. */
+static void test_kato_clamp(void)
+{
+	static const struct {
+		uint32_t in, out;
+	} t[] = {
+		{ 0, 0 },
+		{ 1, 100 },
+		{ 100, 100 },
+		{ 250, 300 },
+		{ 120000, 120000 },
+		{ NVMF_KATO_MAX_MS - 1, NVMF_KATO_MAX_MS },
+		{ NVMF_KATO_MAX_MS, NVMF_KATO_MAX_MS },
+		{ NVMF_KATO_MAX_MS + 1, NVMF_KATO_MAX_MS },
+		{ 0xffffff9c, NVMF_KATO_MAX_MS }, /* the largest multiple of 100 */
+		{ 0xffffff9d, NVMF_KATO_MAX_MS }, /* rounding up would wrap */
+		{ 0xffffffff, NVMF_KATO_MAX_MS },
+	};
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	struct fake_env e;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		CU_ASSERT_EQUAL(nvmf_kato_clamp(t[i].in), t[i].out);
+
+	/* a Connect with KATO FFFFFFFFh: the controller lives on with an hour */
+	fake_reactor[0].loop = loop;
+	fake_env_setup(&e, "ram:1M");
+	fake_env_connect(&e, 0xffffffff, 0, 0);
+	CU_ASSERT_EQUAL(e.admin.qp.ctrlr->kato_ms, NVMF_KATO_MAX_MS);
+	CU_ASSERT(e.admin.qp.ctrlr->ka_active);
+	CU_ASSERT(e.admin.qp.ctrlr->ka_timer.repeat > 3600.0);
+	{
+		struct timespec ts = { 0, 50 * 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	ev_run(loop, EVRUN_NOWAIT);
+	CU_ASSERT_EQUAL(e.admin.disconnects, 0);
+	CU_ASSERT_EQUAL(e.tgt->nctrlrs, 1);
+	fake_env_teardown(&e);
+	fake_reactor[0].loop = NULL;
+	ev_loop_destroy(loop);
+}
+
 /* ---- local (in-process) controllers --------------------------------------------------------- */
 
 static void test_local(void)
@@ -354,6 +398,7 @@ static const CU_TestInfo tests[] = {
 	{ "I/O queues leave first", test_io_queue_outlives_nothing },
 	{ "controller reset", test_reset },
 	{ "keep alive", test_keep_alive },
+	{ "KATO clamped, never wrapped", test_kato_clamp },
 	{ "local controllers", test_local },
 	CU_TEST_INFO_NULL,
 };

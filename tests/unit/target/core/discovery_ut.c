@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "common/endian.h"
+#include "common/secret.h"
+#include "common/tls_psk.h"
 #include "tests/unit/target/core/fakes.h"
 
 #define SUB_A "nqn.2026-11.io.nvmeof:a"
@@ -210,7 +212,9 @@ static void test_lpo_and_genctr(void)
 	CU_ASSERT_EQUAL(nvmf_port_remove_subsys(p3, nvmf_subsys_find(tgt, SUB_A)), 0);
 	CU_ASSERT_EQUAL(disc_log(&q, 16, 0), 0);
 	CU_ASSERT(get_le64(page) > gen);
-	CU_ASSERT_EQUAL(get_le64(page + 8), 7);
+	/* p3 lost A and its discovery entry with it: nothing there this host can use */
+	CU_ASSERT_EQUAL(get_le64(page + 8), 6);
+	fake_msgs_run();
 	fake_qpair_close(&q);
 	nvmf_tgt_destroy(tgt);
 }
@@ -233,6 +237,7 @@ static void test_change_notice(void)
 	nvmf_req_exec(&aer->req);
 	CU_ASSERT_EQUAL(aer->completions, 0);
 	CU_ASSERT_EQUAL(nvmf_referral_add(tgt, 10, "tcp", NULL, "192.0.2.100", NULL), 0);
+	CU_ASSERT_EQUAL(fake_msgs_run(), 1); /* posted, never run inside the change */
 	CU_ASSERT_EQUAL(aer->completions, 1);
 	CU_ASSERT_EQUAL(fake_dw0(aer), nvme_aer_dw0(NVME_AER_TYPE_NOTICE,
 						    NVME_AER_NOTICE_DISC_CHANGED,
@@ -241,11 +246,166 @@ static void test_change_notice(void)
 	fake_req_prep(aer, &cmd, NULL, 0);
 	nvmf_req_exec(&aer->req);
 	CU_ASSERT_EQUAL(nvmf_referral_remove(tgt, "192.0.2.100", NULL), 0);
+	fake_msgs_run();
 	CU_ASSERT_EQUAL(aer->completions, 0);
 	CU_ASSERT_EQUAL(disc_log(&q, 1024, 0), 0);
 	CU_ASSERT_EQUAL(nvmf_subsys_add_host(nvmf_subsys_find(tgt, SUB_B), "nqn.x:y"), 0);
+	fake_msgs_run();
 	CU_ASSERT_EQUAL(aer->completions, 1);
 	fake_req_free(aer);
+	fake_qpair_close(&q);
+	nvmf_tgt_destroy(tgt);
+}
+
+/* More discovery controllers than the 64 once collected per change: every one of them
+ * gets the notice, one posted message each however many changes come before it runs. */
+static void test_notice_reaches_all(void)
+{
+	enum { N = 100 };
+	static struct fake_qpair q[N];
+	static struct fake_req *aer[N];
+	struct nvme_cmd cmd;
+	unsigned int done = 0, sent;
+
+	setup();
+	for (unsigned int i = 0; i < N; i++) {
+		disc_connect(&q[i], p2, i < N - 1 ? FAKE_HOSTNQN : FAKE_HOSTNQN2);
+		fake_cmd(&cmd, NVME_ADMIN_SET_FEATURES, 0);
+		put_le32(&cmd.cdw10, NVME_FEAT_ASYNC_EVENT);
+		put_le32(&cmd.cdw11, NVME_AEN_CFG_DISC_CHANGE);
+		CU_ASSERT_EQUAL(fake_exec(&q[i], &cmd, NULL, 0, NULL), 0);
+		aer[i] = fake_req_alloc(&q[i]);
+		fake_cmd(&cmd, NVME_ADMIN_ASYNC_EVENT_REQUEST, 0);
+		fake_req_prep(aer[i], &cmd, NULL, 0);
+		nvmf_req_exec(&aer[i]->req);
+	}
+	sent = fake_msgs_sent;
+	CU_ASSERT_EQUAL(nvmf_referral_add(tgt, 10, "tcp", NULL, "192.0.2.100", NULL), 0);
+	CU_ASSERT_EQUAL(nvmf_referral_add(tgt, 11, "tcp", NULL, "192.0.2.101", NULL), 0);
+	CU_ASSERT_EQUAL(fake_msgs_sent - sent, N); /* the second change rode on the first */
+	CU_ASSERT_EQUAL(fake_msgs_run(), N);
+	for (unsigned int i = 0; i < N; i++)
+		done += aer[i]->completions == 1 &&
+			fake_dw0(aer[i]) == nvme_aer_dw0(NVME_AER_TYPE_NOTICE,
+							 NVME_AER_NOTICE_DISC_CHANGED,
+							 NVME_LOG_DISCOVERY);
+	CU_ASSERT_EQUAL(done, N);
+	CU_ASSERT_EQUAL(aer[N - 1]->completions, 1); /* the last one connected, other host */
+	for (unsigned int i = 0; i < N; i++) {
+		fake_req_free(aer[i]);
+		fake_qpair_close(&q[i]);
+	}
+	nvmf_tgt_destroy(tgt);
+}
+
+static bool has_port(uint16_t portid, uint8_t subtype)
+{
+	const struct nvmf_disc_log_hdr *h = (const void *)page;
+
+	for (uint64_t i = 0; i < get_le64(&h->numrec); i++)
+		if (get_le16(&entry((unsigned int)i)->portid) == portid &&
+		    entry((unsigned int)i)->subtype == subtype)
+			return true;
+	return false;
+}
+
+/* A port whose only subsystem the host may not use is not listed to that host, unless it
+ * asks through it; an allowed host sees it whole. */
+static void test_port_filter(void)
+{
+	struct fake_qpair q;
+	struct nvmf_port *p5;
+	char err[64];
+	struct nvmf_port_opts po = { .portid = 5, .traddr = "127.0.0.1", .trsvcid = "4425" };
+
+	setup();
+	p5 = nvmf_port_create(tgt, &po, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p5);
+	CU_ASSERT_EQUAL(nvmf_port_add_subsys(p5, nvmf_subsys_find(tgt, SUB_B)), 0);
+
+	disc_connect(&q, p1, FAKE_HOSTNQN); /* not allowed on B */
+	CU_ASSERT_EQUAL(disc_log(&q, HDR + 10 * ENT, 0), 0);
+	CU_ASSERT_EQUAL(get_le64(page + 8), 8); /* as before p5 came */
+	CU_ASSERT(!has_port(5, NVMF_SUBTYPE_DISCOVERY_CURRENT));
+	CU_ASSERT(!has_port(5, NVMF_SUBTYPE_NVME));
+	CU_ASSERT(has_port(2, NVMF_SUBTYPE_DISCOVERY_CURRENT)); /* discovery-only: kept */
+	CU_ASSERT(has_port(9, NVMF_SUBTYPE_DISCOVERY_REFERRAL));
+	fake_qpair_close(&q);
+
+	disc_connect(&q, p5, FAKE_HOSTNQN); /* asks through p5: its own entry, no B */
+	CU_ASSERT_EQUAL(disc_log(&q, HDR + 10 * ENT, 0), 0);
+	CU_ASSERT(has_port(5, NVMF_SUBTYPE_DISCOVERY_CURRENT));
+	CU_ASSERT(!has_port(5, NVMF_SUBTYPE_NVME));
+	fake_qpair_close(&q);
+
+	disc_connect(&q, p1, FAKE_HOSTNQN2); /* allowed on B */
+	CU_ASSERT_EQUAL(disc_log(&q, HDR + 12 * ENT, 0), 0);
+	CU_ASSERT(has_port(5, NVMF_SUBTYPE_DISCOVERY_CURRENT));
+	CU_ASSERT(has_port(5, NVMF_SUBTYPE_NVME));
+	fake_qpair_close(&q);
+	nvmf_tgt_destroy(tgt);
+}
+
+/* TLS: "not specified" on a TLS 1.3 port is required; a host with a PSK is not shown
+ * plain NVMe/TCP ports, one without is not shown TLS-required ports. */
+static void test_tls_filter(void)
+{
+	static const uint8_t raw[32] = { 1, 2, 3 };
+	struct nvme_tls_key key = { .hmac = 1 };
+	struct fake_qpair q;
+	struct nvmf_port *p6, *p7;
+	char err[64];
+	struct nvmf_port_opts o6 = { .portid = 6,
+				     .traddr = "127.0.0.1",
+				     .trsvcid = "4426",
+				     .sectype = NVMF_TCP_SECTYPE_TLS13 };
+	struct nvmf_port_opts o7 = { .portid = 7,
+				     .traddr = "127.0.0.1",
+				     .trsvcid = "4427",
+				     .sectype = NVMF_TCP_SECTYPE_TLS13,
+				     .treq = NVMF_TREQ_SECURE_NOT_REQUIRED };
+
+	CU_ASSERT_EQUAL(nvmf_port_treq_resolve(NVMF_TCP_SECTYPE_TLS13,
+					       NVMF_TREQ_SECURE_NOT_SPECIFIED),
+			NVMF_TREQ_SECURE_REQUIRED);
+	CU_ASSERT_EQUAL(nvmf_port_treq_resolve(NVMF_TCP_SECTYPE_TLS13,
+					       NVMF_TREQ_SECURE_NOT_REQUIRED),
+			NVMF_TREQ_SECURE_NOT_REQUIRED);
+	CU_ASSERT_EQUAL(nvmf_port_treq_resolve(NVMF_TCP_SECTYPE_TLS13, NVMF_TREQ_SECURE_REQUIRED),
+			NVMF_TREQ_SECURE_REQUIRED);
+	CU_ASSERT_EQUAL(nvmf_port_treq_resolve(NVMF_TCP_SECTYPE_NONE,
+					       NVMF_TREQ_SECURE_NOT_SPECIFIED),
+			NVMF_TREQ_SECURE_NOT_SPECIFIED);
+
+	setup();
+	p6 = nvmf_port_create(tgt, &o6, err, sizeof(err));
+	p7 = nvmf_port_create(tgt, &o7, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p6);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p7);
+	CU_ASSERT_EQUAL(p6->treq, NVMF_TREQ_SECURE_REQUIRED);
+	CU_ASSERT_EQUAL(p7->treq, NVMF_TREQ_SECURE_NOT_REQUIRED);
+	CU_ASSERT_EQUAL(nvmf_port_add_subsys(p6, nvmf_subsys_find(tgt, SUB_A)), 0);
+	CU_ASSERT_EQUAL(nvmf_port_add_subsys(p7, nvmf_subsys_find(tgt, SUB_A)), 0);
+	key.psk = nvme_secret_from(raw, sizeof(raw));
+	CU_ASSERT_EQUAL(nvmf_tgt_set_host_psk(tgt, FAKE_HOSTNQN2, &key), 0);
+	nvme_secret_free(key.psk);
+
+	disc_connect(&q, p7, FAKE_HOSTNQN); /* no PSK: the optional port, the plain ones */
+	CU_ASSERT_EQUAL(disc_log(&q, HDR + 12 * ENT, 0), 0);
+	CU_ASSERT(!has_port(6, NVMF_SUBTYPE_NVME));
+	CU_ASSERT(!has_port(6, NVMF_SUBTYPE_DISCOVERY_CURRENT));
+	CU_ASSERT(has_port(7, NVMF_SUBTYPE_NVME));
+	CU_ASSERT(has_port(1, NVMF_SUBTYPE_NVME));
+	fake_qpair_close(&q);
+
+	disc_connect(&q, p6, FAKE_HOSTNQN2); /* a PSK: the TLS ports only */
+	CU_ASSERT_EQUAL(disc_log(&q, HDR + 12 * ENT, 0), 0);
+	CU_ASSERT(has_port(6, NVMF_SUBTYPE_NVME));
+	CU_ASSERT(has_port(7, NVMF_SUBTYPE_NVME));
+	CU_ASSERT(!has_port(1, NVMF_SUBTYPE_NVME));
+	CU_ASSERT(!has_port(2, NVMF_SUBTYPE_DISCOVERY_CURRENT));
+	CU_ASSERT(!has_port(4, NVMF_SUBTYPE_NVME));
+	CU_ASSERT(has_port(9, NVMF_SUBTYPE_DISCOVERY_REFERRAL));
 	fake_qpair_close(&q);
 	nvmf_tgt_destroy(tgt);
 }
@@ -254,6 +414,9 @@ static const CU_TestInfo tests[] = {
 	{ "entries", test_entries },
 	{ "LPO and GENCTR", test_lpo_and_genctr },
 	{ "discovery log change notice", test_change_notice },
+	{ "change notice reaches every discovery controller", test_notice_reaches_all },
+	{ "ports a host cannot use are not listed", test_port_filter },
+	{ "TLS ports: TREQ default and PSK filtering", test_tls_filter },
 	CU_TEST_INFO_NULL,
 };
 

@@ -66,7 +66,9 @@ static void test_values(void)
 		{ NVME_FEAT_ASYNC_EVENT, NVME_AEN_CFG_NS_ATTR | 0x3, 0,
 		  NVME_AEN_CFG_NS_ATTR | 0x3 },
 		{ NVME_FEAT_KATO, 15000, 0, 15000 },
-		{ NVME_FEAT_KATO, 1050, 0, 1100 }, /* rounded up to 100 ms */
+		{ NVME_FEAT_KATO, 1050, 0, 1100 },                   /* rounded up to 100 ms */
+		{ NVME_FEAT_KATO, 0xffffffff, 0, NVMF_KATO_MAX_MS }, /* no wrap: clamped */
+		{ NVME_FEAT_KATO, 0xffffffa0, 0, NVMF_KATO_MAX_MS },
 		{ NVME_FEAT_TEMP_THRESH, 330, 0, 330 },
 		{ NVME_FEAT_TEMP_THRESH, 260 | 1u << 20, 1u << 20, 260 | 1u << 20 },
 		{ NVME_FEAT_POWER_MGMT, 0, 0, 0 },

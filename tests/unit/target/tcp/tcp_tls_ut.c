@@ -176,11 +176,19 @@ static void test_plain_served_where_optional(void)
 	struct host h;
 	int before = atomic_load(&n_fini);
 
+	struct nvme_tls_key k = make_key(1, 0x42);
+
 	set_port(NVMF_TREQ_SECURE_NOT_REQUIRED);
+	set_host_key(&k);
 	host_open(&h);
 	host_ic(&h, false, false, 0); /* asserts an ICResp */
+	/* plain: a host without a PSK may connect, the host with one may not */
+	CU_ASSERT_EQUAL(tcp_qpair_of(last_qp)->tls_state, TCP_TLS_NONE);
+	CU_ASSERT_TRUE(tcp_tls_connect_allowed(last_qp, "nqn.2014-08.x:other", SUBNQN));
+	CU_ASSERT_FALSE(tcp_tls_connect_allowed(last_qp, HOSTNQN, SUBNQN));
 	close(h.fd);
 	CU_ASSERT_EQUAL(wait_fini(before), 0);
+	nvme_tls_key_clear(&k);
 }
 
 /* Handshake with @hmac's key and identity @version, then ICReq/ICResp inside TLS. */

@@ -73,6 +73,12 @@ int nvmf_tgt_get_host_psk(struct nvmf_tgt *t, const char *hostnqn, struct nvme_t
 	return out->psk ? 0 : -ENOMEM;
 }
 
+bool nvmf_tgt_host_has_psk_locked(const struct nvmf_tgt *t, const char *hostnqn)
+{
+	(void)t;
+	return ut_psk.psk && !strcmp(hostnqn, ut_psk_host);
+}
+
 enum nvme_data_xfer nvmf_req_xfer(const struct nvme_cmd *cmd, bool admin)
 {
 	if (cmd->opc == NVME_OPC_FABRICS)
