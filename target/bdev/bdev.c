@@ -105,7 +105,16 @@ static const struct {
 
 int bdev_open(const char *spec, uint32_t block_size, struct bdev **out, char *err, size_t errlen)
 {
+	const struct bdev_open_opts o = { .block_size = block_size };
+
+	return bdev_open_ex(spec, &o, out, err, errlen);
+}
+
+int bdev_open_ex(const char *spec, const struct bdev_open_opts *o, struct bdev **out, char *err,
+		 size_t errlen)
+{
 	const struct bdev_ops *ops = &bdev_file_ops;
+	uint32_t block_size = o->block_size;
 	const char *arg = spec;
 	struct bdev *bdev;
 	size_t i;
@@ -137,6 +146,7 @@ int bdev_open(const char *spec, uint32_t block_size, struct bdev **out, char *er
 	strcpy(bdev->spec, spec);
 	bdev->ops = ops;
 	bdev->block_size = block_size;
+	bdev->buffered_io = o->buffered_io;
 	open_msg[0] = '\0';
 	rc = ops->open(bdev, arg);
 	if (rc) {

@@ -101,6 +101,8 @@ struct bdev_io {
 		void *owner;          /* rbd: who takes the completion (reactor/waiter) */
 		int64_t result;       /* rbd: the library's return value of a step */
 		uint64_t aux;         /* rbd: compare-and-write mismatch offset */
+		struct iovec bounce;  /* file, O_DIRECT: aligned copy of misaligned data */
+		bool bounce_pooled;   /* file: bounce.iov_base is a reactor pool chunk */
 	} be;
 };
 
@@ -146,6 +148,11 @@ struct bdev {
 	char spec[4096];     /* as given: "ram:1G", "null:1G" or a path */
 	uint64_t size;       /* bytes */
 	uint32_t block_size; /* 512 or 4096 */
+	/* file: set before open(): go through the page cache (nvmet's buffered_io) instead
+	 * of O_DIRECT */
+	bool buffered_io;
+	bool direct;            /* out, file: opened with O_DIRECT */
+	uint32_t dio_mem_align; /* out, file with O_DIRECT: buffer alignment it needs */
 	bool volatile_cache; /* writes need Flush/FUA to be durable */
 	bool persistent;     /* data survives a restart (file/block device) */
 	char path[4096];     /* canonical path for file backends, "" otherwise */
@@ -172,6 +179,9 @@ struct bdev {
 		uint8_t uuid[16];
 		uint8_t eui64[8];
 	} ident;
+	/* Requests whose buffers O_DIRECT could not take as they were, copied through an
+	 * aligned bounce buffer (relaxed atomic; any reactor). */
+	uint64_t bounced;
 };
 
 /*
@@ -182,6 +192,19 @@ struct bdev {
  * Returns 0 or -errno with a message in @err (may be NULL).
  */
 int bdev_open(const char *spec, uint32_t block_size, struct bdev **out, char *err, size_t errlen);
+
+/* bdev_open() with the per-namespace options. */
+struct bdev_open_opts {
+	uint32_t block_size; /* as bdev_open()'s @block_size */
+	/*
+	 * File and block-device namespaces: use the page cache (buffered I/O). Default
+	 * (false): O_DIRECT, as Linux nvmet, so the target does not cache what the hosts
+	 * already cache; a file system that refuses O_DIRECT fails the open.
+	 */
+	bool buffered_io;
+};
+int bdev_open_ex(const char *spec, const struct bdev_open_opts *o, struct bdev **out, char *err,
+		 size_t errlen);
 void bdev_close(struct bdev *bdev);
 
 static inline void bdev_submit(struct bdev *bdev, struct bdev_io *io)

@@ -16,6 +16,16 @@
  * FUA is RWF_DSYNC on a write, and a final fdatasync step after DISCARD / WRITE_ZEROES.
  * The same step machine runs synchronously (preadv2/pwritev2/fdatasync/fallocate) on a
  * thread that is not a reactor, so tools and tests can use a file namespace directly.
+ *
+ * Direct I/O: the file or device is opened with O_DIRECT unless the namespace asks for
+ * buffered_io (as Linux nvmet does), so the node does not cache what the hosts cache and
+ * its memory does not follow a namespace's working set. The data pool chunks are page
+ * aligned, so a request goes to the kernel as it is whenever every buffer meets the
+ * alignment statx(STATX_DIOALIGN) reports; one that does not (in-capsule data at an odd
+ * offset, a host SGL split mid-block) is copied through an aligned bounce buffer, a pool
+ * chunk where one is free, and counted in bdev->bounced. Flush and FUA follow the device:
+ * a block device whose sysfs queue/write_cache says "write through" has no volatile cache,
+ * so Flush completes at once and FUA writes need no RWF_DSYNC under O_DIRECT.
  */
 #include "config.h"
 
@@ -52,6 +62,9 @@
 struct file_bdev {
 	int fd;
 	bool blkdev;
+	bool direct;                /* O_DIRECT */
+	uint32_t mem_align;         /* O_DIRECT: buffer address alignment */
+	uint32_t len_align;         /* O_DIRECT: offset/length alignment */
 	bool no_punch;		    /* fallocate(PUNCH_HOLE) unsupported here */
 	bool no_zero_range;	    /* fallocate(ZERO_RANGE) unsupported here */
 };
@@ -79,13 +92,26 @@ struct step {
 bool bdev_file_unsafe_ignore_flush;
 
 /* Never written: the source of zero-fill writes (in .bss, so it costs no memory). */
-static uint8_t zero_buf[ZERO_CHUNK];
+static uint8_t zero_buf[ZERO_CHUNK] __attribute__((aligned(4096)));
+
+/* The buffers a READ/WRITE moves: the bounce buffer when there is one. */
+static inline const struct iovec *rw_iov(const struct bdev_io *io)
+{
+	return io->be.bounce.iov_base ? &io->be.bounce : io->iov;
+}
+
+static inline int rw_iovcnt(const struct bdev_io *io)
+{
+	return io->be.bounce.iov_base ? 1 : io->iovcnt;
+}
 
 /* ---- Steps ------------------------------------------------------------------------------- */
 
 static void step_build(const struct file_bdev *f, struct bdev_io *io, struct step *st)
 {
 	uint64_t left = io->len - io->be.done;
+	const struct iovec *iov;
+	int iovcnt;
 
 	memset(st, 0, sizeof(*st));
 	st->off = io->offset + io->be.done;
@@ -112,10 +138,14 @@ static void step_build(const struct file_bdev *f, struct bdev_io *io, struct ste
 		break;
 	}
 	st->sys = io->op == BDEV_OP_READ ? SYS_READV : SYS_WRITEV;
-	st->rw_flags = io->op == BDEV_OP_WRITE && io->fua && !bdev_file_unsafe_ignore_flush ?
-			       RWF_DSYNC : 0;
+	st->rw_flags = io->op == BDEV_OP_WRITE && io->fua && !bdev_file_unsafe_ignore_flush &&
+				       io->be.bdev->volatile_cache
+			       ? RWF_DSYNC
+			       : 0;
+	iov = rw_iov(io);
+	iovcnt = rw_iovcnt(io);
 	/* Skip empty iovecs; bdev_io_check() made sure enough bytes follow. */
-	while (io->be.iov_off == io->iov[io->be.iov_idx].iov_len) {
+	while (io->be.iov_off == iov[io->be.iov_idx].iov_len) {
 		io->be.iov_idx++;
 		io->be.iov_off = 0;
 	}
@@ -124,18 +154,18 @@ static void step_build(const struct file_bdev *f, struct bdev_io *io, struct ste
 		uint64_t sum = 0;
 		int i = io->be.iov_idx;
 
-		while (i < io->iovcnt && i - io->be.iov_idx < MAX_RW_IOV &&
-		       sum + io->iov[i].iov_len <= left)
-			sum += io->iov[i++].iov_len;
+		while (i < iovcnt && i - io->be.iov_idx < MAX_RW_IOV &&
+		       sum + iov[i].iov_len <= left)
+			sum += iov[i++].iov_len;
 		if (i > io->be.iov_idx) {
-			st->iov = &io->iov[io->be.iov_idx];
+			st->iov = &iov[io->be.iov_idx];
 			st->iovcnt = i - io->be.iov_idx;
 			return;
 		}
 	}
 	/* A partly moved iovec, or one reaching past the end of the request. */
-	io->be.one.iov_base = (uint8_t *)io->iov[io->be.iov_idx].iov_base + io->be.iov_off;
-	io->be.one.iov_len = io->iov[io->be.iov_idx].iov_len - io->be.iov_off;
+	io->be.one.iov_base = (uint8_t *)iov[io->be.iov_idx].iov_base + io->be.iov_off;
+	io->be.one.iov_len = iov[io->be.iov_idx].iov_len - io->be.iov_off;
 	if (io->be.one.iov_len > left)
 		io->be.one.iov_len = (size_t)left;
 	st->iov = &io->be.one;
@@ -144,8 +174,10 @@ static void step_build(const struct file_bdev *f, struct bdev_io *io, struct ste
 
 static void iov_advance(struct bdev_io *io, size_t n)
 {
+	const struct iovec *iov = rw_iov(io);
+
 	while (n) {
-		size_t avail = io->iov[io->be.iov_idx].iov_len - io->be.iov_off;
+		size_t avail = iov[io->be.iov_idx].iov_len - io->be.iov_off;
 
 		if (n < avail) {
 			io->be.iov_off += n;
@@ -226,6 +258,9 @@ static bool io_start(struct bdev *bdev, struct bdev_io *io)
 	io->be.iov_idx = 0;
 	io->be.iov_off = 0;
 	io->be.retries = 0;
+	io->be.bounce.iov_base = NULL;
+	io->be.bounce.iov_len = 0;
+	io->be.bounce_pooled = false;
 	switch (io->op) {
 	case BDEV_OP_READ:
 	case BDEV_OP_WRITE:
@@ -233,7 +268,8 @@ static bool io_start(struct bdev *bdev, struct bdev_io *io)
 		return io->len != 0;
 	case BDEV_OP_FLUSH:
 		io->be.mode = STEP_FSYNC;
-		return !bdev_file_unsafe_ignore_flush;
+		/* Nothing to make durable: a write-through device under O_DIRECT. */
+		return !bdev_file_unsafe_ignore_flush && bdev->volatile_cache;
 	case BDEV_OP_DISCARD:
 		io->be.mode = __atomic_load_n(&f->no_punch, __ATOMIC_RELAXED) ? STEP_ZERO_FILL :
 										  STEP_PUNCH;
@@ -247,6 +283,71 @@ static bool io_start(struct bdev *bdev, struct bdev_io *io)
 		break; /* not offered (caw_unit 0): bdev_io_check() refused it */
 	}
 	return false;
+}
+
+/* ---- Bounce buffers (O_DIRECT with misaligned host buffers) ------------------------------ */
+
+/* Copy between the request's iovecs and the flat buffer @buf, @len bytes. */
+static void iov_copy(const struct iovec *iov, int iovcnt, uint8_t *buf, uint64_t len, bool to_buf)
+{
+	for (int i = 0; i < iovcnt && len; i++) {
+		size_t n = iov[i].iov_len < len ? iov[i].iov_len : (size_t)len;
+
+		if (to_buf)
+			memcpy(buf, iov[i].iov_base, n);
+		else
+			memcpy(iov[i].iov_base, buf, n);
+		buf += n;
+		len -= n;
+	}
+}
+
+/*
+ * Decide whether a validated READ/WRITE can go to O_DIRECT with the submitter's buffers;
+ * if not, give it an aligned bounce buffer (WRITE: filled now) from reactor @r's pool
+ * where the request fits a chunk and one is free, else from the heap. 0 or -ENOMEM.
+ */
+static int bounce_setup(struct bdev *bdev, struct bdev_io *io, struct reactor *r)
+{
+	const struct file_bdev *f = bdev->ctx;
+	void *buf = NULL;
+
+	if (!f->direct || (io->op != BDEV_OP_READ && io->op != BDEV_OP_WRITE) ||
+	    bdev_dio_aligned(io->iov, io->iovcnt, io->len, f->mem_align, f->len_align))
+		return 0;
+	if (r && io->len <= reactor_buf_size() && f->mem_align <= 4096)
+		buf = reactor_buf_get(r);
+	if (buf) {
+		io->be.bounce_pooled = true;
+	} else {
+		size_t align = f->mem_align > sizeof(void *) ? f->mem_align : sizeof(void *);
+
+		if (posix_memalign(&buf, align, (size_t)io->len))
+			return -ENOMEM;
+	}
+	io->be.bounce.iov_base = buf;
+	io->be.bounce.iov_len = (size_t)io->len;
+	if (io->op == BDEV_OP_WRITE)
+		iov_copy(io->iov, io->iovcnt, buf, io->len, true);
+	__atomic_fetch_add(&bdev->bounced, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Complete @io: a bounced READ hands its data over, the bounce buffer goes back. */
+static void file_io_done(struct bdev_io *io, struct reactor *r, int status)
+{
+	void *buf = io->be.bounce.iov_base;
+
+	if (buf) {
+		if (io->op == BDEV_OP_READ && status == 0)
+			iov_copy(io->iov, io->iovcnt, buf, io->len, false);
+		if (io->be.bounce_pooled)
+			reactor_buf_put(r, buf);
+		else
+			free(buf);
+		io->be.bounce.iov_base = NULL;
+	}
+	bdev_io_done(io, status);
 }
 
 /* ---- Synchronous execution (off-reactor) ------------------------------------------------- */
@@ -284,7 +385,7 @@ static void file_run_sync(struct file_bdev *f, struct bdev_io *io)
 	do {
 		step_build(f, io, &st);
 	} while (!step_done(f, io, step_exec_sync(f, &st), &status));
-	bdev_io_done(io, status);
+	file_io_done(io, NULL, status);
 }
 
 /* ---- The per-thread io_uring ------------------------------------------------------------- */
@@ -418,7 +519,7 @@ static void ring_complete(struct uring_ctx *u, struct bdev_io *io, int res)
 	int status;
 
 	if (step_done(io->be.bdev->ctx, io, res, &status))
-		bdev_io_done(io, status);
+		file_io_done(io, u->reactor, status);
 	else
 		ring_issue(u, io);
 }
@@ -640,12 +741,19 @@ static void file_submit(struct bdev *bdev, struct bdev_io *io)
 		return;
 	}
 	u = ring_get(&on_reactor);
+	if (!u && on_reactor) {
+		bdev_io_done(io, -EIO);
+		return;
+	}
+	rc = bounce_setup(bdev, io, u ? u->reactor : NULL);
+	if (rc) {
+		bdev_io_done(io, rc);
+		return;
+	}
 	if (u)
 		ring_issue(u, io);
-	else if (!on_reactor)
-		file_run_sync(bdev->ctx, io);
 	else
-		bdev_io_done(io, -EIO);
+		file_run_sync(bdev->ctx, io);
 }
 
 static int file_lba_status(struct bdev *bdev, uint64_t offset, uint64_t *len_out,
@@ -727,11 +835,37 @@ static void file_close(struct bdev *bdev)
 	bdev->ctx = NULL;
 }
 
+/*
+ * O_DIRECT alignment of @f and the namespace block size it allows: a file on a file system
+ * that wants 4096-byte aligned direct I/O gets 4096-byte blocks unless the block size was
+ * given, and one that was given smaller than that is refused.
+ */
+static int file_dio_setup(struct bdev *bdev, struct file_bdev *f, const char *path, uint32_t lbs)
+{
+	int rc = bdev_dio_probe(f->fd, f->blkdev ? lbs : 0, &f->mem_align, &f->len_align);
+
+	if (rc || f->len_align > 4096 || f->mem_align > 4096)
+		return bdev_open_msg(-EINVAL,
+				     "%s: the file system cannot do direct I/O on it "
+				     "(alignment %u/%u); set buffered_io for this namespace",
+				     path, f->mem_align, f->len_align);
+	if (!bdev->block_size && f->len_align > lbs)
+		bdev->block_size = f->len_align;
+	if (bdev->block_size && bdev->block_size < f->len_align)
+		return bdev_open_msg(-EINVAL,
+				     "%s: block size %u is smaller than the %u bytes "
+				     "direct I/O needs here; use block size %u or buffered_io",
+				     path, bdev->block_size, f->len_align, f->len_align);
+	bdev->dio_mem_align = f->mem_align;
+	return 0;
+}
+
 static int file_geometry(struct bdev *bdev, struct file_bdev *f, const char *path)
 {
 	uint32_t lbs = 512;
 	uint64_t size;
 	struct stat st;
+	int rc;
 
 	if (fstat(f->fd, &st))
 		return bdev_open_msg(-errno, "%s: %s", path, strerror(errno));
@@ -751,6 +885,14 @@ static int file_geometry(struct bdev *bdev, struct file_bdev *f, const char *pat
 	} else {
 		return bdev_open_msg(-EINVAL, "%s: not a regular file or block device", path);
 	}
+	if (f->direct) {
+		rc = file_dio_setup(bdev, f, path, lbs);
+		if (rc)
+			return rc;
+	}
+	/* Flush and FUA matter only where something volatile sits under the data: the page
+	 * cache (buffered), a file system's metadata, a device's write-back cache. */
+	bdev->volatile_cache = !f->direct || !f->blkdev || bdev_blk_write_cache(st.st_rdev) != 0;
 	if (!bdev->block_size)
 		bdev->block_size = lbs;
 	if (bdev->block_size < lbs)
@@ -780,10 +922,23 @@ static int file_open(struct bdev *bdev, const char *path)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
-	f->fd = open(path, O_RDWR | O_CLOEXEC);
+	f->direct = !bdev->buffered_io;
+	f->fd = open(path, O_RDWR | O_CLOEXEC | (f->direct ? O_DIRECT : 0));
 	if (f->fd < 0) {
 		rc = -errno;
 		free(f);
+		if (rc == -EINVAL && !bdev->buffered_io) {
+			struct stat st;
+
+			if (stat(path, &st) || (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)))
+				return bdev_open_msg(rc, "%s: not a regular file or block device",
+						     path);
+			/* nvmet fails the enable too: the operator chooses the page cache. */
+			return bdev_open_msg(rc,
+					     "%s: the file system refuses O_DIRECT; set "
+					     "buffered_io for this namespace",
+					     path);
+		}
 		return bdev_open_msg(rc, "%s: cannot open: %s", path, strerror(-rc));
 	}
 	rc = file_geometry(bdev, f, path);
@@ -796,7 +951,7 @@ static int file_open(struct bdev *bdev, const char *path)
 		strncpy(bdev->path, path, sizeof(bdev->path) - 1);
 		bdev->path[sizeof(bdev->path) - 1] = '\0';
 	}
-	bdev->volatile_cache = true;
+	bdev->direct = f->direct;
 	bdev->persistent = true;
 	bdev->ctx = f;
 	return 0;

@@ -7,8 +7,11 @@
 #ifndef NVMEOF_TARGET_BDEV_INTERNAL_H
 #define NVMEOF_TARGET_BDEV_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 #include "bdev.h"
 
@@ -50,5 +53,28 @@ void bdev_file_detach_loop(void);
 
 /* Requests the calling thread's ring has in flight or queued (0 without a ring). */
 unsigned int bdev_file_pending(void);
+
+/* ---- Direct I/O rules (bdev_dio.c) ---- */
+
+/*
+ * Can the first @len bytes of @iov go to O_DIRECT as they are? Every iovec that holds
+ * part of them starts at a multiple of @mem_align and the part it holds is a multiple of
+ * @len_align (the file offset alignment: the kernel refuses anything less with -EINVAL).
+ * false when the iovecs hold fewer than @len bytes. A request that fails this is bounced.
+ */
+bool bdev_dio_aligned(const struct iovec *iov, int iovcnt, uint64_t len, uint32_t mem_align,
+		      uint32_t len_align);
+
+/*
+ * The alignment O_DIRECT on @fd wants: memory (*@mem_align) and file offset and length
+ * (*@offset_align), from statx(STATX_DIOALIGN); where the kernel does not say, @lbs (the
+ * device's logical block size, 0 for a file: 512) for the offset and a page for memory.
+ * -EINVAL: the file system says it cannot do direct I/O on @fd.
+ */
+int bdev_dio_probe(int fd, uint32_t lbs, uint32_t *mem_align, uint32_t *offset_align);
+
+/* Block device @rdev (or the disk of a partition): 1 if sysfs queue/write_cache says
+ * "write back" (volatile), 0 for "write through", -ENOENT when it cannot be read. */
+int bdev_blk_write_cache(dev_t rdev);
 
 #endif

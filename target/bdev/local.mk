@@ -7,7 +7,7 @@ libnvmeof_bdev_la_SOURCES = \
 	target/bdev/bdev.c \
 	target/bdev/bdev_ram.c \
 	target/bdev/bdev_null.c \
-	target/bdev/bdev_file.c \
+	target/bdev/bdev_file.c target/bdev/bdev_dio.c \
 	target/bdev/bdev_rbd_internal.h target/bdev/bdev_rbd.c \
 	target/bdev/resv_store_rados_internal.h target/bdev/resv_store_rados.c \
 	target/bdev/bdev_lba_query.c

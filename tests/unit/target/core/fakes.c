@@ -539,6 +539,16 @@ int bdev_open(const char *spec, uint32_t block_size, struct bdev **out, char *er
 	return 0;
 }
 
+int bdev_open_ex(const char *spec, const struct bdev_open_opts *o, struct bdev **out, char *err,
+		 size_t errlen)
+{
+	int rc = bdev_open(spec, o->block_size, out, err, errlen);
+
+	if (!rc)
+		(*out)->buffered_io = o->buffered_io;
+	return rc;
+}
+
 void bdev_set_resize_hook(struct bdev *b, void (*fn)(struct bdev *, uint64_t, uint64_t, void *),
 			  void *arg)
 {
