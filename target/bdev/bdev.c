@@ -225,6 +225,11 @@ int bdev_io_check(const struct bdev *bdev, const struct bdev_io *io)
 {
 	if (io->op == BDEV_OP_FLUSH)
 		return 0; /* offset/len unused */
+	if (io->op == BDEV_OP_NVME) {
+		if (!bdev->nvme || !io->nvme_cmd)
+			return -EOPNOTSUPP;
+		return !io->len || iov_holds(io->iov, io->iovcnt, io->len) ? 0 : -EINVAL;
+	}
 	if (io->op == BDEV_OP_COMPARE_AND_WRITE && !bdev->caw_unit)
 		return -EOPNOTSUPP;
 	if (io->offset % bdev->block_size || io->len % bdev->block_size)
@@ -246,6 +251,8 @@ int bdev_io_check(const struct bdev *bdev, const struct bdev_io *io)
 	case BDEV_OP_WRITE_ZEROES:
 	case BDEV_OP_DISCARD:
 		return 0;
+	case BDEV_OP_NVME:
+		break;
 	}
 	return -EINVAL;
 }

@@ -39,6 +39,7 @@
 struct reactor;
 struct bdev;
 struct nvmf_resv_store;
+struct nvme_cmd;
 
 enum bdev_op {
 	BDEV_OP_READ,
@@ -60,6 +61,14 @@ enum bdev_op {
 	 * (NVMe ACWU, SCSI MAXIMUM COMPARE AND WRITE LENGTH) must refuse longer requests.
 	 */
 	BDEV_OP_COMPARE_AND_WRITE,
+	/*
+	 * NVMe passthrough (bdev->nvme set): send the NVM command @nvme_cmd to the drive as
+	 * it is, with the drive's NSID; its data (len bytes: host to controller if the
+	 * opcode's bit 0 is set, controller to host if bit 1 is) is iov. The drive's status
+	 * comes back in @nvme_status (cb status -EIO), unchanged; a kernel error as -errno
+	 * with nvme_status 0. offset and len are not checked: the caller checked the command.
+	 */
+	BDEV_OP_NVME,
 };
 
 struct bdev_io {
@@ -84,6 +93,8 @@ struct bdev_io {
 	 */
 	bool map_ok;
 	bool mapped; /* out: iov/iovcnt describe backend memory; the submitter clears it */
+	const struct nvme_cmd *nvme_cmd; /* BDEV_OP_NVME: the host's command */
+	uint16_t nvme_status; /* out, passthrough: the drive's status (phase bit clear), 0 */
 	struct reactor *reactor;                    /* submitting reactor */
 	void (*cb)(struct bdev_io *io, int status); /* 0 or -errno */
 	void *cb_arg;
@@ -182,6 +193,20 @@ struct bdev {
 	/* Requests whose buffers O_DIRECT could not take as they were, copied through an
 	 * aligned bounce buffer (relaxed atomic; any reactor). */
 	uint64_t bounced;
+	/* NVMe passthrough (an NVMe generic character device, /dev/ngXnY): what the drive
+	 * reports, for Identify; NULL for every other backend. */
+	const struct bdev_nvme_id *nvme;
+};
+
+/* The drive behind a passthrough namespace (Identify Namespace/Controller, at open). */
+struct bdev_nvme_id {
+	uint32_t nsid;     /* the drive's NSID (commands are rewritten to it) */
+	uint32_t max_xfer; /* bytes per command (MDTS); 0: no limit reported */
+	uint16_t oncs;     /* the drive's optional NVM commands (Identify Controller) */
+	bool vwc;          /* the drive has a volatile write cache */
+	uint8_t nsfeat, dlfeat;
+	uint16_t nawun, nawupf, nacwu, noiob, npwg, npwa, npdg, npda, nows;
+	uint8_t lbads, rp; /* the format in use */
 };
 
 /*

@@ -26,14 +26,21 @@
  * chunk where one is free, and counted in bdev->bounced. Flush and FUA follow the device:
  * a block device whose sysfs queue/write_cache says "write through" has no volatile cache,
  * so Flush completes at once and FUA writes need no RWF_DSYNC under O_DIRECT.
+ *
+ * NVMe passthrough: an NVMe generic character device (/dev/ngXnY) is served by sending
+ * NVMe commands to the drive (bdev_nvme.c builds them) as IORING_OP_URING_CMD, one step
+ * per command, on the same per-reactor ring, which is set up with SQE128 | CQE32 where the
+ * kernel offers them; off-reactor through the NVME_IOCTL_IO64_CMD ioctl.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <linux/nvme_ioctl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +57,7 @@
 #include "bdev.h"
 #include "bdev_internal.h"
 #include "common/log.h"
+#include "common/nvme_spec.h"
 #include "reactor/reactor.h"
 
 #define RING_ENTRIES 256	    /* SQ size; the CQ is twice that */
@@ -67,20 +75,25 @@ struct file_bdev {
 	uint32_t len_align;         /* O_DIRECT: offset/length alignment */
 	bool no_punch;		    /* fallocate(PUNCH_HOLE) unsupported here */
 	bool no_zero_range;	    /* fallocate(ZERO_RANGE) unsupported here */
+	bool nvme;                  /* an NVMe generic char device: passthrough */
+	struct bdev_nvme_id nid;    /* nvme: the drive (bdev->nvme points here) */
 };
 
 /* io->be.mode: what the next step of a request does. */
 enum file_step {
-	STEP_RW,		    /* READ/WRITE: move the rest of io->iov */
-	STEP_FSYNC,		    /* FLUSH: fdatasync */
-	STEP_PUNCH,		    /* DISCARD: fallocate(PUNCH_HOLE | KEEP_SIZE) */
-	STEP_ZERO_RANGE,	    /* WRITE_ZEROES: fallocate(ZERO_RANGE | KEEP_SIZE) */
-	STEP_ZERO_FILL,		    /* DISCARD/WRITE_ZEROES fallback: write zeroes */
+	STEP_RW,         /* READ/WRITE: move the rest of io->iov */
+	STEP_FSYNC,      /* FLUSH: fdatasync */
+	STEP_PUNCH,      /* DISCARD: fallocate(PUNCH_HOLE | KEEP_SIZE) */
+	STEP_ZERO_RANGE, /* WRITE_ZEROES: fallocate(ZERO_RANGE | KEEP_SIZE) */
+	STEP_ZERO_FILL,  /* DISCARD/WRITE_ZEROES fallback: write zeroes */
+	STEP_NVME,       /* passthrough: one NVMe command to the drive */
 };
 
 /* One system call's worth of a request, built from io->be. */
 struct step {
-	enum { SYS_READV, SYS_WRITEV, SYS_FDATASYNC, SYS_FALLOCATE } sys;
+	enum { SYS_READV, SYS_WRITEV, SYS_FDATASYNC, SYS_FALLOCATE, SYS_NVME } sys;
+	struct nvme_uring_cmd ncmd; /* SYS_NVME */
+	bool vec;                   /* SYS_NVME: ncmd.addr is an iovec array */
 	const struct iovec *iov;
 	int iovcnt;
 	int rw_flags;
@@ -126,6 +139,12 @@ static void step_build(const struct file_bdev *f, struct bdev_io *io, struct ste
 							 FALLOC_FL_PUNCH_HOLE :
 							 FALLOC_FL_ZERO_RANGE);
 		st->len = left;
+		return;
+	case STEP_NVME:
+		st->sys = SYS_NVME;
+		/* Checked at submit (file_submit): it cannot fail here. */
+		bdev_nvme_build(io, f->nid.nsid, f->nid.lbads, rw_iov(io), rw_iovcnt(io), &st->ncmd,
+				&st->vec);
 		return;
 	case STEP_ZERO_FILL:
 		st->sys = SYS_WRITEV;
@@ -204,6 +223,14 @@ static bool step_done(struct file_bdev *f, struct bdev_io *io, int res, int *sta
 	}
 	io->be.retries = 0;
 	switch ((enum file_step)io->be.mode) {
+	case STEP_NVME:
+		if (res == 0) {
+			io->be.done += bdev_nvme_step_len(io, f->nid.lbads);
+			if (io->op != BDEV_OP_NVME && io->be.done < io->len)
+				return false; /* the next 65536 blocks of a Write Zeroes */
+		}
+		*status = bdev_nvme_result(res, &io->nvme_status);
+		return true;
 	case STEP_FSYNC:
 		*status = res < 0 ? res : 0;
 		return true;
@@ -261,6 +288,13 @@ static bool io_start(struct bdev *bdev, struct bdev_io *io)
 	io->be.bounce.iov_base = NULL;
 	io->be.bounce.iov_len = 0;
 	io->be.bounce_pooled = false;
+	io->nvme_status = 0;
+	if (f->nvme) {
+		io->be.mode = STEP_NVME;
+		if (io->op == BDEV_OP_FLUSH)
+			return bdev->volatile_cache && !bdev_file_unsafe_ignore_flush;
+		return io->op == BDEV_OP_NVME || io->len != 0;
+	}
 	switch (io->op) {
 	case BDEV_OP_READ:
 	case BDEV_OP_WRITE:
@@ -280,12 +314,33 @@ static bool io_start(struct bdev *bdev, struct bdev_io *io)
 				      STEP_ZERO_RANGE;
 		return io->len != 0;
 	case BDEV_OP_COMPARE_AND_WRITE:
-		break; /* not offered (caw_unit 0): bdev_io_check() refused it */
+	case BDEV_OP_NVME:
+		break; /* not offered here: bdev_io_check() refused it */
 	}
 	return false;
 }
 
 /* ---- Bounce buffers (O_DIRECT with misaligned host buffers) ------------------------------ */
+
+/* The request carries data to the device (in) or from it (out). */
+static bool io_data_in(const struct bdev_io *io)
+{
+	return io->op == BDEV_OP_WRITE || (io->op == BDEV_OP_NVME && (io->nvme_cmd->opc & 3) == 1);
+}
+
+static bool io_data_out(const struct bdev_io *io)
+{
+	return io->op == BDEV_OP_READ || (io->op == BDEV_OP_NVME && (io->nvme_cmd->opc & 3) == 2);
+}
+
+static uint64_t iov_sum(const struct iovec *iov, int iovcnt)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < iovcnt; i++)
+		n += iov[i].iov_len;
+	return n;
+}
 
 /* Copy between the request's iovecs and the flat buffer @buf, @len bytes. */
 static void iov_copy(const struct iovec *iov, int iovcnt, uint8_t *buf, uint64_t len, bool to_buf)
@@ -312,9 +367,15 @@ static int bounce_setup(struct bdev *bdev, struct bdev_io *io, struct reactor *r
 	const struct file_bdev *f = bdev->ctx;
 	void *buf = NULL;
 
-	if (!f->direct || (io->op != BDEV_OP_READ && io->op != BDEV_OP_WRITE) ||
-	    bdev_dio_aligned(io->iov, io->iovcnt, io->len, f->mem_align, f->len_align))
+	if (f->nvme) {
+		/* The kernel copies what the drive cannot take (blk_rq_map_user_iov); only a
+		 * vector holding more than the command moves must become one buffer. */
+		if (!io->len || io->iovcnt == 1 || iov_sum(io->iov, io->iovcnt) == io->len)
+			return 0;
+	} else if (!f->direct || (io->op != BDEV_OP_READ && io->op != BDEV_OP_WRITE) ||
+		   bdev_dio_aligned(io->iov, io->iovcnt, io->len, f->mem_align, f->len_align)) {
 		return 0;
+	}
 	if (r && io->len <= reactor_buf_size() && f->mem_align <= 4096)
 		buf = reactor_buf_get(r);
 	if (buf) {
@@ -327,7 +388,7 @@ static int bounce_setup(struct bdev *bdev, struct bdev_io *io, struct reactor *r
 	}
 	io->be.bounce.iov_base = buf;
 	io->be.bounce.iov_len = (size_t)io->len;
-	if (io->op == BDEV_OP_WRITE)
+	if (io_data_in(io))
 		iov_copy(io->iov, io->iovcnt, buf, io->len, true);
 	__atomic_fetch_add(&bdev->bounced, 1, __ATOMIC_RELAXED);
 	return 0;
@@ -339,7 +400,7 @@ static void file_io_done(struct bdev_io *io, struct reactor *r, int status)
 	void *buf = io->be.bounce.iov_base;
 
 	if (buf) {
-		if (io->op == BDEV_OP_READ && status == 0)
+		if (io_data_out(io) && status == 0)
 			iov_copy(io->iov, io->iovcnt, buf, io->len, false);
 		if (io->be.bounce_pooled)
 			reactor_buf_put(r, buf);
@@ -369,6 +430,15 @@ static int step_exec_sync(const struct file_bdev *f, const struct step *st)
 	case SYS_FALLOCATE:
 		n = fallocate(f->fd, st->falloc_mode, (off_t)st->off, (off_t)st->len);
 		break;
+	case SYS_NVME: {
+		struct nvme_passthru_cmd64 c;
+
+		/* The same layout, and a result field after it. */
+		memset(&c, 0, sizeof(c));
+		memcpy(&c, &st->ncmd, sizeof(st->ncmd));
+		n = ioctl(f->fd, st->vec ? NVME_IOCTL_IO64_CMD_VEC : NVME_IOCTL_IO64_CMD, &c);
+		break;
+	}
 	default:
 		return -EINVAL;
 	}
@@ -404,6 +474,7 @@ struct uring_ctx {
 	struct bdev_io **wait_tail;
 	unsigned int nwait;
 	bool loop_ref;		    /* holds the loop alive while requests are pending */
+	bool big;                   /* SQE128 | CQE32: takes NVMe passthrough commands */
 };
 
 static __thread struct uring_ctx *tls_ring;
@@ -491,6 +562,14 @@ static bool ring_try_issue(struct uring_ctx *u, struct bdev_io *io)
 		break;
 	case SYS_FALLOCATE:
 		io_uring_prep_fallocate(sqe, f->fd, st.falloc_mode, st.off, st.len);
+		break;
+	case SYS_NVME:
+		io_uring_prep_rw(IORING_OP_URING_CMD, sqe, f->fd, NULL, 0, 0);
+		sqe->cmd_op = st.vec ? NVME_URING_CMD_IO_VEC : NVME_URING_CMD_IO;
+		/* The command fills the SQE's second half (SQE128): write it through a plain
+		 * pointer, sqe->cmd is declared with no room. */
+		memcpy((uint8_t *)sqe + offsetof(struct io_uring_sqe, cmd), &st.ncmd,
+		       sizeof(st.ncmd));
 		break;
 	}
 	io_uring_sqe_set_data(sqe, io);
@@ -596,8 +675,10 @@ static struct uring_ctx *ring_create(struct ev_loop *loop, struct reactor *r)
 	if (!u)
 		return NULL;
 	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SINGLE_ISSUER;
+	p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_SQE128 |
+		  IORING_SETUP_CQE32;
 	rc = io_uring_queue_init_params(RING_ENTRIES, &u->ring, &p);
+	u->big = rc == 0;
 	if (rc == -EINVAL) {
 		memset(&p, 0, sizeof(p)); /* a kernel older than 6.0 */
 		rc = io_uring_queue_init_params(RING_ENTRIES, &u->ring, &p);
@@ -745,6 +826,19 @@ static void file_submit(struct bdev *bdev, struct bdev_io *io)
 		bdev_io_done(io, -EIO);
 		return;
 	}
+	if (io->be.mode == STEP_NVME) {
+		struct nvme_uring_cmd c;
+		bool vec;
+
+		rc = u && !u->big ? -EOPNOTSUPP
+				  : bdev_nvme_build(io, ((struct file_bdev *)bdev->ctx)->nid.nsid,
+						    ((struct file_bdev *)bdev->ctx)->nid.lbads,
+						    io->iov, io->iovcnt, &c, &vec);
+		if (rc) {
+			bdev_io_done(io, rc);
+			return;
+		}
+	}
 	rc = bounce_setup(bdev, io, u ? u->reactor : NULL);
 	if (rc) {
 		bdev_io_done(io, rc);
@@ -766,8 +860,8 @@ static int file_lba_status(struct bdev *bdev, uint64_t offset, uint64_t *len_out
 
 	if (offset % bs || offset >= bdev->size)
 		return -ERANGE;
-	data = f->blkdev ? -1 : lseek(f->fd, (off_t)offset, SEEK_DATA);
-	if (f->blkdev || (data < 0 && errno == EINVAL)) {
+	data = f->blkdev || f->nvme ? -1 : lseek(f->fd, (off_t)offset, SEEK_DATA);
+	if (f->blkdev || f->nvme || (data < 0 && errno == EINVAL)) {
 		/* Block devices (and file systems without SEEK_DATA): all mapped. */
 		*deallocated_out = false;
 		*len_out = bdev->size - offset;
@@ -799,6 +893,7 @@ static int file_lba_status(struct bdev *bdev, uint64_t offset, uint64_t *len_out
 
 static pthread_once_t uring_probe_once = PTHREAD_ONCE_INIT;
 static int uring_probe_rc;
+static bool uring_probe_cmd; /* IORING_OP_URING_CMD (NVMe passthrough) */
 
 /* Can this process use io_uring with the opcodes the backend needs? */
 static void uring_probe(void)
@@ -818,6 +913,8 @@ static void uring_probe(void)
 			uring_probe_rc = -EOPNOTSUPP;
 	if (!probe)
 		uring_probe_rc = -EOPNOTSUPP;
+	else
+		uring_probe_cmd = io_uring_opcode_supported(probe, IORING_OP_URING_CMD);
 	io_uring_free_probe(probe);
 	io_uring_queue_exit(&ring);
 }
@@ -828,7 +925,7 @@ static void file_close(struct bdev *bdev)
 
 	if (!f)
 		return;
-	if (fsync(f->fd))
+	if (!f->nvme && fsync(f->fd))
 		log_err("%s: fsync on close: %s", bdev->path, strerror(errno));
 	close(f->fd);
 	free(f);
@@ -909,6 +1006,47 @@ static int file_geometry(struct bdev *bdev, struct file_bdev *f, const char *pat
 	return 0;
 }
 
+/* An NVMe generic character device: the drive's format and size, read by Identify. */
+static int nvme_geometry(struct bdev *bdev, struct file_bdev *f, const char *path)
+{
+	uint64_t nsze;
+	uint32_t lbs;
+	int rc;
+
+	if (!uring_probe_cmd)
+		return bdev_open_msg(-EOPNOTSUPP,
+				     "%s: this kernel's io_uring has no "
+				     "IORING_OP_URING_CMD for NVMe passthrough",
+				     path);
+	rc = bdev_nvme_identify(f->fd, &f->nid, &bdev->ident, &nsze);
+	if (rc == -ENOTTY || rc == -EINVAL)
+		return bdev_open_msg(-EINVAL,
+				     "%s: not a regular file or block device, nor an "
+				     "NVMe generic character device (/dev/ngXnY)",
+				     path);
+	if (rc == -EOPNOTSUPP)
+		return bdev_open_msg(rc,
+				     "%s: the drive's format has metadata or a block size "
+				     "other than 512 or 4096 bytes",
+				     path);
+	if (rc)
+		return bdev_open_msg(rc, "%s: Identify failed: %s", path, strerror(-rc));
+	lbs = 1u << f->nid.lbads;
+	if (bdev->block_size && bdev->block_size != lbs)
+		return bdev_open_msg(-EINVAL, "%s: the drive's block size is %u, not %u", path, lbs,
+				     bdev->block_size);
+	if (bdev->buffered_io)
+		return bdev_open_msg(-EINVAL,
+				     "%s: buffered_io does not apply to NVMe "
+				     "passthrough",
+				     path);
+	bdev->block_size = lbs;
+	bdev->size = nsze << f->nid.lbads;
+	bdev->volatile_cache = f->nid.vwc;
+	bdev->nvme = &f->nid;
+	return 0;
+}
+
 static int file_open(struct bdev *bdev, const char *path)
 {
 	struct file_bdev *f;
@@ -922,7 +1060,13 @@ static int file_open(struct bdev *bdev, const char *path)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
-	f->direct = !bdev->buffered_io;
+	{
+		struct stat st;
+
+		/* A character device can only be an NVMe generic one: no O_DIRECT there. */
+		f->nvme = !stat(path, &st) && S_ISCHR(st.st_mode);
+	}
+	f->direct = !bdev->buffered_io && !f->nvme;
 	f->fd = open(path, O_RDWR | O_CLOEXEC | (f->direct ? O_DIRECT : 0));
 	if (f->fd < 0) {
 		rc = -errno;
@@ -941,7 +1085,7 @@ static int file_open(struct bdev *bdev, const char *path)
 		}
 		return bdev_open_msg(rc, "%s: cannot open: %s", path, strerror(-rc));
 	}
-	rc = file_geometry(bdev, f, path);
+	rc = f->nvme ? nvme_geometry(bdev, f, path) : file_geometry(bdev, f, path);
 	if (rc) {
 		close(f->fd);
 		free(f);
@@ -963,7 +1107,22 @@ static int file_resize(struct bdev *bdev, uint64_t *size)
 	struct file_bdev *f = bdev->ctx;
 	uint64_t now;
 	struct stat st;
+	int rc;
 
+	if (f->nvme) {
+		struct bdev_nvme_id nid;
+		struct bdev_ident ident;
+
+		if (*size)
+			return -EOPNOTSUPP;
+		rc = bdev_nvme_identify(f->fd, &nid, &ident, &now);
+		if (rc)
+			return rc;
+		if (nid.lbads != f->nid.lbads)
+			return -EINVAL;
+		*size = now << nid.lbads;
+		return 0;
+	}
 	if (*size) {
 		if (f->blkdev)
 			return -EOPNOTSUPP;

@@ -359,6 +359,10 @@ static int fake_bdev_run(struct bdev *b, struct bdev_io *io)
 	uint8_t *mem = b->ctx;
 	uint64_t off = io->offset, left = io->len;
 
+	if (io->op == BDEV_OP_NVME) { /* a passthrough "drive": it answers with a status */
+		io->nvme_status = fake_bdev.nvme_status;
+		return io->nvme_status ? -EIO : 0;
+	}
 	if (io->offset % b->block_size || io->len % b->block_size || io->offset > b->size ||
 	    io->len > b->size - io->offset)
 		return -ERANGE;
