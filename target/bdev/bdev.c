@@ -105,7 +105,16 @@ static const struct {
 
 int bdev_open(const char *spec, uint32_t block_size, struct bdev **out, char *err, size_t errlen)
 {
+	const struct bdev_open_opts o = { .block_size = block_size };
+
+	return bdev_open_ex(spec, &o, out, err, errlen);
+}
+
+int bdev_open_ex(const char *spec, const struct bdev_open_opts *o, struct bdev **out, char *err,
+		 size_t errlen)
+{
 	const struct bdev_ops *ops = &bdev_file_ops;
+	uint32_t block_size = o->block_size;
 	const char *arg = spec;
 	struct bdev *bdev;
 	size_t i;
@@ -137,6 +146,7 @@ int bdev_open(const char *spec, uint32_t block_size, struct bdev **out, char *er
 	strcpy(bdev->spec, spec);
 	bdev->ops = ops;
 	bdev->block_size = block_size;
+	bdev->buffered_io = o->buffered_io;
 	open_msg[0] = '\0';
 	rc = ops->open(bdev, arg);
 	if (rc) {
@@ -215,6 +225,11 @@ int bdev_io_check(const struct bdev *bdev, const struct bdev_io *io)
 {
 	if (io->op == BDEV_OP_FLUSH)
 		return 0; /* offset/len unused */
+	if (io->op == BDEV_OP_NVME) {
+		if (!bdev->nvme || !io->nvme_cmd)
+			return -EOPNOTSUPP;
+		return !io->len || iov_holds(io->iov, io->iovcnt, io->len) ? 0 : -EINVAL;
+	}
 	if (io->op == BDEV_OP_COMPARE_AND_WRITE && !bdev->caw_unit)
 		return -EOPNOTSUPP;
 	if (io->offset % bdev->block_size || io->len % bdev->block_size)
@@ -236,6 +251,8 @@ int bdev_io_check(const struct bdev *bdev, const struct bdev_io *io)
 	case BDEV_OP_WRITE_ZEROES:
 	case BDEV_OP_DISCARD:
 		return 0;
+	case BDEV_OP_NVME:
+		break;
 	}
 	return -EINVAL;
 }

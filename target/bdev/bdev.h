@@ -39,6 +39,7 @@
 struct reactor;
 struct bdev;
 struct nvmf_resv_store;
+struct nvme_cmd;
 
 enum bdev_op {
 	BDEV_OP_READ,
@@ -60,6 +61,14 @@ enum bdev_op {
 	 * (NVMe ACWU, SCSI MAXIMUM COMPARE AND WRITE LENGTH) must refuse longer requests.
 	 */
 	BDEV_OP_COMPARE_AND_WRITE,
+	/*
+	 * NVMe passthrough (bdev->nvme set): send the NVM command @nvme_cmd to the drive as
+	 * it is, with the drive's NSID; its data (len bytes: host to controller if the
+	 * opcode's bit 0 is set, controller to host if bit 1 is) is iov. The drive's status
+	 * comes back in @nvme_status (cb status -EIO), unchanged; a kernel error as -errno
+	 * with nvme_status 0. offset and len are not checked: the caller checked the command.
+	 */
+	BDEV_OP_NVME,
 };
 
 struct bdev_io {
@@ -84,6 +93,8 @@ struct bdev_io {
 	 */
 	bool map_ok;
 	bool mapped; /* out: iov/iovcnt describe backend memory; the submitter clears it */
+	const struct nvme_cmd *nvme_cmd; /* BDEV_OP_NVME: the host's command */
+	uint16_t nvme_status; /* out, passthrough: the drive's status (phase bit clear), 0 */
 	struct reactor *reactor;                    /* submitting reactor */
 	void (*cb)(struct bdev_io *io, int status); /* 0 or -errno */
 	void *cb_arg;
@@ -101,6 +112,8 @@ struct bdev_io {
 		void *owner;          /* rbd: who takes the completion (reactor/waiter) */
 		int64_t result;       /* rbd: the library's return value of a step */
 		uint64_t aux;         /* rbd: compare-and-write mismatch offset */
+		struct iovec bounce;  /* file, O_DIRECT: aligned copy of misaligned data */
+		bool bounce_pooled;   /* file: bounce.iov_base is a reactor pool chunk */
 	} be;
 };
 
@@ -146,6 +159,11 @@ struct bdev {
 	char spec[4096];     /* as given: "ram:1G", "null:1G" or a path */
 	uint64_t size;       /* bytes */
 	uint32_t block_size; /* 512 or 4096 */
+	/* file: set before open(): go through the page cache (nvmet's buffered_io) instead
+	 * of O_DIRECT */
+	bool buffered_io;
+	bool direct;            /* out, file: opened with O_DIRECT */
+	uint32_t dio_mem_align; /* out, file with O_DIRECT: buffer alignment it needs */
 	bool volatile_cache; /* writes need Flush/FUA to be durable */
 	bool persistent;     /* data survives a restart (file/block device) */
 	char path[4096];     /* canonical path for file backends, "" otherwise */
@@ -172,6 +190,23 @@ struct bdev {
 		uint8_t uuid[16];
 		uint8_t eui64[8];
 	} ident;
+	/* Requests whose buffers O_DIRECT could not take as they were, copied through an
+	 * aligned bounce buffer (relaxed atomic; any reactor). */
+	uint64_t bounced;
+	/* NVMe passthrough (an NVMe generic character device, /dev/ngXnY): what the drive
+	 * reports, for Identify; NULL for every other backend. */
+	const struct bdev_nvme_id *nvme;
+};
+
+/* The drive behind a passthrough namespace (Identify Namespace/Controller, at open). */
+struct bdev_nvme_id {
+	uint32_t nsid;     /* the drive's NSID (commands are rewritten to it) */
+	uint32_t max_xfer; /* bytes per command (MDTS); 0: no limit reported */
+	uint16_t oncs;     /* the drive's optional NVM commands (Identify Controller) */
+	bool vwc;          /* the drive has a volatile write cache */
+	uint8_t nsfeat, dlfeat;
+	uint16_t nawun, nawupf, nacwu, noiob, npwg, npwa, npdg, npda, nows;
+	uint8_t lbads, rp; /* the format in use */
 };
 
 /*
@@ -182,6 +217,19 @@ struct bdev {
  * Returns 0 or -errno with a message in @err (may be NULL).
  */
 int bdev_open(const char *spec, uint32_t block_size, struct bdev **out, char *err, size_t errlen);
+
+/* bdev_open() with the per-namespace options. */
+struct bdev_open_opts {
+	uint32_t block_size; /* as bdev_open()'s @block_size */
+	/*
+	 * File and block-device namespaces: use the page cache (buffered I/O). Default
+	 * (false): O_DIRECT, as Linux nvmet, so the target does not cache what the hosts
+	 * already cache; a file system that refuses O_DIRECT fails the open.
+	 */
+	bool buffered_io;
+};
+int bdev_open_ex(const char *spec, const struct bdev_open_opts *o, struct bdev **out, char *err,
+		 size_t errlen);
 void bdev_close(struct bdev *bdev);
 
 static inline void bdev_submit(struct bdev *bdev, struct bdev_io *io)

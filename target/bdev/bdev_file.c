@@ -16,14 +16,31 @@
  * FUA is RWF_DSYNC on a write, and a final fdatasync step after DISCARD / WRITE_ZEROES.
  * The same step machine runs synchronously (preadv2/pwritev2/fdatasync/fallocate) on a
  * thread that is not a reactor, so tools and tests can use a file namespace directly.
+ *
+ * Direct I/O: the file or device is opened with O_DIRECT unless the namespace asks for
+ * buffered_io (as Linux nvmet does), so the node does not cache what the hosts cache and
+ * its memory does not follow a namespace's working set. The data pool chunks are page
+ * aligned, so a request goes to the kernel as it is whenever every buffer meets the
+ * alignment statx(STATX_DIOALIGN) reports; one that does not (in-capsule data at an odd
+ * offset, a host SGL split mid-block) is copied through an aligned bounce buffer, a pool
+ * chunk where one is free, and counted in bdev->bounced. Flush and FUA follow the device:
+ * a block device whose sysfs queue/write_cache says "write through" has no volatile cache,
+ * so Flush completes at once and FUA writes need no RWF_DSYNC under O_DIRECT.
+ *
+ * NVMe passthrough: an NVMe generic character device (/dev/ngXnY) is served by sending
+ * NVMe commands to the drive (bdev_nvme.c builds them) as IORING_OP_URING_CMD, one step
+ * per command, on the same per-reactor ring, which is set up with SQE128 | CQE32 where the
+ * kernel offers them; off-reactor through the NVME_IOCTL_IO64_CMD ioctl.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <linux/nvme_ioctl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +57,7 @@
 #include "bdev.h"
 #include "bdev_internal.h"
 #include "common/log.h"
+#include "common/nvme_spec.h"
 #include "reactor/reactor.h"
 
 #define RING_ENTRIES 256	    /* SQ size; the CQ is twice that */
@@ -52,22 +70,30 @@
 struct file_bdev {
 	int fd;
 	bool blkdev;
+	bool direct;                /* O_DIRECT */
+	uint32_t mem_align;         /* O_DIRECT: buffer address alignment */
+	uint32_t len_align;         /* O_DIRECT: offset/length alignment */
 	bool no_punch;		    /* fallocate(PUNCH_HOLE) unsupported here */
 	bool no_zero_range;	    /* fallocate(ZERO_RANGE) unsupported here */
+	bool nvme;                  /* an NVMe generic char device: passthrough */
+	struct bdev_nvme_id nid;    /* nvme: the drive (bdev->nvme points here) */
 };
 
 /* io->be.mode: what the next step of a request does. */
 enum file_step {
-	STEP_RW,		    /* READ/WRITE: move the rest of io->iov */
-	STEP_FSYNC,		    /* FLUSH: fdatasync */
-	STEP_PUNCH,		    /* DISCARD: fallocate(PUNCH_HOLE | KEEP_SIZE) */
-	STEP_ZERO_RANGE,	    /* WRITE_ZEROES: fallocate(ZERO_RANGE | KEEP_SIZE) */
-	STEP_ZERO_FILL,		    /* DISCARD/WRITE_ZEROES fallback: write zeroes */
+	STEP_RW,         /* READ/WRITE: move the rest of io->iov */
+	STEP_FSYNC,      /* FLUSH: fdatasync */
+	STEP_PUNCH,      /* DISCARD: fallocate(PUNCH_HOLE | KEEP_SIZE) */
+	STEP_ZERO_RANGE, /* WRITE_ZEROES: fallocate(ZERO_RANGE | KEEP_SIZE) */
+	STEP_ZERO_FILL,  /* DISCARD/WRITE_ZEROES fallback: write zeroes */
+	STEP_NVME,       /* passthrough: one NVMe command to the drive */
 };
 
 /* One system call's worth of a request, built from io->be. */
 struct step {
-	enum { SYS_READV, SYS_WRITEV, SYS_FDATASYNC, SYS_FALLOCATE } sys;
+	enum { SYS_READV, SYS_WRITEV, SYS_FDATASYNC, SYS_FALLOCATE, SYS_NVME } sys;
+	struct nvme_uring_cmd ncmd; /* SYS_NVME */
+	bool vec;                   /* SYS_NVME: ncmd.addr is an iovec array */
 	const struct iovec *iov;
 	int iovcnt;
 	int rw_flags;
@@ -79,13 +105,26 @@ struct step {
 bool bdev_file_unsafe_ignore_flush;
 
 /* Never written: the source of zero-fill writes (in .bss, so it costs no memory). */
-static uint8_t zero_buf[ZERO_CHUNK];
+static uint8_t zero_buf[ZERO_CHUNK] __attribute__((aligned(4096)));
+
+/* The buffers a READ/WRITE moves: the bounce buffer when there is one. */
+static inline const struct iovec *rw_iov(const struct bdev_io *io)
+{
+	return io->be.bounce.iov_base ? &io->be.bounce : io->iov;
+}
+
+static inline int rw_iovcnt(const struct bdev_io *io)
+{
+	return io->be.bounce.iov_base ? 1 : io->iovcnt;
+}
 
 /* ---- Steps ------------------------------------------------------------------------------- */
 
 static void step_build(const struct file_bdev *f, struct bdev_io *io, struct step *st)
 {
 	uint64_t left = io->len - io->be.done;
+	const struct iovec *iov;
+	int iovcnt;
 
 	memset(st, 0, sizeof(*st));
 	st->off = io->offset + io->be.done;
@@ -101,6 +140,12 @@ static void step_build(const struct file_bdev *f, struct bdev_io *io, struct ste
 							 FALLOC_FL_ZERO_RANGE);
 		st->len = left;
 		return;
+	case STEP_NVME:
+		st->sys = SYS_NVME;
+		/* Checked at submit (file_submit): it cannot fail here. */
+		bdev_nvme_build(io, f->nid.nsid, f->nid.lbads, rw_iov(io), rw_iovcnt(io), &st->ncmd,
+				&st->vec);
+		return;
 	case STEP_ZERO_FILL:
 		st->sys = SYS_WRITEV;
 		io->be.one.iov_base = zero_buf;
@@ -112,10 +157,14 @@ static void step_build(const struct file_bdev *f, struct bdev_io *io, struct ste
 		break;
 	}
 	st->sys = io->op == BDEV_OP_READ ? SYS_READV : SYS_WRITEV;
-	st->rw_flags = io->op == BDEV_OP_WRITE && io->fua && !bdev_file_unsafe_ignore_flush ?
-			       RWF_DSYNC : 0;
+	st->rw_flags = io->op == BDEV_OP_WRITE && io->fua && !bdev_file_unsafe_ignore_flush &&
+				       io->be.bdev->volatile_cache
+			       ? RWF_DSYNC
+			       : 0;
+	iov = rw_iov(io);
+	iovcnt = rw_iovcnt(io);
 	/* Skip empty iovecs; bdev_io_check() made sure enough bytes follow. */
-	while (io->be.iov_off == io->iov[io->be.iov_idx].iov_len) {
+	while (io->be.iov_off == iov[io->be.iov_idx].iov_len) {
 		io->be.iov_idx++;
 		io->be.iov_off = 0;
 	}
@@ -124,18 +173,18 @@ static void step_build(const struct file_bdev *f, struct bdev_io *io, struct ste
 		uint64_t sum = 0;
 		int i = io->be.iov_idx;
 
-		while (i < io->iovcnt && i - io->be.iov_idx < MAX_RW_IOV &&
-		       sum + io->iov[i].iov_len <= left)
-			sum += io->iov[i++].iov_len;
+		while (i < iovcnt && i - io->be.iov_idx < MAX_RW_IOV &&
+		       sum + iov[i].iov_len <= left)
+			sum += iov[i++].iov_len;
 		if (i > io->be.iov_idx) {
-			st->iov = &io->iov[io->be.iov_idx];
+			st->iov = &iov[io->be.iov_idx];
 			st->iovcnt = i - io->be.iov_idx;
 			return;
 		}
 	}
 	/* A partly moved iovec, or one reaching past the end of the request. */
-	io->be.one.iov_base = (uint8_t *)io->iov[io->be.iov_idx].iov_base + io->be.iov_off;
-	io->be.one.iov_len = io->iov[io->be.iov_idx].iov_len - io->be.iov_off;
+	io->be.one.iov_base = (uint8_t *)iov[io->be.iov_idx].iov_base + io->be.iov_off;
+	io->be.one.iov_len = iov[io->be.iov_idx].iov_len - io->be.iov_off;
 	if (io->be.one.iov_len > left)
 		io->be.one.iov_len = (size_t)left;
 	st->iov = &io->be.one;
@@ -144,8 +193,10 @@ static void step_build(const struct file_bdev *f, struct bdev_io *io, struct ste
 
 static void iov_advance(struct bdev_io *io, size_t n)
 {
+	const struct iovec *iov = rw_iov(io);
+
 	while (n) {
-		size_t avail = io->iov[io->be.iov_idx].iov_len - io->be.iov_off;
+		size_t avail = iov[io->be.iov_idx].iov_len - io->be.iov_off;
 
 		if (n < avail) {
 			io->be.iov_off += n;
@@ -172,6 +223,14 @@ static bool step_done(struct file_bdev *f, struct bdev_io *io, int res, int *sta
 	}
 	io->be.retries = 0;
 	switch ((enum file_step)io->be.mode) {
+	case STEP_NVME:
+		if (res == 0) {
+			io->be.done += bdev_nvme_step_len(io, f->nid.lbads);
+			if (io->op != BDEV_OP_NVME && io->be.done < io->len)
+				return false; /* the next 65536 blocks of a Write Zeroes */
+		}
+		*status = bdev_nvme_result(res, &io->nvme_status);
+		return true;
 	case STEP_FSYNC:
 		*status = res < 0 ? res : 0;
 		return true;
@@ -226,6 +285,16 @@ static bool io_start(struct bdev *bdev, struct bdev_io *io)
 	io->be.iov_idx = 0;
 	io->be.iov_off = 0;
 	io->be.retries = 0;
+	io->be.bounce.iov_base = NULL;
+	io->be.bounce.iov_len = 0;
+	io->be.bounce_pooled = false;
+	io->nvme_status = 0;
+	if (f->nvme) {
+		io->be.mode = STEP_NVME;
+		if (io->op == BDEV_OP_FLUSH)
+			return bdev->volatile_cache && !bdev_file_unsafe_ignore_flush;
+		return io->op == BDEV_OP_NVME || io->len != 0;
+	}
 	switch (io->op) {
 	case BDEV_OP_READ:
 	case BDEV_OP_WRITE:
@@ -233,7 +302,8 @@ static bool io_start(struct bdev *bdev, struct bdev_io *io)
 		return io->len != 0;
 	case BDEV_OP_FLUSH:
 		io->be.mode = STEP_FSYNC;
-		return !bdev_file_unsafe_ignore_flush;
+		/* Nothing to make durable: a write-through device under O_DIRECT. */
+		return !bdev_file_unsafe_ignore_flush && bdev->volatile_cache;
 	case BDEV_OP_DISCARD:
 		io->be.mode = __atomic_load_n(&f->no_punch, __ATOMIC_RELAXED) ? STEP_ZERO_FILL :
 										  STEP_PUNCH;
@@ -244,9 +314,101 @@ static bool io_start(struct bdev *bdev, struct bdev_io *io)
 				      STEP_ZERO_RANGE;
 		return io->len != 0;
 	case BDEV_OP_COMPARE_AND_WRITE:
-		break; /* not offered (caw_unit 0): bdev_io_check() refused it */
+	case BDEV_OP_NVME:
+		break; /* not offered here: bdev_io_check() refused it */
 	}
 	return false;
+}
+
+/* ---- Bounce buffers (O_DIRECT with misaligned host buffers) ------------------------------ */
+
+/* The request carries data to the device (in) or from it (out). */
+static bool io_data_in(const struct bdev_io *io)
+{
+	return io->op == BDEV_OP_WRITE || (io->op == BDEV_OP_NVME && (io->nvme_cmd->opc & 3) == 1);
+}
+
+static bool io_data_out(const struct bdev_io *io)
+{
+	return io->op == BDEV_OP_READ || (io->op == BDEV_OP_NVME && (io->nvme_cmd->opc & 3) == 2);
+}
+
+static uint64_t iov_sum(const struct iovec *iov, int iovcnt)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < iovcnt; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
+/* Copy between the request's iovecs and the flat buffer @buf, @len bytes. */
+static void iov_copy(const struct iovec *iov, int iovcnt, uint8_t *buf, uint64_t len, bool to_buf)
+{
+	for (int i = 0; i < iovcnt && len; i++) {
+		size_t n = iov[i].iov_len < len ? iov[i].iov_len : (size_t)len;
+
+		if (to_buf)
+			memcpy(buf, iov[i].iov_base, n);
+		else
+			memcpy(iov[i].iov_base, buf, n);
+		buf += n;
+		len -= n;
+	}
+}
+
+/*
+ * Decide whether a validated READ/WRITE can go to O_DIRECT with the submitter's buffers;
+ * if not, give it an aligned bounce buffer (WRITE: filled now) from reactor @r's pool
+ * where the request fits a chunk and one is free, else from the heap. 0 or -ENOMEM.
+ */
+static int bounce_setup(struct bdev *bdev, struct bdev_io *io, struct reactor *r)
+{
+	const struct file_bdev *f = bdev->ctx;
+	void *buf = NULL;
+
+	if (f->nvme) {
+		/* The kernel copies what the drive cannot take (blk_rq_map_user_iov); only a
+		 * vector holding more than the command moves must become one buffer. */
+		if (!io->len || io->iovcnt == 1 || iov_sum(io->iov, io->iovcnt) == io->len)
+			return 0;
+	} else if (!f->direct || (io->op != BDEV_OP_READ && io->op != BDEV_OP_WRITE) ||
+		   bdev_dio_aligned(io->iov, io->iovcnt, io->len, f->mem_align, f->len_align)) {
+		return 0;
+	}
+	if (r && io->len <= reactor_buf_size() && f->mem_align <= 4096)
+		buf = reactor_buf_get(r);
+	if (buf) {
+		io->be.bounce_pooled = true;
+	} else {
+		size_t align = f->mem_align > sizeof(void *) ? f->mem_align : sizeof(void *);
+
+		if (posix_memalign(&buf, align, (size_t)io->len))
+			return -ENOMEM;
+	}
+	io->be.bounce.iov_base = buf;
+	io->be.bounce.iov_len = (size_t)io->len;
+	if (io_data_in(io))
+		iov_copy(io->iov, io->iovcnt, buf, io->len, true);
+	__atomic_fetch_add(&bdev->bounced, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Complete @io: a bounced READ hands its data over, the bounce buffer goes back. */
+static void file_io_done(struct bdev_io *io, struct reactor *r, int status)
+{
+	void *buf = io->be.bounce.iov_base;
+
+	if (buf) {
+		if (io_data_out(io) && status == 0)
+			iov_copy(io->iov, io->iovcnt, buf, io->len, false);
+		if (io->be.bounce_pooled)
+			reactor_buf_put(r, buf);
+		else
+			free(buf);
+		io->be.bounce.iov_base = NULL;
+	}
+	bdev_io_done(io, status);
 }
 
 /* ---- Synchronous execution (off-reactor) ------------------------------------------------- */
@@ -268,6 +430,15 @@ static int step_exec_sync(const struct file_bdev *f, const struct step *st)
 	case SYS_FALLOCATE:
 		n = fallocate(f->fd, st->falloc_mode, (off_t)st->off, (off_t)st->len);
 		break;
+	case SYS_NVME: {
+		struct nvme_passthru_cmd64 c;
+
+		/* The same layout, and a result field after it. */
+		memset(&c, 0, sizeof(c));
+		memcpy(&c, &st->ncmd, sizeof(st->ncmd));
+		n = ioctl(f->fd, st->vec ? NVME_IOCTL_IO64_CMD_VEC : NVME_IOCTL_IO64_CMD, &c);
+		break;
+	}
 	default:
 		return -EINVAL;
 	}
@@ -284,7 +455,7 @@ static void file_run_sync(struct file_bdev *f, struct bdev_io *io)
 	do {
 		step_build(f, io, &st);
 	} while (!step_done(f, io, step_exec_sync(f, &st), &status));
-	bdev_io_done(io, status);
+	file_io_done(io, NULL, status);
 }
 
 /* ---- The per-thread io_uring ------------------------------------------------------------- */
@@ -303,6 +474,7 @@ struct uring_ctx {
 	struct bdev_io **wait_tail;
 	unsigned int nwait;
 	bool loop_ref;		    /* holds the loop alive while requests are pending */
+	bool big;                   /* SQE128 | CQE32: takes NVMe passthrough commands */
 };
 
 static __thread struct uring_ctx *tls_ring;
@@ -391,6 +563,14 @@ static bool ring_try_issue(struct uring_ctx *u, struct bdev_io *io)
 	case SYS_FALLOCATE:
 		io_uring_prep_fallocate(sqe, f->fd, st.falloc_mode, st.off, st.len);
 		break;
+	case SYS_NVME:
+		io_uring_prep_rw(IORING_OP_URING_CMD, sqe, f->fd, NULL, 0, 0);
+		sqe->cmd_op = st.vec ? NVME_URING_CMD_IO_VEC : NVME_URING_CMD_IO;
+		/* The command fills the SQE's second half (SQE128): write it through a plain
+		 * pointer, sqe->cmd is declared with no room. */
+		memcpy((uint8_t *)sqe + offsetof(struct io_uring_sqe, cmd), &st.ncmd,
+		       sizeof(st.ncmd));
+		break;
 	}
 	io_uring_sqe_set_data(sqe, io);
 	u->inflight++;
@@ -418,7 +598,7 @@ static void ring_complete(struct uring_ctx *u, struct bdev_io *io, int res)
 	int status;
 
 	if (step_done(io->be.bdev->ctx, io, res, &status))
-		bdev_io_done(io, status);
+		file_io_done(io, u->reactor, status);
 	else
 		ring_issue(u, io);
 }
@@ -495,8 +675,10 @@ static struct uring_ctx *ring_create(struct ev_loop *loop, struct reactor *r)
 	if (!u)
 		return NULL;
 	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SINGLE_ISSUER;
+	p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_SQE128 |
+		  IORING_SETUP_CQE32;
 	rc = io_uring_queue_init_params(RING_ENTRIES, &u->ring, &p);
+	u->big = rc == 0;
 	if (rc == -EINVAL) {
 		memset(&p, 0, sizeof(p)); /* a kernel older than 6.0 */
 		rc = io_uring_queue_init_params(RING_ENTRIES, &u->ring, &p);
@@ -640,12 +822,32 @@ static void file_submit(struct bdev *bdev, struct bdev_io *io)
 		return;
 	}
 	u = ring_get(&on_reactor);
+	if (!u && on_reactor) {
+		bdev_io_done(io, -EIO);
+		return;
+	}
+	if (io->be.mode == STEP_NVME) {
+		struct nvme_uring_cmd c;
+		bool vec;
+
+		rc = u && !u->big ? -EOPNOTSUPP
+				  : bdev_nvme_build(io, ((struct file_bdev *)bdev->ctx)->nid.nsid,
+						    ((struct file_bdev *)bdev->ctx)->nid.lbads,
+						    io->iov, io->iovcnt, &c, &vec);
+		if (rc) {
+			bdev_io_done(io, rc);
+			return;
+		}
+	}
+	rc = bounce_setup(bdev, io, u ? u->reactor : NULL);
+	if (rc) {
+		bdev_io_done(io, rc);
+		return;
+	}
 	if (u)
 		ring_issue(u, io);
-	else if (!on_reactor)
-		file_run_sync(bdev->ctx, io);
 	else
-		bdev_io_done(io, -EIO);
+		file_run_sync(bdev->ctx, io);
 }
 
 static int file_lba_status(struct bdev *bdev, uint64_t offset, uint64_t *len_out,
@@ -658,8 +860,8 @@ static int file_lba_status(struct bdev *bdev, uint64_t offset, uint64_t *len_out
 
 	if (offset % bs || offset >= bdev->size)
 		return -ERANGE;
-	data = f->blkdev ? -1 : lseek(f->fd, (off_t)offset, SEEK_DATA);
-	if (f->blkdev || (data < 0 && errno == EINVAL)) {
+	data = f->blkdev || f->nvme ? -1 : lseek(f->fd, (off_t)offset, SEEK_DATA);
+	if (f->blkdev || f->nvme || (data < 0 && errno == EINVAL)) {
 		/* Block devices (and file systems without SEEK_DATA): all mapped. */
 		*deallocated_out = false;
 		*len_out = bdev->size - offset;
@@ -691,6 +893,7 @@ static int file_lba_status(struct bdev *bdev, uint64_t offset, uint64_t *len_out
 
 static pthread_once_t uring_probe_once = PTHREAD_ONCE_INIT;
 static int uring_probe_rc;
+static bool uring_probe_cmd; /* IORING_OP_URING_CMD (NVMe passthrough) */
 
 /* Can this process use io_uring with the opcodes the backend needs? */
 static void uring_probe(void)
@@ -710,6 +913,8 @@ static void uring_probe(void)
 			uring_probe_rc = -EOPNOTSUPP;
 	if (!probe)
 		uring_probe_rc = -EOPNOTSUPP;
+	else
+		uring_probe_cmd = io_uring_opcode_supported(probe, IORING_OP_URING_CMD);
 	io_uring_free_probe(probe);
 	io_uring_queue_exit(&ring);
 }
@@ -720,11 +925,36 @@ static void file_close(struct bdev *bdev)
 
 	if (!f)
 		return;
-	if (fsync(f->fd))
+	if (!f->nvme && fsync(f->fd))
 		log_err("%s: fsync on close: %s", bdev->path, strerror(errno));
 	close(f->fd);
 	free(f);
 	bdev->ctx = NULL;
+}
+
+/*
+ * O_DIRECT alignment of @f and the namespace block size it allows: a file on a file system
+ * that wants 4096-byte aligned direct I/O gets 4096-byte blocks unless the block size was
+ * given, and one that was given smaller than that is refused.
+ */
+static int file_dio_setup(struct bdev *bdev, struct file_bdev *f, const char *path, uint32_t lbs)
+{
+	int rc = bdev_dio_probe(f->fd, f->blkdev ? lbs : 0, &f->mem_align, &f->len_align);
+
+	if (rc || f->len_align > 4096 || f->mem_align > 4096)
+		return bdev_open_msg(-EINVAL,
+				     "%s: the file system cannot do direct I/O on it "
+				     "(alignment %u/%u); set buffered_io for this namespace",
+				     path, f->mem_align, f->len_align);
+	if (!bdev->block_size && f->len_align > lbs)
+		bdev->block_size = f->len_align;
+	if (bdev->block_size && bdev->block_size < f->len_align)
+		return bdev_open_msg(-EINVAL,
+				     "%s: block size %u is smaller than the %u bytes "
+				     "direct I/O needs here; use block size %u or buffered_io",
+				     path, bdev->block_size, f->len_align, f->len_align);
+	bdev->dio_mem_align = f->mem_align;
+	return 0;
 }
 
 static int file_geometry(struct bdev *bdev, struct file_bdev *f, const char *path)
@@ -732,6 +962,7 @@ static int file_geometry(struct bdev *bdev, struct file_bdev *f, const char *pat
 	uint32_t lbs = 512;
 	uint64_t size;
 	struct stat st;
+	int rc;
 
 	if (fstat(f->fd, &st))
 		return bdev_open_msg(-errno, "%s: %s", path, strerror(errno));
@@ -751,6 +982,14 @@ static int file_geometry(struct bdev *bdev, struct file_bdev *f, const char *pat
 	} else {
 		return bdev_open_msg(-EINVAL, "%s: not a regular file or block device", path);
 	}
+	if (f->direct) {
+		rc = file_dio_setup(bdev, f, path, lbs);
+		if (rc)
+			return rc;
+	}
+	/* Flush and FUA matter only where something volatile sits under the data: the page
+	 * cache (buffered), a file system's metadata, a device's write-back cache. */
+	bdev->volatile_cache = !f->direct || !f->blkdev || bdev_blk_write_cache(st.st_rdev) != 0;
 	if (!bdev->block_size)
 		bdev->block_size = lbs;
 	if (bdev->block_size < lbs)
@@ -767,6 +1006,47 @@ static int file_geometry(struct bdev *bdev, struct file_bdev *f, const char *pat
 	return 0;
 }
 
+/* An NVMe generic character device: the drive's format and size, read by Identify. */
+static int nvme_geometry(struct bdev *bdev, struct file_bdev *f, const char *path)
+{
+	uint64_t nsze;
+	uint32_t lbs;
+	int rc;
+
+	if (!uring_probe_cmd)
+		return bdev_open_msg(-EOPNOTSUPP,
+				     "%s: this kernel's io_uring has no "
+				     "IORING_OP_URING_CMD for NVMe passthrough",
+				     path);
+	rc = bdev_nvme_identify(f->fd, &f->nid, &bdev->ident, &nsze);
+	if (rc == -ENOTTY || rc == -EINVAL)
+		return bdev_open_msg(-EINVAL,
+				     "%s: not a regular file or block device, nor an "
+				     "NVMe generic character device (/dev/ngXnY)",
+				     path);
+	if (rc == -EOPNOTSUPP)
+		return bdev_open_msg(rc,
+				     "%s: the drive's format has metadata or a block size "
+				     "other than 512 or 4096 bytes",
+				     path);
+	if (rc)
+		return bdev_open_msg(rc, "%s: Identify failed: %s", path, strerror(-rc));
+	lbs = 1u << f->nid.lbads;
+	if (bdev->block_size && bdev->block_size != lbs)
+		return bdev_open_msg(-EINVAL, "%s: the drive's block size is %u, not %u", path, lbs,
+				     bdev->block_size);
+	if (bdev->buffered_io)
+		return bdev_open_msg(-EINVAL,
+				     "%s: buffered_io does not apply to NVMe "
+				     "passthrough",
+				     path);
+	bdev->block_size = lbs;
+	bdev->size = nsze << f->nid.lbads;
+	bdev->volatile_cache = f->nid.vwc;
+	bdev->nvme = &f->nid;
+	return 0;
+}
+
 static int file_open(struct bdev *bdev, const char *path)
 {
 	struct file_bdev *f;
@@ -780,13 +1060,32 @@ static int file_open(struct bdev *bdev, const char *path)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
-	f->fd = open(path, O_RDWR | O_CLOEXEC);
+	{
+		struct stat st;
+
+		/* A character device can only be an NVMe generic one: no O_DIRECT there. */
+		f->nvme = !stat(path, &st) && S_ISCHR(st.st_mode);
+	}
+	f->direct = !bdev->buffered_io && !f->nvme;
+	f->fd = open(path, O_RDWR | O_CLOEXEC | (f->direct ? O_DIRECT : 0));
 	if (f->fd < 0) {
 		rc = -errno;
 		free(f);
+		if (rc == -EINVAL && !bdev->buffered_io) {
+			struct stat st;
+
+			if (stat(path, &st) || (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)))
+				return bdev_open_msg(rc, "%s: not a regular file or block device",
+						     path);
+			/* nvmet fails the enable too: the operator chooses the page cache. */
+			return bdev_open_msg(rc,
+					     "%s: the file system refuses O_DIRECT; set "
+					     "buffered_io for this namespace",
+					     path);
+		}
 		return bdev_open_msg(rc, "%s: cannot open: %s", path, strerror(-rc));
 	}
-	rc = file_geometry(bdev, f, path);
+	rc = f->nvme ? nvme_geometry(bdev, f, path) : file_geometry(bdev, f, path);
 	if (rc) {
 		close(f->fd);
 		free(f);
@@ -796,7 +1095,7 @@ static int file_open(struct bdev *bdev, const char *path)
 		strncpy(bdev->path, path, sizeof(bdev->path) - 1);
 		bdev->path[sizeof(bdev->path) - 1] = '\0';
 	}
-	bdev->volatile_cache = true;
+	bdev->direct = f->direct;
 	bdev->persistent = true;
 	bdev->ctx = f;
 	return 0;
@@ -808,7 +1107,22 @@ static int file_resize(struct bdev *bdev, uint64_t *size)
 	struct file_bdev *f = bdev->ctx;
 	uint64_t now;
 	struct stat st;
+	int rc;
 
+	if (f->nvme) {
+		struct bdev_nvme_id nid;
+		struct bdev_ident ident;
+
+		if (*size)
+			return -EOPNOTSUPP;
+		rc = bdev_nvme_identify(f->fd, &nid, &ident, &now);
+		if (rc)
+			return rc;
+		if (nid.lbads != f->nid.lbads)
+			return -EINVAL;
+		*size = now << nid.lbads;
+		return 0;
+	}
 	if (*size) {
 		if (f->blkdev)
 			return -EOPNOTSUPP;

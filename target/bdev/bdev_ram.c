@@ -314,6 +314,8 @@ static void ram_submit(struct bdev *bdev, struct bdev_io *io)
 		iov_copy_to_buf(io->iov, io->iovcnt, 0, ram->mem + io->offset, io->len);
 		mark_blocks(ram->mapped, first, n, true);
 		break;
+	case BDEV_OP_NVME:
+		break; /* bdev_io_check() refused it */
 	}
 	bdev_io_done(io, 0);
 }

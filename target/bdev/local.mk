@@ -7,7 +7,7 @@ libnvmeof_bdev_la_SOURCES = \
 	target/bdev/bdev.c \
 	target/bdev/bdev_ram.c \
 	target/bdev/bdev_null.c \
-	target/bdev/bdev_file.c \
+	target/bdev/bdev_file.c target/bdev/bdev_dio.c target/bdev/bdev_nvme.c \
 	target/bdev/bdev_rbd_internal.h target/bdev/bdev_rbd.c \
 	target/bdev/resv_store_rados_internal.h target/bdev/resv_store_rados.c \
 	target/bdev/bdev_lba_query.c
@@ -46,3 +46,10 @@ tests_unit_target_bdev_resv_store_rados_ut_SOURCES = \
 	tests/unit/target/bdev/resv_store_rados_ut.c
 tests_unit_target_bdev_resv_store_rados_ut_CFLAGS = $(UT_CFLAGS)
 tests_unit_target_bdev_resv_store_rados_ut_LDADD = $(BDEV_UT_LIBS)
+
+# NVMe passthrough: commands built from bdev ops, status mapping, Identify parsing.
+check_PROGRAMS += tests/unit/target/bdev/bdev_nvme_ut
+TESTS += tests/unit/target/bdev/bdev_nvme_ut
+tests_unit_target_bdev_bdev_nvme_ut_SOURCES = tests/unit/target/bdev/bdev_nvme_ut.c $(BDEV_UT_FAKES)
+tests_unit_target_bdev_bdev_nvme_ut_CFLAGS = $(UT_CFLAGS)
+tests_unit_target_bdev_bdev_nvme_ut_LDADD = $(BDEV_UT_LIBS)

@@ -111,14 +111,15 @@ static void ns_opts(const struct config_ns *ns, struct nvmf_ns_opts *o)
 	memcpy(o->eui64, ns->eui64, sizeof(o->eui64));
 	o->enabled = ns->enable;
 	o->anagrpid = ns->ana_grpid;
+	o->buffered_io = ns->buffered_io;
 }
 
 static bool ns_same(const struct config_ns *x, const struct config_ns *y)
 {
 	return x->enable == y->enable && !strcmp(x->path, y->path) &&
-	       x->ana_grpid == y->ana_grpid && x->has_nguid == y->has_nguid &&
-	       x->has_uuid == y->has_uuid && x->has_eui64 == y->has_eui64 &&
-	       !memcmp(x->nguid, y->nguid, sizeof(x->nguid)) &&
+	       x->ana_grpid == y->ana_grpid && x->buffered_io == y->buffered_io &&
+	       x->has_nguid == y->has_nguid && x->has_uuid == y->has_uuid &&
+	       x->has_eui64 == y->has_eui64 && !memcmp(x->nguid, y->nguid, sizeof(x->nguid)) &&
 	       !memcmp(x->uuid, y->uuid, sizeof(x->uuid)) &&
 	       !memcmp(x->eui64, y->eui64, sizeof(x->eui64));
 }

@@ -79,6 +79,7 @@ struct config_ns {
 	uint8_t uuid[16];
 	uint8_t eui64[8];
 	uint32_t ana_grpid;		/* 0 = not given (group 1) */
+	bool buffered_io;               /* nvmet's buffered_io: page cache, not O_DIRECT */
 	/* Our extension "qos": {"rw_ios_per_sec": N, "r_mbytes_per_sec": M, ...}; 0 = none;
 	 * "hosts": [{"host": NQN, "rw_ios_per_sec": N, ...}] limits one host's commands on
 	 * the namespace as well. Changed by a reload without re-creating the namespace. */

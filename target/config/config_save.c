@@ -166,6 +166,8 @@ static json_object *save_ns(const struct config_ns *ns)
 
 	if (ns->ana_grpid)
 		json_object_object_add(o, "ana_grpid", json_object_new_int64(ns->ana_grpid));
+	if (ns->buffered_io)
+		json_object_object_add(o, "buffered_io", json_object_new_int64(1));
 	if (ns->has_eui64) {
 		hex_id(id, ns->eui64, 8);
 		json_object_object_add(dev, "eui64", jstr(id));

@@ -20,8 +20,8 @@ static const char *const subsys_keys[] = { "nqn",           "attr",     "namespa
 static const char *const attr_keys[] = { "allow_any_host", "serial",     "model",     "version",
 					 "cntlid_min",     "cntlid_max", "pi_enable", "qid_max",
 					 "firmware",       "ieee_oui",   NULL };
-static const char *const ns_keys[] = { "nsid", "enable", "device", "ana_grpid",
-				       "ana",  "resv",   "qos",    NULL };
+static const char *const ns_keys[] = { "nsid", "enable", "device",      "ana_grpid", "ana",
+				       "resv", "qos",    "buffered_io", NULL };
 static const char *const qos_keys[] = {
 	"rw_ios_per_sec",   "r_ios_per_sec",    "w_ios_per_sec", "rw_mbytes_per_sec",
 	"r_mbytes_per_sec", "w_mbytes_per_sec", "hosts",         NULL
@@ -158,6 +158,10 @@ static int parse_ns(struct pctx *c, json_object *obj, const char *kp, struct con
 		return rc;
 	if (rc)
 		ns->ana_grpid = (uint32_t)v;
+	/* nvmet's namespace attribute: 1 = the page cache, 0 (default) = O_DIRECT. */
+	rc = cfg_get_bool(c, obj, kp, "buffered_io", &ns->buffered_io);
+	if (rc < 0)
+		return rc;
 	/* nvmetcli's "ana" attribute group picks up the ana_grpid file as {"grpid": "1"}. */
 	rc = cfg_get_typed(c, obj, kp, "ana", json_type_object, OPT, &grp);
 	if (rc < 0)

@@ -161,7 +161,8 @@ int cfg_check_ns_path(struct pctx *c, const char *kp, const char *path, bool ena
 		return 0; /* nvmet keeps disabled namespaces whose device is gone */
 	if (stat(path, &st))
 		return cfg_err(c, -errno, kp, "%s: %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+	/* A character device must be an NVMe generic one (/dev/ngXnY): checked at open. */
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode) && !S_ISCHR(st.st_mode))
 		return cfg_err(c, -EINVAL, kp, "%s: not a regular file or block device", path);
 	return 0;
 }

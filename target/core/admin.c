@@ -44,6 +44,36 @@ static uint8_t mps_units_log2(uint32_t bytes)
 	return (uint8_t)(ilog2_u32(bytes) - 12);
 }
 
+/*
+ * What the passthrough namespaces' drives allow: the smallest MDTS in bytes (@max_xfer, 0
+ * when none limits it) and whether every one runs Write Uncorrectable.
+ */
+static void subsys_drive_limits(struct nvmf_subsys *s, uint32_t *max_xfer, bool *wu)
+{
+	bool any = false;
+
+	*max_xfer = 0;
+	*wu = true;
+	for (uint32_t nsid = 1; nsid <= NVMF_MAX_NAMESPACES; nsid++) {
+		struct nvmf_ns *ns = nvmf_ns_get(s, nsid, NULL);
+		const struct bdev_nvme_id *d;
+
+		if (!ns)
+			continue;
+		d = ns->bdev->nvme;
+		if (d) {
+			any = true;
+			if (d->max_xfer && (!*max_xfer || d->max_xfer < *max_xfer))
+				*max_xfer = d->max_xfer;
+			if (!(d->oncs & NVME_CTRL_ONCS_WRITE_UNCORRECTABLE))
+				*wu = false;
+		}
+		nvmf_ns_put(ns, NULL);
+	}
+	if (!any)
+		*wu = false;
+}
+
 bool nvmf_subsys_has_volatile_cache(struct nvmf_subsys *s)
 {
 	for (uint32_t nsid = 1; nsid <= NVMF_MAX_NAMESPACES; nsid++) {
@@ -70,7 +100,16 @@ static void id_ctrl_common(struct nvmf_ctrlr *c, struct nvme_id_ctrl *id)
 	pad_copy(id->sn, sizeof(id->sn), c->subsys->serial);
 	pad_copy(id->mn, sizeof(id->mn), c->subsys->model);
 	pad_copy(id->fr, sizeof(id->fr), PACKAGE_VERSION);
-	id->mdts = mps_units_log2(o->max_io_size);
+	{
+		uint32_t max = o->max_io_size, drive;
+		bool wu;
+
+		/* A passthrough drive's MDTS, when smaller, is the controller's. */
+		subsys_drive_limits(c->subsys, &drive, &wu);
+		if (drive && drive < max)
+			max = drive;
+		id->mdts = mps_units_log2(max);
+	}
 	put_le16(&id->cntlid, c->cntlid);
 	put_le32(&id->ver, NVME_VS(1, 3, 0));
 	put_le16(&id->maxcmd, (uint16_t)(o->max_queue_depth > 0xffff ? 0xffff
@@ -121,9 +160,17 @@ static void identify_ctrl(struct nvmf_req *req, struct nvme_id_ctrl *id)
 	put_le16(&id->wctemp, NVMF_TEMP_WARN);
 	put_le16(&id->cctemp, NVMF_TEMP_CRIT);
 	put_le32(&id->nn, NVMF_MAX_NAMESPACES);
-	put_le16(&id->oncs, NVME_CTRL_ONCS_COMPARE | NVME_CTRL_ONCS_DSM |
-				    NVME_CTRL_ONCS_WRITE_ZEROES | NVME_CTRL_ONCS_VERIFY |
-				    NVME_CTRL_ONCS_RESERVATIONS);
+	{
+		uint32_t drive;
+		bool wu;
+
+		/* Write Uncorrectable only where every namespace's drive runs it. */
+		subsys_drive_limits(c->subsys, &drive, &wu);
+		put_le16(&id->oncs, NVME_CTRL_ONCS_COMPARE | NVME_CTRL_ONCS_DSM |
+					    NVME_CTRL_ONCS_WRITE_ZEROES | NVME_CTRL_ONCS_VERIFY |
+					    NVME_CTRL_ONCS_RESERVATIONS |
+					    (wu ? NVME_CTRL_ONCS_WRITE_UNCORRECTABLE : 0));
+	}
 	put_le16(&id->fuses, NVME_CTRL_FUSES_COMPARE_WRITE);
 	if (nvmf_subsys_has_volatile_cache(c->subsys)) {
 		id->vwc = NVME_CTRL_VWC_PRESENT | NVME_CTRL_VWC_FLUSH_ALL_NSID;
@@ -135,6 +182,29 @@ static void identify_ctrl(struct nvmf_req *req, struct nvme_id_ctrl *id)
 	put_le16(&id->awupf, 0);
 	put_le16(&id->acwu, 0);
 	nvmf_ana_id_ctrl(id);
+}
+
+/*
+ * A passthrough namespace: the drive's format (the one in use, as format 0), its
+ * atomicity and alignment hints (NPWG/NPWA/NPDG/NPDA/NOWS, NAWUN/NAWUPF/NACWU, NOIOB) and
+ * what it says about deallocated blocks. Sizes, NGUID/EUI-64 (bdev->ident, unless the
+ * configuration gives them), ANA and reservations stay the target's.
+ */
+static void identify_ns_drive(const struct bdev_nvme_id *d, struct nvme_id_ns *id)
+{
+	id->nsfeat = (uint8_t)(d->nsfeat & (NVME_NS_NSFEAT_THIN | NVME_NS_NSFEAT_NSABP |
+					    NVME_NS_NSFEAT_DEALLOC_ERR | NVME_NS_NSFEAT_OPTPERF));
+	id->dlfeat = d->dlfeat;
+	put_le16(&id->nawun, d->nawun);
+	put_le16(&id->nawupf, d->nawupf);
+	put_le16(&id->nacwu, d->nacwu);
+	put_le16(&id->noiob, d->noiob);
+	put_le16(&id->npwg, d->npwg);
+	put_le16(&id->npwa, d->npwa);
+	put_le16(&id->npdg, d->npdg);
+	put_le16(&id->npda, d->npda);
+	put_le16(&id->nows, d->nows);
+	id->lbaf[0].rp = d->rp;
 }
 
 static void identify_ns(struct nvmf_req *req, struct nvme_id_ns *id)
@@ -164,6 +234,8 @@ static void identify_ns(struct nvmf_req *req, struct nvme_id_ns *id)
 	memcpy(id->eui64, ns->eui64, sizeof(id->eui64));
 	id->lbaf[0].lbads = (uint8_t)ns->block_shift;
 	put_le16(&id->lbaf[0].ms, 0);
+	if (ns->bdev->nvme)
+		identify_ns_drive(ns->bdev->nvme, id);
 	nvmf_ns_put(ns, req->qpair->reactor);
 }
 

@@ -100,8 +100,12 @@ static uint16_t cmd_run_row(struct nvmf_req *req, const struct nvmf_cmd_desc *d)
 		if (status)
 			return status;
 	}
-	if (d->parse)
-		return d->parse(req);
+	if (d->parse) {
+		status = d->parse(req);
+		if (status == ST_OK && d->passthru && req->ns && req->ns->bdev->nvme)
+			status = nvmf_io_passthru(req);
+		return status;
+	}
 	req->execute = d->execute;
 	return ST_OK;
 }
@@ -142,6 +146,8 @@ static uint16_t io_dispatch(struct nvmf_req *req)
 	const struct nvmf_cmd_desc *d = nvmf_cmd_lookup(nvmf_io_cmds, req->cmd.opc, NVMF_ON_IO);
 	uint16_t status;
 
+	if (!d && req->cmd.opc == NVME_OPC_WRITE_UNCORRECTABLE)
+		d = &nvmf_io_wu_cmd; /* Invalid Opcode unless a drive runs it (passthrough) */
 	if (!d)
 		d = &io_unsupported;
 	status = cmd_check_queue(req, d);

@@ -68,12 +68,19 @@ struct nvmf_cmd_desc {
 	bool before_auth;         /* runs on a queue that has yet to authenticate (Connect,
 				   * Authentication Send/Receive); every other command fails
 				   * there with Authentication Required */
+	bool passthru;            /* on an NVMe passthrough namespace (bdev->nvme) the drive
+				   * runs it, once @parse accepted it: nvmf_io_passthru() */
 };
+
+/* Send the validated NVM command @req to the drive of its passthrough namespace (io.c):
+ * sets req->execute (after the LBA range lock for commands that modify blocks). */
+uint16_t nvmf_io_passthru(struct nvmf_req *req);
 
 #define NVMF_CMD_TABLE_SIZE 256
 
 extern const struct nvmf_cmd_desc nvmf_admin_cmds[NVMF_CMD_TABLE_SIZE];   /* admin.c */
 extern const struct nvmf_cmd_desc nvmf_io_cmds[NVMF_CMD_TABLE_SIZE];      /* io.c */
+extern const struct nvmf_cmd_desc nvmf_io_wu_cmd; /* io.c: Write Uncorrectable, passthrough */
 extern const struct nvmf_cmd_desc nvmf_fabrics_cmds[NVMF_CMD_TABLE_SIZE]; /* fabrics.c */
 
 /* The row of @table for @idx if the command is supported @on (an NVMF_ON_* bit), else NULL. */

@@ -472,6 +472,96 @@ static uint16_t verify_parse(struct nvmf_req *req)
 	return ST_OK;
 }
 
+/* ---- Write Uncorrectable: only a passthrough namespace's drive runs it ---------------------- */
+
+static uint16_t wu_parse(struct nvmf_req *req)
+{
+	const struct bdev_nvme_id *d = req->ns->bdev->nvme;
+
+	if (!d || !(d->oncs & NVME_CTRL_ONCS_WRITE_UNCORRECTABLE))
+		return ST_INVALID_OPCODE;
+	if (!lba_range_ok(req->ns, cmd_slba(req), cmd_nlb(req)))
+		return ST_LBA_RANGE;
+	return ST_OK; /* the dispatcher passes it through */
+}
+
+/* Outside the table: only a passthrough namespace runs it, so the Commands Supported and
+ * Effects log (built from the table) does not list it; io_dispatch() looks here. */
+const struct nvmf_cmd_desc nvmf_io_wu_cmd = {
+	.name = "Write Uncorrectable",
+	.parse = wu_parse,
+	.xfer = NVME_XFER_NONE,
+	.on = NVMF_ON_IO,
+	.needs = NVMF_NEED_IO | NVMF_NEED_NS | NVMF_NEED_RESV | NVMF_NEED_RESV_WRITE,
+	.effects = NVME_CMD_EFFECTS_LBCC,
+	.passthru = true,
+};
+
+/* ---- NVMe passthrough (bdev->nvme): the drive runs the host's command ---------------------- */
+
+static bool pt_modifies(uint8_t opc)
+{
+	return opc == NVME_OPC_WRITE || opc == NVME_OPC_WRITE_ZEROES ||
+	       opc == NVME_OPC_DATASET_MANAGEMENT || opc == NVME_OPC_WRITE_UNCORRECTABLE;
+}
+
+/* The drive's status goes back as it is; a kernel error becomes one of ours. */
+static void pt_done(struct bdev_io *bio, int rc)
+{
+	struct nvmf_req *req = bio->cb_arg;
+	struct nvmf_qpair_stats *st = &req->qpair->stats;
+	uint8_t opc = req->cmd.opc;
+
+	if (bio->nvme_status) {
+		nvmf_req_done(req, bio->nvme_status);
+		return;
+	}
+	if (rc) {
+		nvmf_req_done(req, errno_status(rc, pt_modifies(opc)));
+		return;
+	}
+	if (opc == NVME_OPC_WRITE) {
+		NVMF_STAT_ADD(st->write_cmds, 1);
+		NVMF_STAT_ADD(st->write_bytes, bio->len);
+	} else if (opc == NVME_OPC_READ) {
+		NVMF_STAT_ADD(st->read_cmds, 1);
+		NVMF_STAT_ADD(st->read_bytes, bio->len);
+	}
+	nvmf_req_done(req, ST_OK);
+}
+
+/* Commands that modify blocks hold their range shared, as the native ones do; Dataset
+ * Management names several ranges and holds the whole namespace shared. */
+static void pt_locked_exec(struct nvmf_req *req)
+{
+	if (req->cmd.opc == NVME_OPC_DATASET_MANAGEMENT)
+		nvmf_range_lock(req, 0, req->ns->nblocks, false, submit_exec);
+	else
+		nvmf_range_lock(req, cmd_slba(req), cmd_nlb(req), false, submit_exec);
+}
+
+uint16_t nvmf_io_passthru(struct nvmf_req *req)
+{
+	const struct bdev_nvme_id *d = req->ns->bdev->nvme;
+	uint8_t opc = req->cmd.opc;
+	bool lba = opc != NVME_OPC_FLUSH && opc != NVME_OPC_DATASET_MANAGEMENT;
+	struct bdev_io *bio = &req->bio;
+
+	bio_setup(req, BDEV_OP_NVME, lba ? cmd_slba(req) << req->ns->block_shift : 0,
+		  opc & 3 ? req->length : 0, pt_done);
+	if (!bio->len) {
+		bio->iov = NULL;
+		bio->iovcnt = 0;
+	}
+	if (d->max_xfer && bio->len > d->max_xfer)
+		return ST_INVALID_FIELD; /* beyond the drive's MDTS (Identify reports the smaller) */
+	bio->nvme_cmd = &req->cmd;
+	bio->nvme_status = 0;
+	bio->fua = opc == NVME_OPC_WRITE && need_fua(req);
+	req->execute = pt_modifies(opc) ? pt_locked_exec : submit_exec;
+	return ST_OK;
+}
+
 /* ---- The NVM command table (see dispatch.h) ------------------------------------------------ */
 
 /* Commands on the data of one namespace: it must be active and the host not fenced off. */
@@ -487,40 +577,47 @@ const struct nvmf_cmd_desc nvmf_io_cmds[NVMF_CMD_TABLE_SIZE] = {
 			     .parse = flush_parse,
 			     .xfer = NVME_XFER_NONE,
 			     .on = NVMF_ON_IO,
-			     .needs = NEED_NS_WRITE | NVMF_NEED_NS_OR_ALL },
+			     .needs = NEED_NS_WRITE | NVMF_NEED_NS_OR_ALL,
+			     .passthru = true },
 	[NVME_OPC_WRITE] = { .name = "Write",
 			     .parse = write_parse,
 			     .xfer = NVME_XFER_HOST_TO_CTRLR,
 			     .on = NVMF_ON_IO,
 			     .needs = NEED_NS_WRITE,
-			     .effects = LBCC },
+			     .effects = LBCC,
+			     .passthru = true },
 	[NVME_OPC_READ] = { .name = "Read",
 			    .parse = read_parse,
 			    .xfer = NVME_XFER_CTRLR_TO_HOST,
 			    .on = NVMF_ON_IO,
-			    .needs = NEED_NS_IO },
+			    .needs = NEED_NS_IO,
+			    .passthru = true },
 	[NVME_OPC_COMPARE] = { .name = "Compare",
 			       .parse = compare_parse,
 			       .xfer = NVME_XFER_HOST_TO_CTRLR,
 			       .on = NVMF_ON_IO,
-			       .needs = NEED_NS_IO },
+			       .needs = NEED_NS_IO,
+			       .passthru = true },
 	[NVME_OPC_WRITE_ZEROES] = { .name = "Write Zeroes",
 				    .parse = wz_parse,
 				    .xfer = NVME_XFER_NONE,
 				    .on = NVMF_ON_IO,
 				    .needs = NEED_NS_WRITE,
-				    .effects = LBCC },
+				    .effects = LBCC,
+				    .passthru = true },
 	[NVME_OPC_DATASET_MANAGEMENT] = { .name = "Dataset Management",
 					  .parse = dsm_parse,
 					  .xfer = NVME_XFER_HOST_TO_CTRLR,
 					  .on = NVMF_ON_IO,
 					  .needs = NEED_NS_WRITE,
-					  .effects = LBCC },
+					  .effects = LBCC,
+					  .passthru = true },
 	[NVME_OPC_VERIFY] = { .name = "Verify",
 			      .parse = verify_parse,
 			      .xfer = NVME_XFER_NONE,
 			      .on = NVMF_ON_IO,
-			      .needs = NEED_NS_IO },
+			      .needs = NEED_NS_IO,
+			      .passthru = true },
 	[NVME_OPC_RESERVATION_REGISTER] = { .name = "Reservation Register",
 					    .parse = nvmf_resv_register_parse,
 					    .xfer = NVME_XFER_HOST_TO_CTRLR,

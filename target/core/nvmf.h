@@ -274,6 +274,7 @@ struct nvmf_ns_opts {
 	uint32_t nsid;       /* 0 = lowest free */
 	const char *path;    /* "ram:SIZE", "null:SIZE" or a file/block-device path */
 	uint32_t block_size; /* 0 = default */
+	bool buffered_io;    /* file/block device: page cache instead of O_DIRECT */
 	bool has_nguid, has_uuid, has_eui64; /* explicit identifiers (config) */
 	uint8_t nguid[16];
 	uint8_t uuid[16];

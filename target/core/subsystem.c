@@ -378,7 +378,10 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 		snprintf(err, errlen, "invalid namespace (nsid %u)", nsid);
 		return -EINVAL;
 	}
-	rc = bdev_open(o->path, o->block_size, &bdev, err, errlen);
+	rc = bdev_open_ex(o->path,
+			  &(struct bdev_open_opts){ .block_size = o->block_size,
+						    .buffered_io = o->buffered_io },
+			  &bdev, err, errlen);
 	if (rc)
 		return rc;
 	if ((bdev->block_size != 512 && bdev->block_size != 4096) ||
@@ -454,8 +457,11 @@ int nvmf_subsys_add_ns(struct nvmf_subsys *s, const struct nvmf_ns_opts *o, char
 	n = collect_ctrlrs(s, &v);
 	pthread_mutex_unlock(&s->lock);
 
-	log_notice("%s: namespace %u: %s, %llu blocks of %u bytes%s", s->nqn, nsid, o->path,
+	log_notice("%s: namespace %u: %s, %llu blocks of %u bytes%s%s", s->nqn, nsid, o->path,
 		   (unsigned long long)ns->nblocks, bdev->block_size,
+		   bdev->direct    ? ", direct I/O"
+		   : bdev->path[0] ? ", buffered I/O"
+				   : "",
 		   bdev->volatile_cache ? ", volatile cache" : "");
 	notify_ns_changed(v, n, nsid);
 	nvmf_tgt_changed(s->tgt);

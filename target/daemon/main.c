@@ -328,12 +328,23 @@ static int quick_setup(struct daemon_ctx *d, char *err, size_t errlen)
 			return rc;
 	}
 	for (unsigned int i = 0; i < o->nns; i++) {
+		static const char opt_buffered[] = ",buffered_io";
+		size_t len = strlen(o->ns[i]), olen = sizeof(opt_buffered) - 1;
 		struct nvmf_ns_opts no = {
 			.path = o->ns[i],
 			.block_size = o->block_size,
 			.enabled = true,
 		};
-		char nerr[512] = "";
+		char nerr[512] = "", path[4096];
+
+		/* "PATH,buffered_io": a file or block device through the page cache. */
+		if (len > olen && !strcmp(o->ns[i] + len - olen, opt_buffered) &&
+		    len - olen < sizeof(path)) {
+			memcpy(path, o->ns[i], len - olen);
+			path[len - olen] = '\0';
+			no.path = path;
+			no.buffered_io = true;
+		}
 
 		rc = nvmf_subsys_add_ns(subsys, &no, nerr, sizeof(nerr));
 		if (rc < 0) {

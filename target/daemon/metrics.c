@@ -21,6 +21,7 @@
 #endif
 
 #include "common/log.h"
+#include "bdev/bdev.h"
 #include "common/uri.h"
 #include "core/nvmf.h"
 #include "stats.h"
@@ -153,6 +154,7 @@ struct ns_snap {
 	char nqn[NVME_NQN_FIELD];
 	uint32_t nsid;
 	uint64_t outstanding, qos_waiting, qos_delayed;
+	uint64_t bounced; /* file namespace, O_DIRECT: requests copied to aligned memory */
 	struct nvmf_ns_iostat_sum io[NVMF_NPATHS];
 };
 
@@ -197,6 +199,7 @@ static int collect_ns(struct nvmf_tgt *tgt, struct ns_snap **out, unsigned int *
 			v[n].outstanding = nvmf_ns_outstanding(ns);
 			nvmf_ns_qos_counts(ns, &v[n].qos_waiting, &v[n].qos_delayed);
 			nvmf_ns_iostat_sum(ns, v[n].io);
+			v[n].bounced = __atomic_load_n(&ns->bdev->bounced, __ATOMIC_RELAXED);
 			n++;
 		}
 		pthread_mutex_unlock(&s->lock);
@@ -346,6 +349,14 @@ static void format_ns(struct metrics_buf *b, const struct ns_snap *v, unsigned i
 		ns_labels(l2, sizeof(l2), &v[i], -1);
 		metrics_sample_u64(b, "nvmeof_namespace_qos_delayed_commands_total", l2,
 				   v[i].qos_delayed);
+	}
+	metrics_family(b, "nvmeof_namespace_bounced_ios_total", "counter",
+		       "Reads and writes on a direct-I/O file or block device namespace whose "
+		       "buffers were not aligned for O_DIRECT and were copied through an "
+		       "aligned bounce buffer.");
+	for (unsigned int i = 0; i < n; i++) {
+		ns_labels(l2, sizeof(l2), &v[i], -1);
+		metrics_sample_u64(b, "nvmeof_namespace_bounced_ios_total", l2, v[i].bounced);
 	}
 }
 

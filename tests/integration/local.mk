@@ -119,3 +119,8 @@ dist_check_SCRIPTS += tests/integration/reconnect.sh
 # NVMe/TCP over TLS 1.3 (tls.sh): PSK identities v0/v1, both suites, refusals, s_client.
 TESTS += tests/integration/tls.sh
 dist_check_SCRIPTS += tests/integration/tls.sh
+
+# File namespaces use O_DIRECT by default, buffered_io on request (direct-io.sh): page
+# cache and daemon RSS after 512 MiB through the target, bad paths refused.
+TESTS += tests/integration/direct-io.sh
+dist_check_SCRIPTS += tests/integration/direct-io.sh

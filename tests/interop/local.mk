@@ -74,3 +74,7 @@ EXTRA_DIST += tests/interop/guest-auth-kernel-host.sh
 TESTS += tests/interop/rbd-gateways.sh
 dist_check_SCRIPTS += tests/interop/rbd-gateways.sh
 EXTRA_DIST += tests/interop/guest-rbd-gateways.sh
+# NVMe passthrough and direct block devices on qemu's emulated NVMe drive (nvme-passthru.sh).
+TESTS += tests/interop/nvme-passthru.sh
+dist_check_SCRIPTS += tests/interop/nvme-passthru.sh
+EXTRA_DIST += tests/interop/guest-nvme-passthru.sh

@@ -23,6 +23,8 @@
 #   LAB_ACCEL     auto (default), tcg or kvm; auto uses KVM only with kvm_intel/kvm_amd
 #   LAB_HOSTFWD   host->guest forwards, comma separated, e.g. tcp:127.0.0.1:14420-:4420
 #   LAB_APPEND    more kernel command line      LAB_QEMU_ARGS  more qemu arguments
+#   LAB_NVME_IMAGE  a raw image the guest sees as an emulated NVMe controller (qemu's
+#                 -device nvme, one namespace): /dev/nvme0, /dev/nvme0n1, /dev/ng0n1
 #   LAB_VERBOSE=1 the whole kernel log on the console (default: errors only)
 #   LAB_KEEP=1    keep the run folder (console.log, status) and print where it is
 set -u
@@ -132,6 +134,11 @@ SHARE_MODEL=passthrough
 [ "$(id -u)" = 0 ] || SHARE_MODEL=none
 # shellcheck disable=SC2206
 EXTRA=(${LAB_QEMU_ARGS:-})
+if [ -n "${LAB_NVME_IMAGE:-}" ]; then
+	[ -f "$LAB_NVME_IMAGE" ] || cannot_start "LAB_NVME_IMAGE $LAB_NVME_IMAGE is not a file"
+	EXTRA+=(-drive "file=$LAB_NVME_IMAGE,if=none,id=labnvme,format=raw"
+		-device "nvme,serial=labnvme0,drive=labnvme")
+fi
 
 # boot ACCEL: start qemu, wait for it or for LAB_TIMEOUT; sets QEMU_RC and TIMED_OUT
 boot() {

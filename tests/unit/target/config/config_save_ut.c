@@ -270,7 +270,8 @@ static const char *const every_key =
 	"      \"nguid\": \"6c8e4f1a-92d3-4b57-a0e6-1f3d5c7b9a24\","
 	"      \"uuid\": \"0b7d2e94-5c1a-4f68-9e3b-a4d6c8f1e257\","
 	"      \"eui64\": \"0102030405060708\"}},"
-	"    {\"nsid\": 1, \"enable\": 0, \"device\": {\"path\": \"null:1G\"}}]},"
+	"    {\"nsid\": 1, \"enable\": 0, \"buffered_io\": 1,"
+	"     \"device\": {\"path\": \"null:1G\"}}]},"
 	"  {\"nqn\": \"nqn.2026-11.io.nvmeof:b\", \"attr\": {\"allow_any_host\": \"1\"},"
 	"   \"namespaces\": []}],"
 	" \"iscsi\": {\"targets\": []}}";
@@ -288,6 +289,8 @@ static void test_every_key_round_trip(void)
 	CU_ASSERT_EQUAL(a->limits.metrics_per_address, 3);
 	CU_ASSERT_EQUAL(a->subsystems[0].namespaces[0].nsid, 3);
 	CU_ASSERT(a->subsystems[0].namespaces[0].has_eui64);
+	CU_ASSERT_FALSE(a->subsystems[0].namespaces[0].buffered_io);
+	CU_ASSERT_TRUE(a->subsystems[0].namespaces[1].buffered_io);
 	config_free(a);
 }
 

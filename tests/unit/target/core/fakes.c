@@ -360,6 +360,10 @@ static int fake_bdev_run(struct bdev *b, struct bdev_io *io)
 	uint8_t *mem = b->ctx;
 	uint64_t off = io->offset, left = io->len;
 
+	if (io->op == BDEV_OP_NVME) { /* a passthrough "drive": it answers with a status */
+		io->nvme_status = fake_bdev.nvme_status;
+		return io->nvme_status ? -EIO : 0;
+	}
 	if (io->offset % b->block_size || io->len % b->block_size || io->offset > b->size ||
 	    io->len > b->size - io->offset)
 		return -ERANGE;
@@ -538,6 +542,16 @@ int bdev_open(const char *spec, uint32_t block_size, struct bdev **out, char *er
 	fake_bdev.nopen++;
 	*out = b;
 	return 0;
+}
+
+int bdev_open_ex(const char *spec, const struct bdev_open_opts *o, struct bdev **out, char *err,
+		 size_t errlen)
+{
+	int rc = bdev_open(spec, o->block_size, out, err, errlen);
+
+	if (!rc)
+		(*out)->buffered_io = o->buffered_io;
+	return rc;
 }
 
 void bdev_set_resize_hook(struct bdev *b, void (*fn)(struct bdev *, uint64_t, uint64_t, void *),

@@ -94,7 +94,8 @@ struct fake_bdev_ctl {
 	int fail_op;		   /* bdev_op to fail, -1 = any */
 	bool defer;		   /* keep requests pending until fake_bdev_complete() */
 	struct bdev_io last;	   /* copy of the last request */
-	unsigned int nsubmit[6];   /* per bdev_op */
+	unsigned int nsubmit[7];   /* per bdev_op */
+	uint16_t nvme_status;      /* BDEV_OP_NVME: the "drive" completes with this status */
 	unsigned int nopen, nclose;
 	struct bdev_io *pending[64];
 	unsigned int npending;

@@ -396,6 +396,60 @@ static void test_backend_errors(void)
 	fake_env_teardown(&env);
 }
 
+/* A passthrough namespace: the target checks range, MDTS and reservations, the drive runs
+ * the command and its status goes back unchanged. */
+static void test_passthrough(void)
+{
+	static uint8_t buf[8192];
+	struct bdev_nvme_id drive = { .nsid = 9,
+				      .max_xfer = 4096,
+				      .oncs = NVME_CTRL_ONCS_WRITE_UNCORRECTABLE };
+	static const uint8_t opcs[] = { NVME_OPC_READ,    NVME_OPC_WRITE,
+					NVME_OPC_COMPARE, NVME_OPC_WRITE_ZEROES,
+					NVME_OPC_VERIFY,  NVME_OPC_WRITE_UNCORRECTABLE,
+					NVME_OPC_FLUSH };
+	const uint16_t media = NVME_STATUS(NVME_SCT_MEDIA, 0x81) | NVME_STATUS_DNR;
+	struct nvmf_ns *ns;
+
+	setup("ram:1M");
+	/* Write Uncorrectable needs a drive. */
+	CU_ASSERT_EQUAL(io(NVME_OPC_WRITE_UNCORRECTABLE, 1, 0, 1, NULL, 0), ST_INVALID_OPCODE);
+	ns = env.subsys->ns[1];
+	ns->bdev->nvme = &drive;
+	for (size_t i = 0; i < sizeof(opcs); i++) {
+		bool data = opcs[i] == NVME_OPC_READ || opcs[i] == NVME_OPC_WRITE ||
+			    opcs[i] == NVME_OPC_COMPARE;
+
+		fake_bdev.nvme_status = 0;
+		memset(&fake_bdev.last, 0, sizeof(fake_bdev.last));
+		CU_ASSERT_EQUAL(io(opcs[i], 1, 8, 8, data ? buf : NULL, data ? 4096 : 0), ST_OK);
+		CU_ASSERT_EQUAL(fake_bdev.last.op, BDEV_OP_NVME);
+		CU_ASSERT_EQUAL(fake_bdev.last.len, data ? 4096 : 0);
+		fake_bdev.nvme_status = media;
+		CU_ASSERT_EQUAL(io(opcs[i], 1, 8, 8, data ? buf : NULL, data ? 4096 : 0), media);
+	}
+	fake_bdev.nvme_status = 0;
+	/* Dataset Management: the range list is the data. */
+	{
+		struct nvme_cmd cmd;
+
+		fake_cmd(&cmd, NVME_OPC_DATASET_MANAGEMENT, 1);
+		put_le32(&cmd.cdw11, 1u << 2); /* AD */
+		memset(buf, 0, 32);
+		CU_ASSERT_EQUAL(fake_exec(&env.io[0], &cmd, buf, 32, NULL), ST_OK);
+		CU_ASSERT_EQUAL(fake_bdev.last.op, BDEV_OP_NVME);
+		CU_ASSERT_EQUAL(fake_bdev.last.len, 32);
+	}
+	/* The target's own checks come first: range, and the drive's MDTS. */
+	fake_bdev.last.op = BDEV_OP_READ;
+	CU_ASSERT_EQUAL(io(NVME_OPC_READ, 1, 2048, 8, buf, 4096), ST_LBA_RANGE);
+	CU_ASSERT_EQUAL(fake_bdev.last.op, BDEV_OP_READ);
+	CU_ASSERT_EQUAL(io(NVME_OPC_READ, 1, 0, 16, buf, 8192), ST_INVALID_FIELD);
+	CU_ASSERT_EQUAL(fake_bdev.last.op, BDEV_OP_READ);
+	ns->bdev->nvme = NULL;
+	fake_env_teardown(&env);
+}
+
 static void test_stats(void)
 {
 	static uint8_t buf[8192];
@@ -906,6 +960,7 @@ static const CU_TestInfo tests[] = {
 	{ "verify", test_verify },
 	{ "flush", test_flush },
 	{ "backend errors", test_backend_errors },
+	{ "NVMe passthrough namespace", test_passthrough },
 	{ "statistics", test_stats },
 	{ "namespace removal in use", test_remove_in_use },
 	{ "mapped read holds the namespace until released", test_read_mapped },
