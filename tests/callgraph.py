@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/callgraph.py - who calls whom, from the built objects, against declared layers.
 
-    callgraph.py [--show] SPEC BUILDDIR
+    callgraph.py [--show] SPEC BUILDDIR [SRCDIR]
 
 SPEC (tests/callgraph.conf) declares, per library, the layers of its files:
 
@@ -49,7 +49,7 @@ def parse_spec(path):
     return libs, apart
 
 
-def defined_by_prefix(builddir, prefix):
+def defined_by_prefix(builddir, prefix, srcdir=None):
     """Global symbols defined by the PIC objects of libraries named PREFIX*."""
     out = {}
     for d, _, fs in os.walk(builddir):
@@ -57,14 +57,18 @@ def defined_by_prefix(builddir, prefix):
             continue
         for f in fs:
             lib = f.split("_la-", 1)[0] + "_la" if "_la-" in f else None
+            rel = os.path.relpath(os.path.dirname(d), builddir)
+            src = os.path.join(rel, f.split("_la-", 1)[-1][:-2] + ".c")
+            if srcdir and not os.path.exists(os.path.join(srcdir, src)):
+                continue
             if lib and lib.startswith(prefix) and f.endswith(".o"):
                 for s in symbols(os.path.join(d, f))[0]:
                     out.setdefault(s, f"{lib} ({f.split('_la-', 1)[1][:-2]}.c)")
     return out
 
 
-def check_apart(builddir, a, b):
-    da, db = defined_by_prefix(builddir, a), defined_by_prefix(builddir, b)
+def check_apart(builddir, a, b, srcdir=None):
+    da, db = defined_by_prefix(builddir, a, srcdir), defined_by_prefix(builddir, b, srcdir)
     both = sorted(set(da) & set(db))
     for s in both:
         print(f"{s} is defined twice: by {da[s]} and by {db[s]}")
@@ -73,8 +77,10 @@ def check_apart(builddir, a, b):
     return not both
 
 
-def objects(builddir, lib):
-    """source path -> object path, for the library's PIC objects (or plain ones)."""
+def objects(builddir, lib, srcdir=None):
+    """source path -> object path, for the library's PIC objects (or plain ones); with
+    @srcdir, only those whose source still exists (a build tree keeps the objects of
+    files that moved or went away)."""
     out = {}
     pre = lib + "-"
     for o in (os.path.join(d, f) for d, _, fs in os.walk(builddir) for f in fs):
@@ -85,6 +91,8 @@ def objects(builddir, lib):
         if os.path.basename(d) == ".libs":
             d = os.path.dirname(d)
         src = os.path.normpath(os.path.join(d, base[len(pre):-2] + ".c"))
+        if srcdir and not os.path.exists(os.path.join(srcdir, src)):
+            continue
         if src not in out or "/.libs/" in o:
             out[src] = o
     return out
@@ -152,8 +160,8 @@ def circles(nodes, edges):
     return out
 
 
-def check(lib, builddir, show):
-    objs = objects(builddir, lib["name"])
+def check(lib, builddir, show, srcdir=None):
+    objs = objects(builddir, lib["name"], srcdir)
     if not objs:
         print(f"{lib['name']}: no objects under {builddir} (build first)")
         return False
@@ -200,14 +208,15 @@ def check(lib, builddir, show):
 def main(argv):
     show = "--show" in argv
     argv = [a for a in argv if a != "--show"]
-    if len(argv) != 2:
+    if len(argv) not in (2, 3):
         sys.exit(__doc__)
+    srcdir = argv[2] if len(argv) == 3 else None
     ok = True
     libs, apart = parse_spec(argv[0])
     for lib in libs:
-        ok = check(lib, argv[1], show) and ok
+        ok = check(lib, argv[1], show, srcdir) and ok
     for a, b in apart:
-        ok = check_apart(argv[1], a, b) and ok
+        ok = check_apart(argv[1], a, b, srcdir) and ok
     return 0 if ok else 1
 
 

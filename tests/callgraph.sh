@@ -8,4 +8,4 @@ set -u
 : "${top_builddir:=$top_srcdir}"
 . "$top_srcdir/tests/require.sh"
 nv_require python3 nm:binutils
-python3 "$top_srcdir/tests/callgraph.py" "$top_srcdir/tests/callgraph.conf" "$top_builddir"
+python3 "$top_srcdir/tests/callgraph.py" "$top_srcdir/tests/callgraph.conf" "$top_builddir" "$top_srcdir"
