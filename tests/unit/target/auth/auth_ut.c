@@ -15,6 +15,7 @@
 #include "common/dhchap_crypto.h"
 #include "common/dhchap_key.h"
 #include "common/endian.h"
+#include "ut.h"
 
 static const char hostnqn[] = "nqn.2014-08.org.nvmexpress:uuid:0f0e0d0c-0b0a-0908-0706-"
 			      "050403020100";
@@ -731,27 +732,21 @@ static void test_conf(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "SHA-256/384/512, NULL group", test_hashes },
+		{ "ffdhe2048..8192, uni- and bidirectional", test_dh_groups },
+		{ "transformed secrets (NN 01/02/03)", test_transformed_keys },
+		{ "wrong response -> Failure1", test_wrong_response },
+		{ "transaction id", test_bad_transaction },
+		{ "sequence numbers", test_bad_seqnum },
+		{ "messages out of order", test_out_of_order },
+		{ "truncated and oversized messages", test_truncated_oversized },
+		{ "hash, DH group, protocol, concatenation", test_negotiation },
+		{ "bidirectional failures", test_bidirectional_failures },
+		{ "re-authentication", test_reauthentication },
+		{ "settings", test_conf },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("dhchap_ctrl", NULL, NULL);
-	CU_add_test(s, "SHA-256/384/512, NULL group", test_hashes);
-	CU_add_test(s, "ffdhe2048..8192, uni- and bidirectional", test_dh_groups);
-	CU_add_test(s, "transformed secrets (NN 01/02/03)", test_transformed_keys);
-	CU_add_test(s, "wrong response -> Failure1", test_wrong_response);
-	CU_add_test(s, "transaction id", test_bad_transaction);
-	CU_add_test(s, "sequence numbers", test_bad_seqnum);
-	CU_add_test(s, "messages out of order", test_out_of_order);
-	CU_add_test(s, "truncated and oversized messages", test_truncated_oversized);
-	CU_add_test(s, "hash, DH group, protocol, concatenation", test_negotiation);
-	CU_add_test(s, "bidirectional failures", test_bidirectional_failures);
-	CU_add_test(s, "re-authentication", test_reauthentication);
-	CU_add_test(s, "settings", test_conf);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("dhchap_ctrl", NULL, NULL, tests);
 }

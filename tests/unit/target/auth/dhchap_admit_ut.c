@@ -13,6 +13,7 @@
 #include "auth/dhchap_admit.h"
 #include "auth/dhchap_ctrl.h"
 #include "common/endian.h"
+#include "ut.h"
 
 #define NMAX 64
 
@@ -241,21 +242,15 @@ static void test_refuse(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "bounds per host, address, in all (table)", test_bounds_table },
+		{ "filling stops at each bound", test_fill_to_bound },
+		{ "the job a free thread takes", test_pick },
+		{ "peer address without the port", test_addr },
+		{ "verdict names", test_names },
+		{ "a refusal ends in AUTH_Failure1", test_refuse },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("dhchap_admit", NULL, NULL);
-	CU_add_test(s, "bounds per host, address, in all (table)", test_bounds_table);
-	CU_add_test(s, "filling stops at each bound", test_fill_to_bound);
-	CU_add_test(s, "the job a free thread takes", test_pick);
-	CU_add_test(s, "peer address without the port", test_addr);
-	CU_add_test(s, "verdict names", test_names);
-	CU_add_test(s, "a refusal ends in AUTH_Failure1", test_refuse);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("dhchap_admit", NULL, NULL, tests);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bdev/bdev.h"
+#include "ut.h"
 
 static int ncb;
 static int last_status;
@@ -70,16 +71,10 @@ static void test_requests(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "requests complete inline without data", test_requests },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("bdev_null", NULL, NULL);
-	CU_add_test(s, "requests complete inline without data", test_requests);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("bdev_null", NULL, NULL, tests);
 }

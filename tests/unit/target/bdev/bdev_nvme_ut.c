@@ -13,6 +13,7 @@
 #include "bdev/bdev_internal.h"
 #include "common/endian.h"
 #include "common/nvme_spec.h"
+#include "ut.h"
 
 #define FUA  (1u << 30)
 #define DEAC (1u << 25)
@@ -255,20 +256,14 @@ static void test_open_not_nvme(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "commands from bdev ops", test_build },
+		{ "host commands pass with the drive's NSID", test_build_host_cmd },
+		{ "completion status mapping", test_status },
+		{ "Identify fields taken from the drive", test_id_parse },
+		{ "a character device that is not NVMe", test_open_not_nvme },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("bdev_nvme", NULL, NULL);
-	CU_add_test(s, "commands from bdev ops", test_build);
-	CU_add_test(s, "host commands pass with the drive's NSID", test_build_host_cmd);
-	CU_add_test(s, "completion status mapping", test_status);
-	CU_add_test(s, "Identify fields taken from the drive", test_id_parse);
-	CU_add_test(s, "a character device that is not NVMe", test_open_not_nvme);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("bdev_nvme", NULL, NULL, tests);
 }

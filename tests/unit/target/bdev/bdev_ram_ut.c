@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bdev/bdev.h"
+#include "ut.h"
 
 static int ncb;
 static int last_status;
@@ -493,24 +494,18 @@ static void test_null_does_not_map(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "geometry and flags", test_geometry },
+		{ "multi-iovec round trip, inline completion", test_round_trip_iov },
+		{ "large write over odd iovecs", test_large_write },
+		{ "discard and write zeroes read back zeroes", test_zero_ranges },
+		{ "lba_status runs", test_lba_status },
+		{ "sparse memory, discard frees", test_memory_cost },
+		{ "READ with map_ok lends the namespace memory", test_mapped_read },
+		{ "mapped memory stays valid across resizes", test_mapped_read_resize },
+		{ "null backend ignores map_ok", test_null_does_not_map },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("bdev_ram", NULL, NULL);
-	CU_add_test(s, "geometry and flags", test_geometry);
-	CU_add_test(s, "multi-iovec round trip, inline completion", test_round_trip_iov);
-	CU_add_test(s, "large write over odd iovecs", test_large_write);
-	CU_add_test(s, "discard and write zeroes read back zeroes", test_zero_ranges);
-	CU_add_test(s, "lba_status runs", test_lba_status);
-	CU_add_test(s, "sparse memory, discard frees", test_memory_cost);
-	CU_add_test(s, "READ with map_ok lends the namespace memory", test_mapped_read);
-	CU_add_test(s, "mapped memory stays valid across resizes", test_mapped_read_resize);
-	CU_add_test(s, "null backend ignores map_ok", test_null_does_not_map);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("bdev_ram", NULL, NULL, tests);
 }

@@ -25,6 +25,7 @@
 #include "bdev/bdev_internal.h"
 #include "bdev/bdev_rbd_internal.h"
 #include "reactor/reactor.h"
+#include "ut.h"
 
 #define IMG_SIZE (16u << 20)
 #define OBJ_SIZE (4u << 20)
@@ -931,25 +932,19 @@ static void test_resize(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "spec parsing", test_parse_spec },
+		{ "open, identity, errors", test_open },
+		{ "read/write pass the iovecs through", test_rw_iov },
+		{ "write zeroes; discard split at objects", test_zeroes_discard },
+		{ "compare-and-write in 512-byte sectors", test_caw },
+		{ "error codes", test_errors },
+		{ "completions on the submitting reactor", test_reactors },
+		{ "compare-and-write bounce slots queue", test_caw_slots },
+		{ "resize reported through the hook", test_resize },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
 	bdev_rbd_set_poll_interval(1);
-	s = CU_add_suite("bdev_rbd (fake librbd)", NULL, NULL);
-	CU_add_test(s, "spec parsing", test_parse_spec);
-	CU_add_test(s, "open, identity, errors", test_open);
-	CU_add_test(s, "read/write pass the iovecs through", test_rw_iov);
-	CU_add_test(s, "write zeroes; discard split at objects", test_zeroes_discard);
-	CU_add_test(s, "compare-and-write in 512-byte sectors", test_caw);
-	CU_add_test(s, "error codes", test_errors);
-	CU_add_test(s, "completions on the submitting reactor", test_reactors);
-	CU_add_test(s, "compare-and-write bounce slots queue", test_caw_slots);
-	CU_add_test(s, "resize reported through the hook", test_resize);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("bdev_rbd (fake librbd)", NULL, NULL, tests);
 }

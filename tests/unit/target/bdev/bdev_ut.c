@@ -10,6 +10,7 @@
 #include "bdev/bdev.h"
 #include "bdev/bdev_internal.h"
 #include "reactor/reactor.h"
+#include "ut.h"
 
 #include <pthread.h>
 #include <semaphore.h>
@@ -370,21 +371,15 @@ static void test_lba_query_threads(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "parse size", test_parse_size },
+		{ "open: dispatch and errors", test_open_dispatch },
+		{ "open: anything else is a path", test_open_path_dispatch },
+		{ "request checks", test_io_check },
+		{ "lba_status dispatch", test_lba_status_dispatch },
+		{ "lba query: helper thread for blocking lookups", test_lba_query_threads },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("bdev", NULL, NULL);
-	CU_add_test(s, "parse size", test_parse_size);
-	CU_add_test(s, "open: dispatch and errors", test_open_dispatch);
-	CU_add_test(s, "open: anything else is a path", test_open_path_dispatch);
-	CU_add_test(s, "request checks", test_io_check);
-	CU_add_test(s, "lba_status dispatch", test_lba_status_dispatch);
-	CU_add_test(s, "lba query: helper thread for blocking lookups", test_lba_query_threads);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("bdev", NULL, NULL, tests);
 }

@@ -24,6 +24,7 @@
 
 #include "bdev/resv_store_rados_internal.h"
 #include "reactor/reactor.h"
+#include "ut.h"
 
 #define MAX_W 8
 
@@ -666,23 +667,17 @@ static void test_on_reactor(void)
 
 int main(void)
 {
-	unsigned int fails;
-	CU_pSuite s;
+	static const CU_TestInfo tests[] = {
+		{ "encoding", test_encoding },
+		{ "open: created, watched, read; errors", test_open },
+		{ "save then load", test_save_load },
+		{ "two gateways: reload before completion, lost race", test_two_gateways },
+		{ "unreachable cluster refuses saves", test_unreachable },
+		{ "lost watch re-established", test_watch_lost },
+		{ "save on a reactor completes there", test_on_reactor },
+		CU_TEST_INFO_NULL,
+	};
 
 	resv_store_rados_set_api(&fake_api);
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("resv_store_rados (fake librados)", NULL, NULL);
-	CU_add_test(s, "encoding", test_encoding);
-	CU_add_test(s, "open: created, watched, read; errors", test_open);
-	CU_add_test(s, "save then load", test_save_load);
-	CU_add_test(s, "two gateways: reload before completion, lost race", test_two_gateways);
-	CU_add_test(s, "unreachable cluster refuses saves", test_unreachable);
-	CU_add_test(s, "lost watch re-established", test_watch_lost);
-	CU_add_test(s, "save on a reactor completes there", test_on_reactor);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("resv_store_rados (fake librados)", NULL, NULL, tests);
 }

@@ -18,6 +18,7 @@
 #include "config/config_file.h"
 #include "core/ana.h"
 #include "core/nvmf.h"
+#include "ut.h"
 
 /* ---- Fake core ------------------------------------------------------------------------------- */
 
@@ -1241,10 +1242,7 @@ static void test_host_qos(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
+	static const CU_TestInfo tests[] = {
 		{ "apply builds everything", test_apply_builds_everything },
 		{ "default discovery listeners", test_default_discovery_ports },
 		{ "discovery port busy", test_discovery_port_busy },
@@ -1260,26 +1258,9 @@ int main(void)
 		{ "namespace QoS in the config", test_qos },
 		{ "DH-HMAC-CHAP settings of hosts", test_host_keys },
 		{ "per-host QoS in the config", test_host_qos },
+		CU_TEST_INFO_NULL,
 	};
-	CU_pSuite suite;
-	unsigned int failures;
-	size_t i;
 
 	log_set_level(LOG_LVL_ERR);
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return CU_get_error();
-	suite = CU_add_suite("config_apply", NULL, NULL);
-	if (!suite)
-		goto fail;
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			goto fail;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
-fail:
-	CU_cleanup_registry();
-	return 1;
+	return ut_run("config_apply", NULL, NULL, tests);
 }

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "config/config_file.h"
 #include "config/config_internal.h"
+#include "ut.h"
 
 static char g_err[1024];
 
@@ -345,23 +346,17 @@ static void test_kp_line(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "a valid section", test_valid },
+		{ "unknown keys warn with the line", test_unknown_keys },
+		{ "errors name key and value", test_errors },
+		{ "key path lines", test_kp_line },
+		{ "secrets from files", test_secret_files },
+		{ "what a reload may change", test_check_live },
+		{ "inline CHAP secrets when saving", test_save_secrets },
+		CU_TEST_INFO_NULL,
+	};
 
 	log_set_level(LOG_LVL_ERR);
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("config_iscsi", NULL, NULL);
-	CU_add_test(s, "a valid section", test_valid);
-	CU_add_test(s, "unknown keys warn with the line", test_unknown_keys);
-	CU_add_test(s, "errors name key and value", test_errors);
-	CU_add_test(s, "key path lines", test_kp_line);
-	CU_add_test(s, "secrets from files", test_secret_files);
-	CU_add_test(s, "what a reload may change", test_check_live);
-	CU_add_test(s, "inline CHAP secrets when saving", test_save_secrets);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("config_iscsi", NULL, NULL, tests);
 }

@@ -21,6 +21,7 @@
 
 #include "common/log.h"
 #include "config/config_file.h"
+#include "ut.h"
 
 #ifndef CONFIG_FIXTURE_DIR
 #define CONFIG_FIXTURE_DIR "tests/fixtures/nvmetcli"
@@ -439,34 +440,15 @@ static int suite_fini(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
+	static const CU_TestInfo tests[] = {
 		{ "fixtures and examples round trip", test_fixtures_round_trip },
 		{ "every saved key round trips", test_every_key_round_trip },
 		{ "secrets: not in strings, files 0600", test_secrets },
 		{ "TLS ports and host PSKs", test_tls_round_trip },
 		{ "config_dup and the empty model", test_dup_and_empty },
+		CU_TEST_INFO_NULL,
 	};
-	CU_pSuite suite;
-	unsigned int failures;
 
 	log_set_level(LOG_LVL_ERR);
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return CU_get_error();
-	suite = CU_add_suite("config_save", suite_init, suite_fini);
-	if (!suite)
-		goto fail;
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			goto fail;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
-fail:
-	CU_cleanup_registry();
-	return 1;
+	return ut_run("config_save", suite_init, suite_fini, tests);
 }

@@ -19,6 +19,7 @@
 
 #include "common/log.h"
 #include "config/config_file.h"
+#include "ut.h"
 
 #ifndef CONFIG_FIXTURE_DIR
 #define CONFIG_FIXTURE_DIR "tests/fixtures/nvmetcli"
@@ -1028,10 +1029,7 @@ static void test_dhchap_keys(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
+	static const CU_TestInfo tests[] = {
 		{ "every nvmetcli fixture", test_every_fixture },
 		{ "tcp.json model", test_tcp_fixture_model },
 		{ "loop.json served over tcp", test_loop_fixture_as_tcp },
@@ -1044,26 +1042,9 @@ int main(void)
 		{ "unknown keys warn", test_unknown_keys_warn },
 		{ "referrals and iscsi", test_referrals_and_iscsi },
 		{ "DH-HMAC-CHAP settings and key files", test_dhchap_keys },
+		CU_TEST_INFO_NULL,
 	};
-	CU_pSuite suite;
-	unsigned int failures;
-	size_t i;
 
 	log_set_level(LOG_LVL_ERR); /* warnings are asserted on, not printed */
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return CU_get_error();
-	suite = CU_add_suite("config_file", suite_init, suite_fini);
-	if (!suite)
-		goto fail;
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			goto fail;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
-fail:
-	CU_cleanup_registry();
-	return 1;
+	return ut_run("config_file", suite_init, suite_fini, tests);
 }

@@ -30,6 +30,7 @@
 #include "common/endian.h"
 #include "core/nvmf.h"
 #include "reactor/reactor.h"
+#include "ut.h"
 
 #define NQN   "nqn.2026-11.io.nvmeof:caw-race"
 #define NBLK  4 /* contended blocks */
@@ -479,17 +480,11 @@ static int suite_fini(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "compare-and-write vs writes, ram, 2 reactors", test_race_ram },
+		{ "compare-and-write vs writes, file, 2 reactors", test_race_file },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("caw_race", suite_init, suite_fini);
-	CU_add_test(s, "compare-and-write vs writes, ram, 2 reactors", test_race_ram);
-	CU_add_test(s, "compare-and-write vs writes, file, 2 reactors", test_race_file);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("caw_race", suite_init, suite_fini, tests);
 }

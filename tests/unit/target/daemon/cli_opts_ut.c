@@ -7,6 +7,7 @@
 
 #include "daemon/cli_opts.h"
 #include "core/nvmf.h"
+#include "ut.h"
 
 #define MAXARGS 16
 
@@ -291,22 +292,16 @@ static void test_usage(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "defaults", test_defaults },
+		{ "every flag", test_all_flags },
+		{ "config, levels, version", test_config_and_misc },
+		{ "-c with flags", test_config_with_flags },
+		{ "errors", test_errors },
+		{ "DH-HMAC-CHAP work limits", test_auth_limits },
+		{ "usage", test_usage },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("cli_opts", NULL, NULL);
-	CU_add_test(s, "defaults", test_defaults);
-	CU_add_test(s, "every flag", test_all_flags);
-	CU_add_test(s, "config, levels, version", test_config_and_misc);
-	CU_add_test(s, "-c with flags", test_config_with_flags);
-	CU_add_test(s, "errors", test_errors);
-	CU_add_test(s, "DH-HMAC-CHAP work limits", test_auth_limits);
-	CU_add_test(s, "usage", test_usage);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("cli_opts", NULL, NULL, tests);
 }

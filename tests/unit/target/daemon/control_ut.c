@@ -27,6 +27,7 @@
 #include "common/log.h"
 #include "config/config_file.h"
 #include "control.h"
+#include "ut.h"
 
 static struct tgt_config *g_cfg;
 static struct control_ctx g_ctx = { .cfg = &g_cfg };
@@ -419,36 +420,19 @@ static void test_conn_cap(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
+	static const CU_TestInfo tests[] = {
 		{ "requests, methods and parameters", test_cases },
 		{ "ids and notifications", test_ids_and_notifications },
 		{ "the socket", test_socket },
 		{ "a client that does not read is not read", test_backpressure },
 		{ "clients beyond the cap are closed", test_conn_cap },
+		CU_TEST_INFO_NULL,
 	};
-	CU_pSuite suite;
-	unsigned int failures;
+	int rc;
 
 	log_set_level(LOG_LVL_ERR);
 	g_cfg = config_new_empty("test");
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return CU_get_error();
-	suite = CU_add_suite("control", NULL, NULL);
-	if (!suite)
-		goto fail;
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			goto fail;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-	CU_cleanup_registry();
+	rc = ut_run("control", NULL, NULL, tests);
 	config_free(g_cfg);
-	return failures ? 1 : 0;
-fail:
-	CU_cleanup_registry();
-	return 1;
+	return rc;
 }

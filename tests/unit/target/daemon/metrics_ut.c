@@ -22,6 +22,7 @@
 #include "core/nvmf.h"
 #include "daemon/metrics.h"
 #include "reactor/reactor.h"
+#include "ut.h"
 
 #define NQN "nqn.2026-11.io.nvmeof:metrics-ut"
 
@@ -322,19 +323,13 @@ static int suite_fini(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "label escaping", test_labels },
+		{ "samples", test_samples },
+		{ "histogram buckets", test_hist },
+		{ "families of a target, and the endpoint", test_target },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("target_metrics", suite_init, suite_fini);
-	CU_add_test(s, "label escaping", test_labels);
-	CU_add_test(s, "samples", test_samples);
-	CU_add_test(s, "histogram buckets", test_hist);
-	CU_add_test(s, "families of a target, and the endpoint", test_target);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("target_metrics", suite_init, suite_fini, tests);
 }

@@ -21,6 +21,7 @@
 
 #include "common/log.h"
 #include "daemon/service.h"
+#include "ut.h"
 
 static char g_dir[256];
 static char g_err[512];
@@ -293,20 +294,16 @@ static void test_daemonize(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-		{"pidfile written and removed", test_pidfile_fresh_and_removed},
-		{"pidfile of a running process", test_pidfile_running_refused},
-		{"pidfile garbage and errors", test_pidfile_garbage_and_errors},
-		{"pidfile survives a child's exit", test_pidfile_child_exit_keeps_it},
-		{"notify socket", test_notify},
-		{"daemonize", test_daemonize},
+	static const CU_TestInfo tests[] = {
+		{ "pidfile written and removed", test_pidfile_fresh_and_removed },
+		{ "pidfile of a running process", test_pidfile_running_refused },
+		{ "pidfile garbage and errors", test_pidfile_garbage_and_errors },
+		{ "pidfile survives a child's exit", test_pidfile_child_exit_keeps_it },
+		{ "notify socket", test_notify },
+		{ "daemonize", test_daemonize },
+		CU_TEST_INFO_NULL,
 	};
-	CU_pSuite suite;
-	unsigned int failures;
-	size_t i;
+	int rc;
 
 	log_set_level(LOG_LVL_ERR);
 	unsetenv("NOTIFY_SOCKET"); /* never talk to a real service manager from a test */
@@ -314,21 +311,7 @@ int main(void)
 		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(g_dir))
 		return 1;
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return CU_get_error();
-	suite = CU_add_suite("service", NULL, NULL);
-	if (!suite)
-		goto fail;
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			goto fail;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
+	rc = ut_run("service", NULL, NULL, tests);
 	rmdir(g_dir);
-	return failures ? 1 : 0;
-fail:
-	CU_cleanup_registry();
-	return 1;
+	return rc;
 }

@@ -22,6 +22,7 @@
 #include "reactor/reactor.h"
 #include "daemon/stats.h"
 #include "tcp/tcp_transport.h"
+#include "ut.h"
 
 #define NQN "nqn.2026-11.io.nvmeof:stats-ut"
 
@@ -580,26 +581,20 @@ static int suite_fini(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int failures;
+	static const CU_TestInfo tests[] = {
+		{ "the largest snapshot fits a line", test_json_largest },
+		{ "translation probes sample 1 command in 16", test_probe_sampling },
+		{ "translation estimate is unbiased by the command mix", test_estimator_bias },
+		{ "translation time estimate", test_estimate },
+		{ "per-path sums", test_path_add },
+		{ "JSON line", test_json },
+		{ "snapshot of reactors", test_collect_reactors },
+		{ "snapshot of controllers by path", test_collect_paths },
+		{ "controllers gone still count", test_collect_paths_gone },
+		{ "statistics socket", test_server },
+		{ "socket paths", test_server_paths },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("target_stats", suite_init, suite_fini);
-	CU_add_test(s, "the largest snapshot fits a line", test_json_largest);
-	CU_add_test(s, "translation probes sample 1 command in 16", test_probe_sampling);
-	CU_add_test(s, "translation estimate is unbiased by the command mix", test_estimator_bias);
-	CU_add_test(s, "translation time estimate", test_estimate);
-	CU_add_test(s, "per-path sums", test_path_add);
-	CU_add_test(s, "JSON line", test_json);
-	CU_add_test(s, "snapshot of reactors", test_collect_reactors);
-	CU_add_test(s, "snapshot of controllers by path", test_collect_paths);
-	CU_add_test(s, "controllers gone still count", test_collect_paths_gone);
-	CU_add_test(s, "statistics socket", test_server);
-	CU_add_test(s, "socket paths", test_server_paths);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return ut_run("target_stats", suite_init, suite_fini, tests);
 }

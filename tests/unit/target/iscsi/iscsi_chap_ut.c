@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "iscsi/iscsi_internal.h"
+#include "ut.h"
 
 #define SECRET "it-secret-0123"
 
@@ -207,21 +208,15 @@ static void test_random(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "known responses", test_vectors },
+		{ "algorithms", test_algorithms },
+		{ "strongest digest both allow", test_choose },
+		{ "CHAP_R check", test_check },
+		{ "mutual CHAP and reflection", test_mutual },
+		{ "challenges", test_random },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("iscsi_chap", NULL, NULL);
-	CU_add_test(s, "known responses", test_vectors);
-	CU_add_test(s, "algorithms", test_algorithms);
-	CU_add_test(s, "strongest digest both allow", test_choose);
-	CU_add_test(s, "CHAP_R check", test_check);
-	CU_add_test(s, "mutual CHAP and reflection", test_mutual);
-	CU_add_test(s, "challenges", test_random);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("iscsi_chap", NULL, NULL, tests);
 }

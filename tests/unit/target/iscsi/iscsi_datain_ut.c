@@ -10,6 +10,7 @@
 
 #include "common/crc32c.h"
 #include "iscsi/iscsi_internal.h"
+#include "ut.h"
 
 #define KB 1024u
 
@@ -238,21 +239,15 @@ static void test_no_data(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "large read spans chunks", test_large_read_spans_chunks },
+		{ "F at burst ends", test_burst_ends },
+		{ "no status collapse", test_no_collapse },
+		{ "many pieces", test_many_pieces },
+		{ "digest across chunks", test_digest_across_chunks },
+		{ "no data", test_no_data },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("iscsi_datain", NULL, NULL);
-	CU_add_test(s, "large read spans chunks", test_large_read_spans_chunks);
-	CU_add_test(s, "F at burst ends", test_burst_ends);
-	CU_add_test(s, "no status collapse", test_no_collapse);
-	CU_add_test(s, "many pieces", test_many_pieces);
-	CU_add_test(s, "digest across chunks", test_digest_across_chunks);
-	CU_add_test(s, "no data", test_no_data);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("iscsi_datain", NULL, NULL, tests);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "iscsi/iscsi_internal.h"
+#include "ut.h"
 
 #define T ISCSI_TICK_MS
 
@@ -121,22 +122,16 @@ static void test_buf_cap(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "ping after silence", test_ping_after_silence },
+		{ "no ping while busy", test_no_ping_while_busy },
+		{ "ping answered", test_ping_answered },
+		{ "ping expires", test_ping_expires },
+		{ "pings off", test_pings_off },
+		{ "Data-Out deadline", test_dataout_deadline },
+		{ "buffer share", test_buf_cap },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return CU_get_error();
-	s = CU_add_suite("iscsi_limits", NULL, NULL);
-	CU_add_test(s, "ping after silence", test_ping_after_silence);
-	CU_add_test(s, "no ping while busy", test_no_ping_while_busy);
-	CU_add_test(s, "ping answered", test_ping_answered);
-	CU_add_test(s, "ping expires", test_ping_expires);
-	CU_add_test(s, "pings off", test_pings_off);
-	CU_add_test(s, "Data-Out deadline", test_dataout_deadline);
-	CU_add_test(s, "buffer share", test_buf_cap);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("iscsi_limits", NULL, NULL, tests);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "iscsi/iscsi_internal.h"
+#include "ut.h"
 
 struct iscsi_global g_iscsi; /* the slot counter lives here */
 
@@ -122,19 +123,13 @@ static void test_task_of_req(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "grows to the limit", test_grows_to_limit },
+		{ "reuse before growing", test_reuse_before_growing },
+		{ "trim and refill", test_trim_and_refill },
+		{ "task of a request", test_task_of_req },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return CU_get_error();
-	s = CU_add_suite("iscsi_task_pool", NULL, NULL);
-	CU_add_test(s, "grows to the limit", test_grows_to_limit);
-	CU_add_test(s, "reuse before growing", test_reuse_before_growing);
-	CU_add_test(s, "trim and refill", test_trim_and_refill);
-	CU_add_test(s, "task of a request", test_task_of_req);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("iscsi_task_pool", NULL, NULL, tests);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rdma/rdma_proto.h"
+#include "ut.h"
 
 #define ST(sc) (NVME_STATUS(NVME_SCT_GENERIC, (sc)) | NVME_STATUS_DNR)
 
@@ -431,23 +432,17 @@ static void test_sgl_list_bad(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "CM request checks", test_cm_check },
+		{ "CM request bytes to check", test_cm_wire_to_check },
+		{ "registered before Connect", test_preconnect_region },
+		{ "Connect QID against the CM request", test_connect_qid },
+		{ "SGL classification", test_sgl_parse },
+		{ "invalidate without data", test_sgl_invalidate_without_data },
+		{ "descriptor list in the capsule", test_sgl_list },
+		{ "bad descriptor lists", test_sgl_list_bad },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("rdma_proto", NULL, NULL);
-	CU_add_test(s, "CM request checks", test_cm_check);
-	CU_add_test(s, "CM request bytes to check", test_cm_wire_to_check);
-	CU_add_test(s, "registered before Connect", test_preconnect_region);
-	CU_add_test(s, "Connect QID against the CM request", test_connect_qid);
-	CU_add_test(s, "SGL classification", test_sgl_parse);
-	CU_add_test(s, "invalidate without data", test_sgl_invalidate_without_data);
-	CU_add_test(s, "descriptor list in the capsule", test_sgl_list);
-	CU_add_test(s, "bad descriptor lists", test_sgl_list_bad);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("rdma_proto", NULL, NULL, tests);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "reactor/reactor.h"
+#include "ut.h"
 
 static sem_t done;
 
@@ -391,23 +392,17 @@ static int suite_init(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "self, get, next", test_self_and_next },
+		{ "message order and stats", test_msg_order },
+		{ "for_each", test_for_each },
+		{ "deferred work", test_defer },
+		{ "buffer pool", test_pool },
+		{ "thread CPU time", test_cpu_ns },
+		{ "adaptive polling", test_adaptive_poll },
+		{ "exit hooks and stop", test_stop },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("reactor", suite_init, NULL);
-	CU_add_test(s, "self, get, next", test_self_and_next);
-	CU_add_test(s, "message order and stats", test_msg_order);
-	CU_add_test(s, "for_each", test_for_each);
-	CU_add_test(s, "deferred work", test_defer);
-	CU_add_test(s, "buffer pool", test_pool);
-	CU_add_test(s, "thread CPU time", test_cpu_ns);
-	CU_add_test(s, "adaptive polling", test_adaptive_poll);
-	CU_add_test(s, "exit hooks and stop", test_stop);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("reactor", suite_init, NULL, tests);
 }

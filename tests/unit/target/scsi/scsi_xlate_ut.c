@@ -9,6 +9,7 @@
 #include "core/lba_status.h"
 #include "scsi/scsi_internal.h"
 #include "scsi/scsi_xlate.h"
+#include "ut.h"
 
 /* Table rows leave the trailing expectation fields they do not check at zero. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -1425,40 +1426,34 @@ static void test_read_full_status(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "CDB table", test_cdb_table },
+		{ "write protect", test_write_protect },
+		{ "no logical unit", test_no_lu },
+		{ "NVMe status table", test_status_table },
+		{ "sense build", test_sense_build },
+		{ "read/write commands", test_read_write_cmds },
+		{ "verify/write and verify", test_verify_and_write_verify_cmds },
+		{ "compare and write", test_compare_and_write_cmds },
+		{ "write same", test_write_same_cmds },
+		{ "unmap data", test_unmap_data },
+		{ "persistent reserve out", test_pr_out_cmds },
+		{ "persistent reserve in", test_pr_in_finish },
+		{ "inquiry", test_inquiry },
+		{ "read capacity", test_read_capacity },
+		{ "mode sense/select", test_mode_sense_select },
+		{ "report luns/opcodes", test_report_luns_and_opcodes },
+		{ "table rows dispatch", test_table_rows_dispatch },
+		{ "unsupported opcodes", test_unsupported_opcodes },
+		{ "rsoc lists the table", test_rsoc_lists_table },
+		{ "reserve(6) exemptions", test_reserve6_exempt },
+		{ "get lba status", test_lba_status },
+		{ "commands split by MDTS", test_chunked_commands },
+		{ "write same unmap", test_write_same_unmap_any_data },
+		{ "get lba status through NVMe", test_get_lba_status_nvme },
+		{ "read full status", test_read_full_status },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("scsi_xlate", NULL, NULL);
-	CU_add_test(s, "CDB table", test_cdb_table);
-	CU_add_test(s, "write protect", test_write_protect);
-	CU_add_test(s, "no logical unit", test_no_lu);
-	CU_add_test(s, "NVMe status table", test_status_table);
-	CU_add_test(s, "sense build", test_sense_build);
-	CU_add_test(s, "read/write commands", test_read_write_cmds);
-	CU_add_test(s, "verify/write and verify", test_verify_and_write_verify_cmds);
-	CU_add_test(s, "compare and write", test_compare_and_write_cmds);
-	CU_add_test(s, "write same", test_write_same_cmds);
-	CU_add_test(s, "unmap data", test_unmap_data);
-	CU_add_test(s, "persistent reserve out", test_pr_out_cmds);
-	CU_add_test(s, "persistent reserve in", test_pr_in_finish);
-	CU_add_test(s, "inquiry", test_inquiry);
-	CU_add_test(s, "read capacity", test_read_capacity);
-	CU_add_test(s, "mode sense/select", test_mode_sense_select);
-	CU_add_test(s, "report luns/opcodes", test_report_luns_and_opcodes);
-	CU_add_test(s, "table rows dispatch", test_table_rows_dispatch);
-	CU_add_test(s, "unsupported opcodes", test_unsupported_opcodes);
-	CU_add_test(s, "rsoc lists the table", test_rsoc_lists_table);
-	CU_add_test(s, "reserve(6) exemptions", test_reserve6_exempt);
-	CU_add_test(s, "get lba status", test_lba_status);
-	CU_add_test(s, "commands split by MDTS", test_chunked_commands);
-	CU_add_test(s, "write same unmap", test_write_same_unmap_any_data);
-	CU_add_test(s, "get lba status through NVMe", test_get_lba_status_nvme);
-	CU_add_test(s, "read full status", test_read_full_status);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("scsi_xlate", NULL, NULL, tests);
 }
