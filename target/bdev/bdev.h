@@ -94,8 +94,8 @@ struct bdev_io {
 	bool map_ok;
 	bool mapped; /* out: iov/iovcnt describe backend memory; the submitter clears it */
 	const struct nvme_cmd *nvme_cmd; /* BDEV_OP_NVME: the host's command */
-	uint16_t nvme_status; /* out, passthrough: the drive's status (phase bit clear), 0 */
-	struct reactor *reactor;                    /* submitting reactor */
+	uint16_t nvme_status;    /* out, passthrough: the drive's status (phase bit clear), 0 */
+	struct reactor *reactor; /* submitting reactor */
 	void (*cb)(struct bdev_io *io, int status); /* 0 or -errno */
 	void *cb_arg;
 
@@ -164,10 +164,10 @@ struct bdev {
 	bool buffered_io;
 	bool direct;            /* out, file: opened with O_DIRECT */
 	uint32_t dio_mem_align; /* out, file with O_DIRECT: buffer alignment it needs */
-	bool volatile_cache; /* writes need Flush/FUA to be durable */
-	bool persistent;     /* data survives a restart (file/block device) */
-	char path[4096];     /* canonical path for file backends, "" otherwise */
-	uint32_t caw_unit;   /* bytes COMPARE_AND_WRITE is atomic in; 0: not offered */
+	bool volatile_cache;    /* writes need Flush/FUA to be durable */
+	bool persistent;        /* data survives a restart (file/block device) */
+	char path[4096];        /* canonical path for file backends, "" otherwise */
+	uint32_t caw_unit;      /* bytes COMPARE_AND_WRITE is atomic in; 0: not offered */
 	/* COMPARE_AND_WRITE is atomic against every client of the data, other targets
 	 * serving it included (rbd), not only against this process: fused Compare and Write
 	 * and SCSI COMPARE AND WRITE use it instead of read, compare, write. */

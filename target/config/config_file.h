@@ -162,7 +162,7 @@ struct tgt_config {
 		uint32_t auth_max_pending;      /* its pending jobs in all, 1..4096 */
 		uint32_t auth_max_pending_host; /* ... of one host NQN, 1..4096 */
 		uint32_t auth_max_pending_addr; /* ... from one peer address, 1..4096 */
-		uint32_t login_timeout_ms; /* "login_timeout" seconds (iSCSI), 0..3600 */
+		uint32_t login_timeout_ms;      /* "login_timeout" seconds (iSCSI), 0..3600 */
 		bool login_timeout_set;
 		uint32_t max_queue_depth;	/* I/O queue entries, 2..4096 */
 		uint32_t in_capsule_size;	/* I/O queues, multiple of 16 up to 1 MiB */

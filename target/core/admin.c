@@ -112,13 +112,13 @@ static void id_ctrl_common(struct nvmf_ctrlr *c, struct nvme_id_ctrl *id)
 	}
 	put_le16(&id->cntlid, c->cntlid);
 	put_le32(&id->ver, NVME_VS(1, 3, 0));
-	put_le16(&id->maxcmd, (uint16_t)(o->max_queue_depth > 0xffff ? 0xffff
-								  : o->max_queue_depth));
+	put_le16(&id->maxcmd,
+		 (uint16_t)(o->max_queue_depth > 0xffff ? 0xffff : o->max_queue_depth));
 	put_le16(&id->kas, 1); /* 100 ms */
 	id->sqes = 0x66;
 	id->cqes = 0x44;
-	put_le32(&id->sgls, NVME_CTRL_SGLS_SUPPORTED | (icsz ? NVME_CTRL_SGLS_OFFSET : 0) |
-				    c->sgls_extra);
+	put_le32(&id->sgls,
+		 NVME_CTRL_SGLS_SUPPORTED | (icsz ? NVME_CTRL_SGLS_OFFSET : 0) | c->sgls_extra);
 	snprintf(id->subnqn, sizeof(id->subnqn), "%s", c->subsys->nqn);
 	put_le32(&id->ioccsz, (icsz + (uint32_t)sizeof(struct nvme_cmd)) / 16);
 	put_le32(&id->iorcsz, sizeof(struct nvme_cpl) / 16);

@@ -78,8 +78,8 @@ uint16_t nvmf_io_passthru(struct nvmf_req *req);
 
 #define NVMF_CMD_TABLE_SIZE 256
 
-extern const struct nvmf_cmd_desc nvmf_admin_cmds[NVMF_CMD_TABLE_SIZE];   /* admin.c */
-extern const struct nvmf_cmd_desc nvmf_io_cmds[NVMF_CMD_TABLE_SIZE];      /* io.c */
+extern const struct nvmf_cmd_desc nvmf_admin_cmds[NVMF_CMD_TABLE_SIZE]; /* admin.c */
+extern const struct nvmf_cmd_desc nvmf_io_cmds[NVMF_CMD_TABLE_SIZE];    /* io.c */
 extern const struct nvmf_cmd_desc nvmf_io_wu_cmd; /* io.c: Write Uncorrectable, passthrough */
 extern const struct nvmf_cmd_desc nvmf_fabrics_cmds[NVMF_CMD_TABLE_SIZE]; /* fabrics.c */
 

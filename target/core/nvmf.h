@@ -40,36 +40,36 @@ struct nvmf_ctrlr;
 
 /* Target-wide tunables (quick flags or config). */
 struct nvmf_tgt_opts {
-	uint32_t max_queue_depth;    /* entries per I/O queue (MQES + 1), default 128 */
-	uint32_t max_admin_depth;    /* admin queue entries, default 32 */
-	uint32_t in_capsule_size;    /* I/O queue in-capsule data bytes, default 8192 */
-	uint32_t max_io_size;        /* MDTS in bytes (power of 2 >= 4096), default 128 KiB */
-	uint32_t tcp_zerocopy_min;   /* NVMe/TCP: send batches of at least this many bytes of
+	uint32_t max_queue_depth;       /* entries per I/O queue (MQES + 1), default 128 */
+	uint32_t max_admin_depth;       /* admin queue entries, default 32 */
+	uint32_t in_capsule_size;       /* I/O queue in-capsule data bytes, default 8192 */
+	uint32_t max_io_size;           /* MDTS in bytes (power of 2 >= 4096), default 128 KiB */
+	uint32_t tcp_zerocopy_min;      /* NVMe/TCP: send batches of at least this many bytes of
 				      * read data with MSG_ZEROCOPY (plain ports); 0: off, the
 				      * default (see nvmeof-target(8) for when it pays) */
-	uint32_t max_io_queues;      /* per controller, default 64 */
-	uint32_t max_connections;    /* established (Connect done), whole target, default 4096 */
-	uint32_t max_connecting;     /* accepted but not yet through Connect, counted apart
+	uint32_t max_io_queues;         /* per controller, default 64 */
+	uint32_t max_connections;       /* established (Connect done), whole target, default 4096 */
+	uint32_t max_connecting;        /* accepted but not yet through Connect, counted apart
 				      * from max_connections so silent sockets cannot take a
 				      * real host's slot; default 1024 */
-	uint32_t connect_timeout_ms; /* ICReq and Connect must be done within this (default
+	uint32_t connect_timeout_ms;    /* ICReq and Connect must be done within this (default
 				      * 5000; 0: no deadline) */
-	uint32_t login_timeout_ms;   /* iSCSI: accept to full feature phase, the CHAP exchange
+	uint32_t login_timeout_ms;      /* iSCSI: accept to full feature phase, the CHAP exchange
 				      * included, within this (default 5000; 0: none); such
 				      * logins count as connecting (max_connecting) */
-	uint32_t kato_default_ms;    /* when a host asks for KATO 0 on an I/O ctrlr: none */
-	uint32_t auth_timeout_ms;    /* a DH-HMAC-CHAP exchange (from Connect, or from a
+	uint32_t kato_default_ms;       /* when a host asks for KATO 0 on an I/O ctrlr: none */
+	uint32_t auth_timeout_ms;       /* a DH-HMAC-CHAP exchange (from Connect, or from a
 				      * re-authenticating Negotiate) must be done within this,
 				      * or the queue is closed (default 5000; 0: no deadline) */
-	uint32_t auth_threads;       /* threads doing DH-HMAC-CHAP's Diffie-Hellman work
+	uint32_t auth_threads;          /* threads doing DH-HMAC-CHAP's Diffie-Hellman work
 				      * (default 3: two for queues not yet authenticated,
 				      * one kept for re-authentications; taken when the
 				      * first such job comes) */
-	uint32_t auth_max_pending;   /* DH jobs of queues not yet authenticated, queued or
+	uint32_t auth_max_pending;      /* DH jobs of queues not yet authenticated, queued or
 				      * running, in all (default 128); more are refused */
 	uint32_t auth_max_pending_host; /* ... of one host NQN (default 16) */
 	uint32_t auth_max_pending_addr; /* ... from one peer address (default 16) */
-	const char *state_dir;       /* namespace identities kept here (ns_ident.c); NULL:
+	const char *state_dir;          /* namespace identities kept here (ns_ident.c); NULL:
 				      * none kept, identities derived as without a state dir */
 };
 

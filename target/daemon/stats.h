@@ -117,7 +117,7 @@ struct stats_snapshot {
 	struct nvmf_tcp_stats tcp;
 	struct stats_rdma rdma;
 	struct nvmf_auth_stats auth; /* DH-HMAC-CHAP's Diffie-Hellman jobs */
-	unsigned int nports; /* ports listed in port[] (discovery-only ones left out) */
+	unsigned int nports;         /* ports listed in port[] (discovery-only ones left out) */
 	struct stats_port port[STATS_MAX_PORTS];
 };
 

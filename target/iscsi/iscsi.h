@@ -136,10 +136,10 @@ int iscsi_config_reload(struct nvmf_tgt *tgt, const char *json, unsigned int *re
 
 /* Counters for the statistics socket. */
 struct iscsi_stats {
-	unsigned int connections; /* open, logged in or not */
-	unsigned int connecting;  /* of those, still in the login phase */
-	uint64_t login_timeouts;  /* closed at the login deadline */
-	uint64_t revoked;         /* sessions ended by a configuration change */
+	unsigned int connections;  /* open, logged in or not */
+	unsigned int connecting;   /* of those, still in the login phase */
+	uint64_t login_timeouts;   /* closed at the login deadline */
+	uint64_t revoked;          /* sessions ended by a configuration change */
 	uint64_t dataout_timeouts; /* connections ended: Data-Out not sent in time */
 	uint64_t nopin_timeouts;   /* sessions ended: a NOP-In ping unanswered */
 	uint64_t peer_gone;        /* stalled connections ended: the initiator had closed */

@@ -45,8 +45,8 @@
 #define ISCSI_DATAIN_PDUS 4         /* Data-In PDUs of one task queued ahead */
 #define ISCSI_TASK_IN_IOV (ISCSI_TASK_BUFS + 2) /* pieces of a task's Data-In data */
 static_assert(ISCSI_TASK_IN_IOV <= 32, "in_iov_mapped has a bit per piece");
-#define ISCSI_POOL_SHARE 8 /* a session holds at most 1/8 of its reactor's pool */
-#define ISCSI_INITIATOR_SHARE  4 /* the sessions of one initiator on a reactor: 1/4 of it */
+#define ISCSI_POOL_SHARE       8       /* a session holds at most 1/8 of its reactor's pool */
+#define ISCSI_INITIATOR_SHARE  4       /* the sessions of one initiator on a reactor: 1/4 of it */
 #define ISCSI_TICK_MS          1000    /* liveness tick of a full feature session (iscsi_watch.c) */
 #define ISCSI_TASKS_KEEP       4       /* task slots an idle session keeps (the rest are freed) */
 #define ISCSI_TASKS_IDLE_TICKS 10      /* ticks without a command before the others are freed */
@@ -134,7 +134,7 @@ struct iscsi_global {
 	uint64_t initiator_limit;       /* atomic */
 	uint64_t tasks_allocated;       /* atomic: task slots in memory, every session */
 	TAILQ_HEAD(, iscsi_initiator) initiators; /* with a normal session (under the lock) */
-	struct iscsi_auth disc_auth;    /* discovery sessions (under the lock) */
+	struct iscsi_auth disc_auth;              /* discovery sessions (under the lock) */
 	uint16_t next_tsih;
 	bool initialized;
 };
