@@ -30,11 +30,11 @@
 static const char *const host_keys[] = { "nqn", "dhchap", "psk", "psk_file", NULL };
 static const char *const top_keys[] = { "hosts",  "ports",   "subsystems", "iscsi",
 					"limits", "metrics", NULL };
-static const char *const limit_keys[] = { "max_connections",  "max_connecting",
-					  "connect_timeout",  "auth_timeout",
-					  "login_timeout",    "max_queue_depth",
-					  "in_capsule_size",  "max_io_size",
-					  "tcp_zerocopy_min", NULL };
+static const char *const limit_keys[] = {
+	"max_connections",  "max_connecting",       "connect_timeout", "auth_timeout",
+	"login_timeout",    "max_queue_depth",      "in_capsule_size", "max_io_size",
+	"tcp_zerocopy_min", "max_host_connections", "r2t_timeout",     NULL
+};
 
 /* The "limits" extension (struct config_limits). */
 static int parse_limits(struct pctx *c, json_object *lim)
@@ -56,6 +56,18 @@ static int parse_limits(struct pctx *c, json_object *lim)
 		return rc;
 	if (rc)
 		l->max_connecting = (uint32_t)v;
+	rc = cfg_get_int(c, lim, "limits", "max_host_connections", 1, 1000000, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->max_host_connections = (uint32_t)v;
+	rc = cfg_get_int(c, lim, "limits", "r2t_timeout", 0, 3600, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		l->r2t_timeout_ms = (uint32_t)v * 1000;
+		l->r2t_timeout_set = true;
+	}
 	rc = cfg_get_int(c, lim, "limits", "connect_timeout", 0, 3600, &v, OPT);
 	if (rc < 0)
 		return rc;

@@ -35,7 +35,8 @@ libnvmeof_core_la_SOURCES = \
 	target/core/ns_ident.c target/core/ns_ident.h \
 	target/core/ns_stats.c \
 	target/core/qos.c target/core/qos.h \
-	target/core/host_psk.c
+	target/core/host_psk.c \
+	target/core/host_share.c
 libnvmeof_core_la_CFLAGS = $(TARGET_CFLAGS) $(EV_CFLAGS) $(OPENSSL_CFLAGS)
 libnvmeof_core_la_LIBADD = libnvmeof_auth.la $(OPENSSL_LIBS)
 

@@ -91,6 +91,8 @@ void nvmf_tgt_opts_default(struct nvmf_tgt_opts *o)
 	o->login_timeout_ms = 5000;
 	o->kato_default_ms = 0;
 	o->auth_timeout_ms = 5000;
+	o->max_host_connections = 1024;
+	o->r2t_timeout_ms = 10000;
 }
 
 static bool opts_valid(const struct nvmf_tgt_opts *o)
@@ -143,6 +145,7 @@ struct nvmf_tgt *nvmf_tgt_create(const struct nvmf_tgt_opts *opts)
 	TAILQ_INIT(&tgt->subsystems);
 	TAILQ_INIT(&tgt->ports);
 	TAILQ_INIT(&tgt->referrals);
+	TAILQ_INIT(&tgt->host_shares);
 	pthread_mutex_init(&tgt->lock, NULL);
 	tgt->start_ns = nvmf_now_ns();
 	tgt->genctr = 1;

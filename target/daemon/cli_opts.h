@@ -66,6 +66,9 @@ struct cli_opts {
 	const char *metrics; /* --metrics tcp://ADDR:PORT: Prometheus endpoint (metrics.h) */
 	uint32_t max_connections;	/* --max-connections; 0 = default (4096) */
 	uint32_t max_connecting;        /* --max-connecting; 0 = default (1024) */
+	uint32_t max_host_connections;  /* --max-host-connections; 0 = default (1024) */
+	uint32_t r2t_timeout_ms;        /* --r2t-timeout, when r2t_timeout_set */
+	bool r2t_timeout_set;
 	uint32_t connect_timeout_ms;    /* --connect-timeout, when connect_timeout_set */
 	bool connect_timeout_set;
 	uint32_t login_timeout_ms; /* --login-timeout, when login_timeout_set */
