@@ -103,6 +103,7 @@ struct stats_snapshot {
 	struct stats_path nvme;	  /* native: controllers with a fabric admin queue */
 	struct stats_path scsi;	  /* controllers of in-process front ends (iSCSI sessions) */
 	unsigned int connections; /* queue pairs bound to the target, all transports */
+	uint64_t host_conn_refused; /* Connects refused at max_host_connections */
 	struct nvmf_tcp_stats tcp;
 	unsigned int nports; /* ports listed in port[] (discovery-only ones left out) */
 	struct stats_port port[STATS_MAX_PORTS];
