@@ -35,6 +35,8 @@
 
 static int g_port;
 static const char *g_subnqn;
+static const char *g_hostnqn = HOSTNQN; /* the host this client plays */
+static uint32_t g_admin_kato = 30000;   /* KATO of its admin Connects (ms) */
 static int g_failures;
 
 #define CHECK(cond, ...)                                                                  \
@@ -298,11 +300,11 @@ static int fabrics_connect(struct conn *c, uint16_t qid, uint16_t sqsize, uint16
 	cmd.fctype = NVMF_FCTYPE_CONNECT;
 	put_le16(&cmd.qid, qid);
 	put_le16(&cmd.sqsize, (uint16_t)(sqsize - 1));
-	put_le32(&cmd.kato, qid == 0 ? 30000 : 0);
+	put_le32(&cmd.kato, qid == 0 ? g_admin_kato : 0);
 	memset(data.hostid, 0x5a, sizeof(data.hostid));
 	put_le16(&data.cntlid, cntlid);
 	snprintf(data.subnqn, sizeof(data.subnqn), "%s", g_subnqn);
-	snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", HOSTNQN);
+	snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", g_hostnqn);
 	/* The connect data goes in-capsule when it fits (admin: 8 KiB), by R2T otherwise. */
 	st = run_cmd(c, (struct nvme_cmd *)&cmd, &data, sizeof(data), true, NULL, 0, &cpl);
 	REQUIRE(st == 0, "Connect qid %u: status 0x%x", qid, st);

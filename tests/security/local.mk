@@ -5,3 +5,6 @@
 security_tests =
 TESTS += $(security_tests)
 dist_check_SCRIPTS += $(security_tests)
+security_tests += tests/security/tcp-pool-hoard.sh
+security_tests += tests/security/tcp-abort-park.sh
+security_tests += tests/security/tcp-host-conn-limit.sh
