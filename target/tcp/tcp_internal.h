@@ -179,7 +179,7 @@ struct tcp_req {
 	 * (its TTAG) stays off the free list, FREE, until [h2c_next, r2t_end) has arrived
 	 * and been discarded. */
 	bool h2c_drain;
-	bool icd;         /* its data is in its slot's own buffer (tcp_req_icd), not the pool */
+	bool icd;         /* its data is in its slot's own buffer (tcp_qpair.icd), not the pool */
 	ev_tstamp r2t_at; /* when its last R2T was queued (the H2CData deadline runs from it) */
 };
 
@@ -250,6 +250,7 @@ struct tcp_qpair {
 	TAILQ_ENTRY(tcp_qpair) share_link;
 	uint8_t *icd; /* per slot, icd_size bytes of its own, in mem */
 	uint32_t icd_size;
+	bool icd_dirty;  /* a slot buffer was used since the last trim */
 	uint32_t parked; /* FREE slots kept back for an aborted write's data */
 	struct reactor_work resume_work;
 	uint64_t *cid_bits;		/* 65536-bit set of CIDs in flight */

@@ -281,7 +281,8 @@ static void drop_pages(uint8_t *from, uint8_t *to)
  * A connection that received nothing for a trim interval keeps the request slots below
  * its highest one in use (an AER, a request the backend still owns) and at least
  * TCP_TRIM_KEEP; the pages of the others go back to the system, to be faulted in as
- * zeroes (which is what slot_init() expects) when the queue is busy again. The receive
+ * zeroes (which is what slot_init() expects) when the queue is busy again. So do the
+ * data buffers of those slots and, when used since, of the free slots kept. The receive
  * buffer goes back too when it holds no partial PDU.
  */
 void tcp_qpair_trim(struct tcp_qpair *tq)
@@ -293,6 +294,23 @@ void tcp_qpair_trim(struct tcp_qpair *tq)
 	for (uint32_t i = 0; i < tq->nreqs_ready; i++)
 		if ((tq->reqs[i].state != TCP_REQ_FREE || tq->reqs[i].h2c_drain) && i + 1 > keep)
 			keep = i + 1;
+	if (tq->icd_dirty) {
+		/* the buffers of the free slots kept set up, in runs of free slots */
+		uint32_t n = keep < tq->nreqs_ready ? keep : tq->nreqs_ready, run = 0;
+
+		tq->icd_dirty = false;
+		for (uint32_t i = 0; i <= n; i++) {
+			const struct tcp_req *tr = i < n ? &tq->reqs[i] : NULL;
+
+			if (tr && tr->state == TCP_REQ_FREE && !tr->h2c_drain)
+				continue;
+			if (tr && tr->icd)
+				tq->icd_dirty = true;
+			drop_pages(tq->icd + (size_t)run * tq->icd_size,
+				   tq->icd + (size_t)i * tq->icd_size);
+			run = i + 1;
+		}
+	}
 	if (keep < tq->nreqs_ready) {
 		TAILQ_INIT(&tq->free_reqs);
 		for (uint32_t i = keep; i-- > 0;)

@@ -299,6 +299,7 @@ int tcp_req_get_buffers(struct tcp_req *tr)
 
 	if (tcp_req_icd_fits(tq, tr)) {
 		tr->icd = true;
+		tq->icd_dirty = true;
 		tr->req.iov[0].iov_base = tq->icd + (size_t)tr->ttag * tq->icd_size;
 		tr->req.iov[0].iov_len = left;
 		tr->req.iovcnt = left ? 1 : 0;
