@@ -29,6 +29,8 @@ else
 	it_not_ok park "exit status $rc"
 fi
 it_stop_target
+it_check "no sanitizer report in the daemon log" \
+	bash -c "! grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' '$IT_LOG'"
 
 it_start_target --nqn "$nqn" --ns ram:64M --reactors 2 --no-pin --r2t-timeout 2 || it_finish
 timeout 30 "$client" "$IT_PORT" "$nqn" r2t-silent 2 > "$IT_DIR/r2t.out" 2>&1
@@ -41,4 +43,6 @@ else
 fi
 it_grep "R2T timeout logged" "$IT_LOG" 'no H2CData for .* after the R2T'
 it_stop_target
+it_check "no sanitizer report in the daemon log" \
+	bash -c "! grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' '$IT_LOG'"
 it_finish

@@ -38,6 +38,8 @@ if command -v python3 > /dev/null; then
 	it_grep "refusal counted" "$IT_DIR/stats.json" '"host_conn_refused":1,'
 fi
 it_stop_target
+it_check "no sanitizer report in the daemon log" \
+	bash -c "! grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' '$IT_LOG'"
 
 # limits.max_host_connections in the configuration file
 port=$IT_PORT
@@ -69,6 +71,8 @@ if grep -q "listening on tcp://127.0.0.1:$port" "$IT_LOG"; then
 		it_not_ok host-limit-config "exit status $rc"
 	fi
 	it_stop_target
+	it_check "no sanitizer report in the daemon log" \
+		bash -c "! grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' '$IT_LOG'"
 else
 	it_not_ok target-start-config "nvmeof-target -c limits.json did not start"
 	sed 's/^/#   target: /' "$IT_LOG" | tail -n 20

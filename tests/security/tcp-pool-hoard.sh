@@ -7,7 +7,8 @@
 # a host connected before it must get Identify, a write and a read done within a second,
 # and a new host its Connect and verified I/O within a second; once the hoarder has
 # closed its sockets, the daemon's descriptors and resident memory must be back within
-# 10% of what they were before it came, within 30 s.
+# 10% of what they were before it came, within 30 s (resident memory within 50% when built
+# with AddressSanitizer, whose shadow and allocator keep some of what the hoarder used).
 . "$(dirname "$0")/../integration/lib.sh"
 it_init
 client=$top_builddir/tests/integration/fault_client
@@ -18,10 +19,16 @@ if [ ! -x "$client" ]; then
 	exit 77
 fi
 ulimit -n 4096 2> /dev/null || :
+rss_pct=10
+if grep -q __asan_init "$IT_TARGET_BIN" 2> /dev/null ||
+	grep -q __asan_init "$top_builddir/target/.libs/nvmeof-target" 2> /dev/null; then
+	rss_pct=50
+fi
 
 it_start_target --nqn "$nqn" --ns ram:64M --reactors 2 --no-pin \
 	--stats-socket "$IT_DIR/stats.sock" || it_finish
-timeout 120 "$client" "$IT_PORT" "$nqn" hoard 32 128 "$IT_PID" > "$IT_DIR/hoard.out" 2>&1
+timeout 120 "$client" "$IT_PORT" "$nqn" hoard 32 128 "$IT_PID" "$rss_pct" \
+	> "$IT_DIR/hoard.out" 2>&1
 rc=$?
 sed 's/^/#   /' "$IT_DIR/hoard.out"
 if [ "$rc" = 0 ]; then
@@ -39,4 +46,6 @@ print(s.makefile().readline())' "$IT_DIR/stats.sock" > "$IT_DIR/stats.json" 2>&1
 	it_grep "share waits counted" "$IT_DIR/stats.json" '"share_waits":[1-9]'
 fi
 it_stop_target
+it_check "no sanitizer report in the daemon log" \
+	bash -c "! grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' '$IT_LOG'"
 it_finish
