@@ -276,8 +276,13 @@ static bool req_buffers_now(struct tcp_qpair *tq, struct tcp_req *tr)
 {
 	int rc = 0;
 
-	/* Keep arrival order: nobody overtakes requests already waiting. */
-	if (TAILQ_EMPTY(&tq->buf_waitq) && (rc = tcp_req_get_buffers(tr)) == 0)
+	/* Keep arrival order for the pool: nobody overtakes requests already waiting for it.
+	 * In-capsule data is on the wire already: it goes on at once (a slot buffer, or a
+	 * chunk beyond the shares), or the receive machine, parked at it, could not read the
+	 * data of the writes holding this queue's share. */
+	if ((TAILQ_EMPTY(&tq->buf_waitq) || tr->plan == TCP_PLAN_IN_CAPSULE ||
+	     tcp_req_icd_fits(tq, tr)) &&
+	    (rc = tcp_req_get_buffers(tr)) == 0)
 		return true;
 	tcp_req_wait_buffers(tr, rc);
 	return false;

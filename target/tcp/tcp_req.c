@@ -227,7 +227,8 @@ void tcp_req_release(struct tcp_req *tr)
 /*
  * A request's data (req.iov) comes from one of two places:
  *  - its slot's own buffer of icd_size bytes (the in-capsule data size, as SPDK keeps per
- *    request): in-capsule data, Connect, and every command that moves no more than that.
+ *    request): in-capsule data, Connect, admin commands and reads that move no more than
+ *    that (tcp_req_icd_fits).
  *    These never wait for the reactor pool, so hosts that fill the pool can neither stall
  *    another host's Connect and admin commands nor park a receive machine at in-capsule
  *    data behind writes whose data is still to come;
@@ -253,9 +254,14 @@ void tcp_req_share_caps(struct tcp_qpair *tq, uint32_t pool_limit, size_t chunk,
 		tq->host_cap = per_io;
 }
 
+/* Small enough for the slot's own buffer, and not an I/O write by R2T: the host decides
+ * when (and whether) that data comes, so those stay within the pool shares rather than
+ * let a host fill every slot's buffer of every queue it has. */
 bool tcp_req_icd_fits(const struct tcp_qpair *tq, const struct tcp_req *tr)
 {
-	return tq->icd && tr->req.length <= tq->icd_size;
+	return tq->icd && tr->req.length <= tq->icd_size &&
+	       (tr->plan != TCP_PLAN_R2T || tq->qp.qid == 0 || !tq->qp.connected ||
+		tr->req.cmd.opc == NVME_OPC_FABRICS);
 }
 
 static unsigned int *host_bufs(struct tcp_qpair *tq)

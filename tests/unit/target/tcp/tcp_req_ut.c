@@ -352,7 +352,7 @@ static struct tcp_qpair q[3];   /* three queues of one host */
 static struct tcp_req rq[3][8]; /* their requests */
 static struct nvmf_host_share host;
 static struct nvmf_host_share_r host_r[1];
-static uint8_t icd_mem[8][ICDATA_SIZE];
+static uint8_t icd_mem[3][8][ICDATA_SIZE];
 
 static void run_msg(void *arg)
 {
@@ -390,7 +390,7 @@ static void share_setup(void)
 		t->qp.qid = 1;
 		t->qp.connected = true;
 		t->qp.host = &host;
-		t->icd = i == 0 ? &icd_mem[0][0] : NULL;
+		t->icd = &icd_mem[i][0][0];
 		t->icd_size = ICDATA_SIZE;
 		TAILQ_INIT(&t->free_reqs);
 		TAILQ_INIT(&t->buf_waitq);
@@ -434,11 +434,12 @@ static void share_step1(void)
 	CU_ASSERT_EQUAL(q[0].queue_cap, 64 / TCP_POOL_QUEUE_SHARE);
 	CU_ASSERT_EQUAL(q[0].host_cap, 64 / TCP_POOL_HOST_SHARE);
 
-	/* no more than a slot's own buffer: never the pool, whatever the shares */
+	/* a read of no more than a slot's own buffer: never the pool, whatever the shares */
 	rq[0][7].req.length = 4096;
+	rq[0][7].plan = TCP_PLAN_C2H;
 	CU_ASSERT_EQUAL(take(&rq[0][7]), 0);
 	CU_ASSERT_TRUE(rq[0][7].icd);
-	CU_ASSERT_PTR_EQUAL(rq[0][7].req.iov[0].iov_base, icd_mem[7]);
+	CU_ASSERT_PTR_EQUAL(rq[0][7].req.iov[0].iov_base, icd_mem[0][7]);
 	CU_ASSERT_EQUAL(rq[0][7].req.iov[0].iov_len, 4096);
 	CU_ASSERT_EQUAL(q[0].bufs_held, 0);
 
@@ -464,6 +465,14 @@ static void share_step1(void)
 	rq[2][1].plan = TCP_PLAN_IN_CAPSULE;
 	CU_ASSERT_EQUAL(take(&rq[2][1]), 0);
 	CU_ASSERT_EQUAL(host_r[0].bufs, 9);
+	/* a small write by R2T on an I/O queue: the pool, within the shares (the host decides
+	 * when its data comes); on the admin queue, the slot's buffer */
+	rq[1][6].req.length = 4096;
+	CU_ASSERT_EQUAL(take(&rq[1][6]), -EAGAIN);
+	q[1].qp.qid = 0;
+	CU_ASSERT_EQUAL(take(&rq[1][6]), 0);
+	CU_ASSERT_TRUE(rq[1][6].icd);
+	q[1].qp.qid = 1;
 	/* a queue before Connect has no pool share at all */
 	q[1].qp.connected = false;
 	CU_ASSERT_EQUAL(take(&rq[1][4]), -EAGAIN);
