@@ -46,6 +46,8 @@ static const char *const limit_keys[] = { "max_connections",
 					  "auth_max_pending",
 					  "auth_max_pending_host",
 					  "auth_max_pending_addr",
+					  "max_host_connections",
+					  "r2t_timeout",
 					  NULL };
 
 /* The "limits" extension (struct config_limits). */
@@ -68,6 +70,18 @@ static int parse_limits(struct pctx *c, json_object *lim)
 		return rc;
 	if (rc)
 		l->max_connecting = (uint32_t)v;
+	rc = cfg_get_int(c, lim, "limits", "max_host_connections", 1, 1000000, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		l->max_host_connections = (uint32_t)v;
+	rc = cfg_get_int(c, lim, "limits", "r2t_timeout", 0, 3600, &v, OPT);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		l->r2t_timeout_ms = (uint32_t)v * 1000;
+		l->r2t_timeout_set = true;
+	}
 	rc = cfg_get_int(c, lim, "limits", "connect_timeout", 0, 3600, &v, OPT);
 	if (rc < 0)
 		return rc;

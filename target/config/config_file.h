@@ -154,6 +154,9 @@ struct tgt_config {
 	struct config_limits {
 		uint32_t max_connections;    /* established, 1..1000000 */
 		uint32_t max_connecting;     /* not yet through Connect, 1..1000000 */
+		uint32_t max_host_connections; /* queues per host NQN, 1..1000000 */
+		uint32_t r2t_timeout_ms;       /* "r2t_timeout" seconds, 0..3600 */
+		bool r2t_timeout_set;
 		uint32_t connect_timeout_ms; /* "connect_timeout" seconds, 0..3600 */
 		bool connect_timeout_set;
 		uint32_t auth_timeout_ms; /* "auth_timeout" seconds, 0..600: DH-HMAC-CHAP */

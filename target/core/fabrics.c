@@ -155,12 +155,21 @@ static void connect_exec(struct nvmf_req *req)
 	status = connect_find_subsys(req, d.subnqn, d.hostnqn, &s, &auth);
 	if (status)
 		goto out;
+	/* One host NQN may not hold every connection slot of the target. */
+	if (!req->qpair->host &&
+	    nvmf_host_share_get(req->qpair->tgt, d.hostnqn, req->qpair->peer, &req->qpair->host)) {
+		dhchap_host_conf_put(auth);
+		status = NVMF_ST(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONNECT_CONTROLLER_BUSY);
+		goto out;
+	}
 	if (qid == 0)
 		status = connect_admin(req, s, &d, sqsize, cmd->cattr, kato);
 	else
 		status = connect_io(req, s, &d, qid, sqsize, cmd->cattr);
 	if (status) {
 		dhchap_host_conf_put(auth);
+		nvmf_host_share_put(req->qpair->tgt, req->qpair->host);
+		req->qpair->host = NULL;
 		goto out;
 	}
 	/* A host with DH-HMAC-CHAP settings authenticates the queue next (AUTHREQ.ATR). */

@@ -37,7 +37,8 @@ libnvmeof_core_la_SOURCES = \
 	target/core/ns_stats.c \
 	target/core/qos.c target/core/qos.h \
 	target/core/host_psk.c \
-	target/core/state_dir.c target/core/state_dir.h
+	target/core/state_dir.c target/core/state_dir.h \
+	target/core/host_share.c
 libnvmeof_core_la_CFLAGS = $(TARGET_CFLAGS) $(EV_CFLAGS) $(OPENSSL_CFLAGS)
 libnvmeof_core_la_LIBADD = libnvmeof_auth.la $(OPENSSL_LIBS)
 

@@ -69,6 +69,11 @@ struct nvmf_tgt_opts {
 				      * running, in all (default 128); more are refused */
 	uint32_t auth_max_pending_host; /* ... of one host NQN (default 16) */
 	uint32_t auth_max_pending_addr; /* ... from one peer address (default 16) */
+	uint32_t max_host_connections; /* queues (admin and I/O, all controllers) one host NQN
+					* may have connected at once (default 1024) */
+	uint32_t r2t_timeout_ms;       /* NVMe/TCP: the H2CData an R2T asked for must be in
+				      * within this, or the queue is terminated (default
+				      * 10000; 0: no deadline) */
 	const char *state_dir;          /* namespace identities kept here (ns_ident.c); NULL:
 				      * none kept, identities derived as without a state dir */
 };
@@ -183,7 +188,39 @@ struct nvmf_qpair {
 	 * Authentication Send/Receive fails with Authentication Required. */
 	bool auth_pending;
 	struct nvmf_qpair_auth *auth; /* the queue's DH-HMAC-CHAP state, NULL: none yet */
+	struct nvmf_host_share *host; /* its host's connection count and buffer use (after
+				       * Connect; NULL before, and for in-process front ends) */
 };
+
+/*
+ * What one host NQN holds across all its controllers (host_share.c): the queues it has
+ * connected (bounded by opts.max_host_connections) and, per reactor, the data buffers its
+ * queues hold there (written by that reactor only; transports bound it to a share of the
+ * reactor's pool). Hosts without a name (an empty Host NQN) share one entry.
+ */
+struct nvmf_host_share_r {
+	unsigned int bufs;
+} __attribute__((aligned(64)));
+
+struct nvmf_host_share {
+	TAILQ_ENTRY(nvmf_host_share) link; /* tgt->host_shares, under tgt->lock */
+	unsigned int conns;                /* queues connected, under tgt->lock */
+	unsigned int nr;                   /* entries in per_r */
+	struct nvmf_host_share_r *per_r;   /* by reactor id */
+	char hostnqn[NVME_NQN_FIELD];
+};
+
+/* Count one more queue for @hostnqn: 0 (*out set), -EBUSY at max_host_connections (logged,
+ * rate-limited, and counted in tgt->host_conn_refused), -ENOMEM. */
+int nvmf_host_share_get(struct nvmf_tgt *tgt, const char *hostnqn, const char *peer,
+			struct nvmf_host_share **out);
+/* The queue is gone: the entry goes with the host's last queue. */
+void nvmf_host_share_put(struct nvmf_tgt *tgt, struct nvmf_host_share *h);
+/* The buffer count of @h on reactor @rid (NULL when @h is NULL or @rid out of range). */
+static inline unsigned int *nvmf_host_share_bufs(struct nvmf_host_share *h, unsigned int rid)
+{
+	return h && rid < h->nr ? &h->per_r[rid].bufs : NULL;
+}
 
 /*
  * Transport calls, all on the queue pair's reactor:
@@ -458,6 +495,8 @@ struct nvmf_tgt {
 	struct auth_pool *auth_pool;      /* DH-HMAC-CHAP work threads, made on first use
 					   * (under auth_pool_lock) */
 	pthread_mutex_t auth_pool_lock;
+	TAILQ_HEAD(, nvmf_host_share) host_shares; /* hosts with queues (host_share.c) */
+	uint64_t host_conn_refused; /* atomic: Connects refused at max_host_connections */
 };
 
 /* DH-HMAC-CHAP's Diffie-Hellman jobs (target/core/auth_pool.c), since start. */

@@ -34,6 +34,7 @@ void nvmf_qpair_init(struct nvmf_qpair *qp, const struct nvmf_transport_ops *ops
 	TAILQ_INIT(&qp->rl_waiters);
 	qp->auth_pending = false;
 	qp->auth = NULL;
+	qp->host = NULL;
 	if (tgt)
 		__atomic_add_fetch(&tgt->nconnections, 1, __ATOMIC_RELAXED);
 	if (tgt && port) {
@@ -77,6 +78,9 @@ void nvmf_qpair_fini(struct nvmf_qpair *qp)
 	}
 	qp->connected = false;
 	qp->fused_first = NULL; /* released by the transport with its other requests */
+	if (qp->tgt)
+		nvmf_host_share_put(qp->tgt, qp->host);
+	qp->host = NULL;
 	if (qp->tgt && qp->port) {
 		pthread_mutex_lock(&qp->tgt->lock);
 		TAILQ_REMOVE(&qp->port->qpairs, qp, link);

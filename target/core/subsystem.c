@@ -95,6 +95,8 @@ void nvmf_tgt_opts_default(struct nvmf_tgt_opts *o)
 	o->auth_max_pending = 128;
 	o->auth_max_pending_host = 16;
 	o->auth_max_pending_addr = 16;
+	o->max_host_connections = 1024;
+	o->r2t_timeout_ms = 10000;
 }
 
 static bool opts_valid(const struct nvmf_tgt_opts *o)
@@ -147,6 +149,7 @@ struct nvmf_tgt *nvmf_tgt_create(const struct nvmf_tgt_opts *opts)
 	TAILQ_INIT(&tgt->subsystems);
 	TAILQ_INIT(&tgt->ports);
 	TAILQ_INIT(&tgt->referrals);
+	TAILQ_INIT(&tgt->host_shares);
 	pthread_mutex_init(&tgt->lock, NULL);
 	pthread_mutex_init(&tgt->auth_pool_lock, NULL);
 	tgt->start_ns = nvmf_now_ns();

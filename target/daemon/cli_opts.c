@@ -35,6 +35,8 @@ enum {
 	OPT_STATE_DIR,
 	OPT_MAX_CONN,
 	OPT_MAX_CONNECTING,
+	OPT_MAX_HOST_CONN,
+	OPT_R2T_TIMEOUT,
 	OPT_CONNECT_TIMEOUT,
 	OPT_LOGIN_TIMEOUT,
 	OPT_UNSAFE_IGNORE_FLUSH,
@@ -88,6 +90,8 @@ static const struct option long_opts[] = {
 	{ "tcp-zerocopy-min", required_argument, NULL, OPT_TCP_ZEROCOPY_MIN },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
 	{ "max-connecting", required_argument, NULL, OPT_MAX_CONNECTING },
+	{ "max-host-connections", required_argument, NULL, OPT_MAX_HOST_CONN },
+	{ "r2t-timeout", required_argument, NULL, OPT_R2T_TIMEOUT },
 	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
 	{ "login-timeout", required_argument, NULL, OPT_LOGIN_TIMEOUT },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
@@ -171,6 +175,11 @@ void cli_usage(FILE *f)
 	      "                        1024; NVMe/RDMA queues: CM request to Connect), counted\n"
 	      "                        apart so that silent sockets cannot take the slots of\n"
 	      "                        real hosts; more are closed after accept\n"
+	      "  --max-host-connections N  queues one host NQN may have connected at once, all\n"
+	      "                        its controllers (default 1024); its next Connect fails\n"
+	      "  --r2t-timeout SECS    NVMe/TCP: the data an R2T asks for must arrive within\n"
+	      "                        SECS (default 10; 0: no deadline), or the queue is\n"
+	      "                        terminated\n"
 	      "  --connect-timeout SECS  ICReq and Connect must be done within SECS (default 5;\n"
 	      "                        0: no deadline; NVMe/RDMA: Connect); slower connections\n"
 	      "                        are closed\n"
@@ -521,6 +530,19 @@ static int one_opt(int c, const char *arg, const char *name, struct cli_opts *o,
 			return fail(err, errlen, "--max-connecting: expected 1-1000000, got '%s'",
 				    arg);
 		o->max_connecting = (uint32_t)v;
+		return 0;
+	case OPT_MAX_HOST_CONN:
+		if (parse_uint(arg, 1, 1000000, &v))
+			return fail(err, errlen,
+				    "--max-host-connections: expected 1-1000000, got '%s'", arg);
+		o->max_host_connections = (uint32_t)v;
+		return 0;
+	case OPT_R2T_TIMEOUT:
+		if (parse_uint(arg, 0, 3600, &v))
+			return fail(err, errlen, "--r2t-timeout: expected 0-3600 seconds, got '%s'",
+				    arg);
+		o->r2t_timeout_ms = (uint32_t)v * 1000;
+		o->r2t_timeout_set = true;
 		return 0;
 	case OPT_CONNECT_TIMEOUT:
 		if (parse_uint(arg, 0, 3600, &v))

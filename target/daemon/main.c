@@ -482,6 +482,8 @@ static void reload_limits(struct daemon_ctx *d)
 			   t.max_connections, t.max_queue_depth, t.in_capsule_size, t.max_io_size);
 	__atomic_store_n(&cur->max_connections, t.max_connections, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->max_connecting, t.max_connecting, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->max_host_connections, t.max_host_connections, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->r2t_timeout_ms, t.r2t_timeout_ms, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->connect_timeout_ms, t.connect_timeout_ms, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->auth_timeout_ms, t.auth_timeout_ms, __ATOMIC_RELAXED);
 	__atomic_store_n(&cur->auth_max_pending, t.auth_max_pending, __ATOMIC_RELAXED);
@@ -563,6 +565,10 @@ static void apply_tgt_opts(const struct cli_opts *o, struct nvmf_tgt_opts *t)
 		t->max_connections = o->max_connections;
 	if (o->max_connecting)
 		t->max_connecting = o->max_connecting;
+	if (o->max_host_connections)
+		t->max_host_connections = o->max_host_connections;
+	if (o->r2t_timeout_set)
+		t->r2t_timeout_ms = o->r2t_timeout_ms;
 	if (o->connect_timeout_set)
 		t->connect_timeout_ms = o->connect_timeout_ms;
 	if (o->auth_timeout_set)
@@ -589,6 +595,10 @@ static void apply_limits(const struct cli_opts *o, const struct tgt_config *cfg,
 		t->max_connections = l->max_connections;
 	if (l->max_connecting && !o->max_connecting)
 		t->max_connecting = l->max_connecting;
+	if (l->max_host_connections && !o->max_host_connections)
+		t->max_host_connections = l->max_host_connections;
+	if (l->r2t_timeout_set && !o->r2t_timeout_set)
+		t->r2t_timeout_ms = l->r2t_timeout_ms;
 	if (l->connect_timeout_set && !o->connect_timeout_set)
 		t->connect_timeout_ms = l->connect_timeout_ms;
 	if (l->auth_timeout_set && !o->auth_timeout_set)

@@ -550,6 +550,19 @@ int metrics_format(struct nvmf_tgt *tgt, struct metrics_buf *b)
 	metrics_family(b, "nvmeof_tcp_reads_mapped_total", "counter",
 		       "NVMe/TCP reads sent straight from namespace memory (not copied).");
 	metrics_sample_u64(b, "nvmeof_tcp_reads_mapped_total", NULL, s->tcp.totals.c2h_mapped);
+	metrics_family(b, "nvmeof_tcp_share_waits_total", "counter",
+		       "NVMe/TCP queues that waited for their own or their host's data pool "
+		       "share.");
+	metrics_sample_u64(b, "nvmeof_tcp_share_waits_total", NULL, s->tcp.totals.share_waits);
+	metrics_family(b, "nvmeof_tcp_r2t_timeouts_total", "counter",
+		       "NVMe/TCP queues terminated: R2T data not in within the R2T timeout.");
+	metrics_sample_u64(b, "nvmeof_tcp_r2t_timeouts_total", NULL, s->tcp.totals.r2t_timeouts);
+	metrics_family(b, "nvmeof_tcp_paused_closes_total", "counter",
+		       "NVMe/TCP queues closed by the peer while reading was paused.");
+	metrics_sample_u64(b, "nvmeof_tcp_paused_closes_total", NULL, s->tcp.totals.paused_closes);
+	metrics_family(b, "nvmeof_host_connections_refused_total", "counter",
+		       "Connects refused: the host NQN had max_host_connections queues.");
+	metrics_sample_u64(b, "nvmeof_host_connections_refused_total", NULL, s->host_conn_refused);
 	format_paths(b, s);
 	format_reactors(b, s);
 	format_ns(b, ns, nns);

@@ -307,6 +307,8 @@ void stats_collect(struct nvmf_tgt *tgt, struct stats_snapshot *snap)
 		collect_paths(tgt, snap);
 		collect_ports(tgt, snap);
 		snap->connections = __atomic_load_n(&tgt->nconnections, __ATOMIC_RELAXED);
+		snap->host_conn_refused =
+			__atomic_load_n(&tgt->host_conn_refused, __ATOMIC_RELAXED);
 	}
 	nvmf_tcp_get_stats(&snap->tcp);
 #ifdef HAVE_RDMA
@@ -428,7 +430,8 @@ int stats_format_json(const struct stats_snapshot *snap, char *buf, size_t len)
 		     (unsigned long long)p->io.write_bytes, (unsigned long long)p->ana_refused,
 		     (unsigned long long)p->plain_refused);
 	}
-	jput(&b, "],\"connections\":%u,", snap->connections);
+	jput(&b, "],\"connections\":%u,\"host_conn_refused\":%llu,", snap->connections,
+	     (unsigned long long)snap->host_conn_refused);
 	jput(&b,
 	     "\"auth\":{\"threads\":%u,\"pending\":%u,\"pending_priority\":%u,"
 	     "\"queued\":%llu,\"queued_priority\":%llu,\"refused_total\":%llu,"
@@ -447,14 +450,17 @@ int stats_format_json(const struct stats_snapshot *snap, char *buf, size_t len)
 	     "\"closed_pdus_rx\":%llu,\"closed_pdus_tx\":%llu,"
 	     "\"closed_bytes_rx\":%llu,\"closed_bytes_tx\":%llu,"
 	     "\"zerocopy_sends\":%llu,\"zerocopy_completions\":%llu,\"zerocopy_copied\":%llu,"
-	     "\"c2h_mapped\":%llu,",
+	     "\"c2h_mapped\":%llu,\"share_waits\":%llu,\"r2t_timeouts\":%llu,"
+	     "\"paused_closes\":%llu,",
 	     (unsigned long long)t->accepted, (unsigned long long)t->rejected,
 	     (unsigned long long)t->closed, (unsigned long long)t->fatal, t->live, t->connecting,
 	     (unsigned long long)t->connect_timeouts, (unsigned long long)t->totals.pdus_rx,
 	     (unsigned long long)t->totals.pdus_tx, (unsigned long long)t->totals.bytes_rx,
 	     (unsigned long long)t->totals.bytes_tx, (unsigned long long)t->totals.zc_sends,
 	     (unsigned long long)t->totals.zc_completions, (unsigned long long)t->totals.zc_copied,
-	     (unsigned long long)t->totals.c2h_mapped);
+	     (unsigned long long)t->totals.c2h_mapped, (unsigned long long)t->totals.share_waits,
+	     (unsigned long long)t->totals.r2t_timeouts,
+	     (unsigned long long)t->totals.paused_closes);
 	jstates(&b, "req_states", t->totals.req_state_entries, NVMF_TCP_REQ_NSTATES,
 		nvmf_tcp_req_state_name);
 	jput(&b, ",");

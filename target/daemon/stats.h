@@ -114,6 +114,7 @@ struct stats_snapshot {
 	struct stats_path nvme;	  /* native: controllers with a fabric admin queue */
 	struct stats_path scsi;	  /* controllers of in-process front ends (iSCSI sessions) */
 	unsigned int connections; /* queue pairs bound to the target, all transports */
+	uint64_t host_conn_refused; /* Connects refused at max_host_connections */
 	struct nvmf_tcp_stats tcp;
 	struct stats_rdma rdma;
 	struct nvmf_auth_stats auth; /* DH-HMAC-CHAP's Diffie-Hellman jobs */

@@ -26,6 +26,7 @@
 #define REACTOR_DEFAULT_BUF_SIZE (128u * 1024)
 #define REACTOR_DEFAULT_BUF_BYTES (256ull * 1024 * 1024) /* per reactor */
 #define REACTOR_DEFER_BUDGET 4096 /* deferred items run per prepare before yielding */
+#define REACTOR_BUF_TRIM_S        2.0  /* pool chunks unused this long go back to the system */
 
 struct reactor_msg {
 	struct reactor_msg *next;
@@ -69,6 +70,12 @@ struct reactor_priv {
 	uint64_t exhausted;
 	TAILQ_HEAD(, reactor_work) buf_waiters;
 	unsigned int nwaiters;
+	/* Giving idle chunks' memory back (buf_trim_cb): free_stack[0, cold) have been
+	 * madvise(MADV_DONTNEED)ed since they were last used; low_free is the fewest chunks
+	 * free since the last tick, so free_stack[0, low_free) were not used during it. */
+	unsigned int cold, low_free;
+	uint64_t trimmed;
+	ev_timer trim;
 };
 
 static struct reactor *g_reactors;
@@ -381,8 +388,15 @@ void *reactor_buf_get(struct reactor *r)
 	struct reactor_priv *p = priv_of(r);
 	void *chunk;
 
-	if (p->nfree)
-		return p->free_stack[--p->nfree];
+	if (p->nfree) {
+		chunk = p->free_stack[--p->nfree];
+		if (p->nfree < p->low_free)
+			p->low_free = p->nfree;
+		if (p->nfree < p->cold)
+			p->cold = p->nfree; /* a returned chunk: its pages fault in as zeroes */
+		return chunk;
+	}
+	p->low_free = 0;
 	if (p->allocated >= p->limit) {
 		p->exhausted++;
 		return NULL;
@@ -455,6 +469,28 @@ void reactor_buf_wait_cancel(struct reactor *r, struct reactor_work *w)
 	reactor_defer_cancel(r, w);
 }
 
+/*
+ * The pool grows with demand up to its limit and never shrinks, but the memory of chunks
+ * nobody used for a whole tick goes back to the system: after a burst (or a host that
+ * held many buffers) has passed, the daemon's resident size returns to what its steady
+ * load needs. Free chunks are a stack, so the unused ones are at its bottom.
+ */
+static void buf_trim_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct reactor_priv *p = w->data;
+	size_t len = g_buf_size & ~(size_t)4095;
+
+	if (p->low_free > p->nfree)
+		p->low_free = p->nfree;
+	for (unsigned int i = p->cold; i < p->low_free && len; i++) {
+		madvise(p->free_stack[i], len, MADV_DONTNEED);
+		p->trimmed++;
+	}
+	if (p->low_free > p->cold)
+		p->cold = p->low_free;
+	p->low_free = p->nfree;
+}
+
 void reactor_buf_stats(const struct reactor *r, struct reactor_buf_stats *st)
 {
 	const struct reactor_priv *p = priv_of(r);
@@ -463,6 +499,7 @@ void reactor_buf_stats(const struct reactor *r, struct reactor_buf_stats *st)
 	st->free = p->nfree;
 	st->limit = p->limit;
 	st->exhausted = p->exhausted;
+	st->trimmed = p->trimmed;
 }
 
 /* ---- threads -------------------------------------------------------------------------- */
@@ -569,6 +606,10 @@ static int reactor_init(struct reactor *r, unsigned int id, unsigned int ncpu, b
 	ev_prepare_start(r->loop, &p->prepare);
 	ev_idle_init(&p->kick, kick_cb);
 	p->kick.data = p;
+	ev_timer_init(&p->trim, buf_trim_cb, REACTOR_BUF_TRIM_S, REACTOR_BUF_TRIM_S);
+	p->trim.data = p;
+	ev_timer_start(r->loop, &p->trim);
+	ev_unref(r->loop); /* the tick alone does not keep a loop running */
 	ev_idle_init(&p->spin, spin_cb);
 	p->spin.data = p;
 	p->gap = 4 * g_poll_max;

@@ -125,7 +125,8 @@ uint64_t reactor_cpu_ns(const struct reactor *r);
 
 /*
  * Data buffers: a per-reactor pool of fixed-size chunks (reactor_buf_size(), set by
- * reactors_configure()), grown lazily up to a limit so idle connections cost no memory.
+ * reactors_configure()), grown lazily up to a limit so idle connections cost no memory;
+ * the memory of chunks left unused for a couple of seconds goes back to the system.
  * Only the owning reactor calls these. reactor_buf_get() returns NULL when the pool is
  * exhausted: the caller queues a waiter with reactor_buf_wait(), whose work item runs
  * (deferred) once a chunk has been returned; it then retries reactor_buf_get().
@@ -142,6 +143,7 @@ struct reactor_buf_stats {
 	unsigned int free;	/* chunks on the free list */
 	unsigned int limit;
 	uint64_t exhausted;	/* reactor_buf_get() calls that returned NULL */
+	uint64_t trimmed;       /* times an unused free chunk's memory went back to the system */
 };
 void reactor_buf_stats(const struct reactor *r, struct reactor_buf_stats *st);
 

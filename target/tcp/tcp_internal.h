@@ -38,6 +38,10 @@
 #define TCP_ZC_RING         128   /* zero-copy sends a connection may have unconfirmed at once */
 #define TCP_ZC_POLL_S       0.002 /* error queue read this often while confirmations are due */
 #define TCP_ZC_DRAIN_S      5.0   /* after close: how long the kernel may keep the buffers */
+#define TCP_ICD_MAX          (64 * 1024) /* largest per-slot data buffer (in-capsule size) */
+#define TCP_POOL_QUEUE_SHARE 16          /* a queue holds at most 1/16 of its reactor's pool */
+#define TCP_POOL_HOST_SHARE  8           /* a host's queues on a reactor at most 1/8 of its pool */
+#define TCP_TICK_S           1.0         /* R2T deadlines and paused queues checked this often */
 
 /* PDU receive state machine (one per connection). */
 enum tcp_rx_state {
@@ -175,6 +179,8 @@ struct tcp_req {
 	 * (its TTAG) stays off the free list, FREE, until [h2c_next, r2t_end) has arrived
 	 * and been discarded. */
 	bool h2c_drain;
+	bool icd;         /* its data is in its slot's own buffer (tcp_qpair.icd), not the pool */
+	ev_tstamp r2t_at; /* when its last R2T was queued (the H2CData deadline runs from it) */
 };
 
 /* Per-reactor transport state: the reactor's connections and their summed counters. */
@@ -184,6 +190,11 @@ struct tcp_reactor {
 	unsigned int nconns;
 	struct nvmf_tcp_conn_stats stats; /* written by this reactor only, read anywhere */
 	ev_timer trim;                    /* tcp_qpair_trim() of the idle connections */
+	ev_timer tick;                    /* tcp_tick_cb(): R2T deadlines, paused queues */
+	/* queues whose next request waits for its own queue's or host's share of the pool:
+	 * tried again when a queue on this reactor gives buffers back */
+	TAILQ_HEAD(, tcp_qpair) share_waitq;
+	struct reactor_work share_work;
 };
 
 struct tcp_qpair {
@@ -231,6 +242,16 @@ struct tcp_qpair {
 	TAILQ_HEAD(, tcp_req) free_reqs;
 	TAILQ_HEAD(, tcp_req) buf_waitq;
 	struct reactor_work buf_work;
+	/* Its share of the reactor's data pool (tcp_req_get_buffers): chunks held by this
+	 * queue, and the caps of the queue and of its host on this reactor. */
+	uint32_t bufs_held;
+	uint32_t queue_cap, host_cap;
+	bool share_waiting; /* on tr->share_waitq */
+	TAILQ_ENTRY(tcp_qpair) share_link;
+	uint8_t *icd; /* per slot, icd_size bytes of its own, in mem */
+	uint32_t icd_size;
+	bool icd_dirty;  /* a slot buffer was used since the last trim */
+	uint32_t parked; /* FREE slots kept back for an aborted write's data */
 	struct reactor_work resume_work;
 	uint64_t *cid_bits;		/* 65536-bit set of CIDs in flight */
 
@@ -311,6 +332,8 @@ void tcp_qpair_disconnect(struct nvmf_qpair *qp);
 void tcp_qpair_check_done(struct tcp_qpair *tq);
 void tcp_qpair_trim(struct tcp_qpair *tq);
 void tcp_trim_cb(struct ev_loop *loop, ev_timer *w, int revents); /* tcp_reactor.trim */
+bool tcp_qpair_r2t_check(struct tcp_qpair *tq, ev_tstamp now);    /* true: terminated */
+void tcp_tick_cb(struct ev_loop *loop, ev_timer *w, int revents); /* tcp_reactor.tick */
 
 /* tcp_req.c: the request state machine. Every transition goes through
  * tcp_req_set_state(), which counts entries per state and, without NDEBUG, asserts that
@@ -325,8 +348,12 @@ void tcp_req_slots_add(struct tcp_qpair *tq, uint32_t upto);
 struct tcp_req *tcp_req_get(struct tcp_qpair *tq);
 void tcp_req_release(struct tcp_req *tr);
 int tcp_req_get_buffers(struct tcp_req *tr);
-void tcp_req_wait_buffers(struct tcp_req *tr);
-void tcp_req_buf_ready(void *arg); /* reactor work: pool has buffers again */
+void tcp_req_wait_buffers(struct tcp_req *tr, int why); /* why: get_buffers' rc, or 0 */
+void tcp_req_buf_ready(void *arg);                      /* reactor work: pool has buffers again */
+void tcp_req_share_ready(void *arg); /* reactor work (tcp_reactor): shares freed up */
+void tcp_req_share_caps(struct tcp_qpair *tq, uint32_t pool_limit, size_t chunk, uint32_t max_io);
+bool tcp_req_icd_fits(const struct tcp_qpair *tq, const struct tcp_req *tr);
+bool tcp_req_r2t_late(const struct tcp_req *tr, ev_tstamp now, ev_tstamp limit);
 void tcp_req_execute(struct tcp_req *tr);
 bool tcp_req_abort(struct nvmf_qpair *qp, uint16_t cid); /* ops->req_abort */
 void tcp_req_drained(struct tcp_req *tr); /* an aborted request's late data is all in */
@@ -338,6 +365,7 @@ const char *tcp_rx_state_name(enum tcp_rx_state s);
 void tcp_read_cb(struct ev_loop *loop, ev_io *w, int revents);
 void tcp_rx_resume(void *arg);
 void tcp_fatal(struct tcp_qpair *tq, uint16_t fes, uint32_t fei);
+void tcp_r2t_expired(struct tcp_qpair *tq, const struct tcp_req *tr, ev_tstamp waited);
 void tcp_h2c_data_done(struct tcp_req *tr);
 
 /* tcp_send.c */

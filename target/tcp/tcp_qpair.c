@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -106,6 +108,7 @@ void tcp_qpair_start(void *arg)
 	struct nvmf_tgt *tgt = tq->qp.tgt;
 	char peer[sizeof(tq->qp.peer)];
 	uint32_t n, icsz;
+	size_t slots_len;
 
 	memcpy(peer, tq->qp.peer, sizeof(peer));
 	nvmf_qpair_init(&tq->qp, &nvmf_tcp_transport_ops, tgt, tq->qp.port, r);
@@ -121,9 +124,18 @@ void tcp_qpair_start(void *arg)
 	if (n > 65535)
 		n = 65535;
 	tq->nreqs = n;
-	/* One mapping: [receive buffer | CID bit set | request slots]. Untouched pages cost
-	 * no memory, so a queue pays for the slots it has used, not for its depth. */
-	tq->mem_len = TCP_RBUF_SIZE + TCP_CID_BITS_BYTES + (size_t)n * sizeof(*tq->reqs);
+	/* A data buffer per slot for in-capsule data and small commands (tcp_req.c). */
+	icsz = tcp_io_icdata(&tq->qp);
+	tq->icd_size = icsz > TCP_ADMIN_ICDATA ? icsz : TCP_ADMIN_ICDATA;
+	if (tq->icd_size > TCP_ICD_MAX)
+		tq->icd_size = TCP_ICD_MAX;
+	tq->icd_size = (uint32_t)((tq->icd_size + page_size() - 1) & ~(page_size() - 1));
+	/* One mapping: [receive buffer | CID bit set | request slots | slot data buffers].
+	 * Untouched pages cost no memory, so a queue pays for the slots it has used, not for
+	 * its depth. */
+	slots_len = (size_t)n * sizeof(*tq->reqs);
+	slots_len = (slots_len + page_size() - 1) & ~(page_size() - 1);
+	tq->mem_len = TCP_RBUF_SIZE + TCP_CID_BITS_BYTES + slots_len + (size_t)n * tq->icd_size;
 	tq->mem_len = (tq->mem_len + page_size() - 1) & ~(page_size() - 1);
 	tq->mem =
 		mmap(NULL, tq->mem_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -133,6 +145,13 @@ void tcp_qpair_start(void *arg)
 		tq->rbuf = tq->mem;
 		tq->cid_bits = (uint64_t *)(tq->mem + TCP_RBUF_SIZE);
 		tq->reqs = (struct tcp_req *)(tq->mem + TCP_RBUF_SIZE + TCP_CID_BITS_BYTES);
+		tq->icd = tq->mem + TCP_RBUF_SIZE + TCP_CID_BITS_BYTES + slots_len;
+	}
+	{
+		struct reactor_buf_stats bs;
+
+		reactor_buf_stats(r, &bs);
+		tcp_req_share_caps(tq, bs.limit, reactor_buf_size(), tgt->opts.max_io_size);
 	}
 	TAILQ_INIT(&tq->free_reqs);
 	TAILQ_INIT(&tq->buf_waitq);
@@ -154,6 +173,8 @@ void tcp_qpair_start(void *arg)
 		tq->tr->nconns++;
 		if (!ev_is_active(&tq->tr->trim))
 			ev_timer_again(tq->loop, &tq->tr->trim);
+		if (!ev_is_active(&tq->tr->tick))
+			ev_timer_again(tq->loop, &tq->tr->tick);
 	}
 
 	if (!tq->mem || !tq->tr) {
@@ -215,6 +236,10 @@ void tcp_qpair_close(struct tcp_qpair *tq, const char *why)
 	reactor_defer_cancel(tq->r, &tq->flush_work);
 	reactor_defer_cancel(tq->r, &tq->resume_work);
 	reactor_buf_wait_cancel(tq->r, &tq->buf_work);
+	if (tq->share_waiting) {
+		TAILQ_REMOVE(&tq->tr->share_waitq, tq, share_link);
+		tq->share_waiting = false;
+	}
 	tcp_zc_close(tq); /* the kernel may still hold read data: keep it until it is done */
 	tcp_tx_drop_all(tq);
 	if (tq->fd >= 0) {
@@ -256,7 +281,8 @@ static void drop_pages(uint8_t *from, uint8_t *to)
  * A connection that received nothing for a trim interval keeps the request slots below
  * its highest one in use (an AER, a request the backend still owns) and at least
  * TCP_TRIM_KEEP; the pages of the others go back to the system, to be faulted in as
- * zeroes (which is what slot_init() expects) when the queue is busy again. The receive
+ * zeroes (which is what slot_init() expects) when the queue is busy again. So do the
+ * data buffers of those slots and, when used since, of the free slots kept. The receive
  * buffer goes back too when it holds no partial PDU.
  */
 void tcp_qpair_trim(struct tcp_qpair *tq)
@@ -268,12 +294,31 @@ void tcp_qpair_trim(struct tcp_qpair *tq)
 	for (uint32_t i = 0; i < tq->nreqs_ready; i++)
 		if ((tq->reqs[i].state != TCP_REQ_FREE || tq->reqs[i].h2c_drain) && i + 1 > keep)
 			keep = i + 1;
+	if (tq->icd_dirty) {
+		/* the buffers of the free slots kept set up, in runs of free slots */
+		uint32_t n = keep < tq->nreqs_ready ? keep : tq->nreqs_ready, run = 0;
+
+		tq->icd_dirty = false;
+		for (uint32_t i = 0; i <= n; i++) {
+			const struct tcp_req *tr = i < n ? &tq->reqs[i] : NULL;
+
+			if (tr && tr->state == TCP_REQ_FREE && !tr->h2c_drain)
+				continue;
+			if (tr && tr->icd)
+				tq->icd_dirty = true;
+			drop_pages(tq->icd + (size_t)run * tq->icd_size,
+				   tq->icd + (size_t)i * tq->icd_size);
+			run = i + 1;
+		}
+	}
 	if (keep < tq->nreqs_ready) {
 		TAILQ_INIT(&tq->free_reqs);
 		for (uint32_t i = keep; i-- > 0;)
 			if (tq->reqs[i].state == TCP_REQ_FREE && !tq->reqs[i].h2c_drain)
 				TAILQ_INSERT_TAIL(&tq->free_reqs, &tq->reqs[i], link);
 		drop_pages((uint8_t *)&tq->reqs[keep], (uint8_t *)&tq->reqs[tq->nreqs_ready]);
+		drop_pages(tq->icd + (size_t)keep * tq->icd_size,
+			   tq->icd + (size_t)tq->nreqs_ready * tq->icd_size);
 		tq->nreqs_ready = keep;
 	}
 	if (tq->rx_state == TCP_RX_AWAIT_CH && tq->rpos == tq->rend && !tq->rx_paused) {
@@ -298,6 +343,67 @@ void tcp_trim_cb(struct ev_loop *loop, ev_timer *w, int revents)
 			tq->rx_since_trim = false;
 		else
 			tcp_qpair_trim(tq);
+	}
+}
+
+/* ---- deadlines -------------------------------------------------------------------------- */
+
+/*
+ * End the queue when the host has let an R2T (or the late data of an aborted write) go
+ * unanswered for opts.r2t_timeout_ms: that is what bounds how long a host can hold pool
+ * buffers and request slots by asking to write and then not sending the data.
+ */
+bool tcp_qpair_r2t_check(struct tcp_qpair *tq, ev_tstamp now)
+{
+	uint32_t ms = __atomic_load_n(&tq->qp.tgt->opts.r2t_timeout_ms, __ATOMIC_RELAXED);
+
+	if (!ms || tq->closing || tq->rx_state >= TCP_RX_QUIESCING ||
+	    (tq->outstanding == 0 && tq->parked == 0))
+		return false;
+	for (uint32_t i = 0; i < tq->nreqs_ready; i++) {
+		const struct tcp_req *tr = &tq->reqs[i];
+
+		if (tcp_req_r2t_late(tr, now, ms / 1000.0)) {
+			tcp_r2t_expired(tq, tr, now - tr->r2t_at);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The peer has closed (FIN or reset) a connection whose reading is paused, so the close
+ * would otherwise be seen only when reading resumes. */
+static bool peer_gone(const struct tcp_qpair *tq)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (tq->fd < 0 || getsockopt(tq->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+		return false;
+	return ti.tcpi_state == TCP_CLOSE_WAIT || ti.tcpi_state == TCP_CLOSE ||
+	       ti.tcpi_state == TCP_LAST_ACK;
+}
+
+/* The reactor's deadline tick (TCP_TICK_S): no work per I/O, a scan of the busy queues. */
+void tcp_tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct tcp_reactor *trr = w->data;
+	ev_tstamp now = ev_now(loop);
+	struct tcp_qpair *tq;
+
+	if (TAILQ_EMPTY(&trr->conns)) {
+		ev_timer_stop(loop, w);
+		return;
+	}
+	TAILQ_FOREACH(tq, &trr->conns, link)
+	{
+		if (tcp_qpair_r2t_check(tq, now))
+			continue;
+		if (tq->rx_paused && !tq->closing && tq->rx_state < TCP_RX_QUIESCING &&
+		    peer_gone(tq)) {
+			TCP_STAT_ADD(tq, paused_closes, 1);
+			tcp_qpair_close(tq, "peer closed while reading was paused");
+		}
 	}
 }
 

@@ -82,6 +82,21 @@ static inline bool rx_dead(const struct tcp_qpair *tq)
 	return tq->closing || tq->rx_state >= TCP_RX_QUIESCING;
 }
 
+static void fatal_stop(struct tcp_qpair *tq, uint16_t fes, uint32_t fei, const void *hdr,
+		       size_t hdr_len)
+{
+	TCP_STAT_ADD(tq, term_reqs_tx, 1);
+	tcp_rx_set_state(tq, TCP_RX_QUIESCING);
+	if (tq->rio_on) {
+		ev_io_stop(tq->loop, &tq->rio);
+		tq->rio_on = false;
+	}
+	reactor_defer_cancel(tq->r, &tq->resume_work);
+	tcp_send_term_req(tq, fes, fei, hdr, hdr_len);
+	tq->close_after_flush = true;
+	tcp_qpair_linger(tq);
+}
+
 /*
  * Fatal transport error: queue a C2HTermReq quoting the current header, stop reading,
  * and close once it has been sent (or after a short linger).
@@ -93,16 +108,26 @@ void tcp_fatal(struct tcp_qpair *tq, uint16_t fes, uint32_t fei)
 	log_peer("%s: %s in %s PDU (field offset %u): terminating the connection",
 		 tq->qp.peer, nvme_tcp_fes_name(fes), nvme_tcp_pdu_type_name(tq->hdr.ch.pdu_type),
 		 fei);
-	TCP_STAT_ADD(tq, term_reqs_tx, 1);
-	tcp_rx_set_state(tq, TCP_RX_QUIESCING);
-	if (tq->rio_on) {
-		ev_io_stop(tq->loop, &tq->rio);
-		tq->rio_on = false;
-	}
-	reactor_defer_cancel(tq->r, &tq->resume_work);
-	tcp_send_term_req(tq, fes, fei, tq->hdr.raw, tq->hdr_have);
-	tq->close_after_flush = true;
-	tcp_qpair_linger(tq);
+	fatal_stop(tq, fes, fei, tq->hdr.raw, tq->hdr_have);
+}
+
+/*
+ * The H2CData an R2T asked for did not come within --r2t-timeout. The command cannot just
+ * fail: the host still holds the R2T's transfer tag and may send the data at any time, for
+ * a tag the target would by then have given to another command, and NVMe/TCP has no way
+ * to withdraw an R2T. So the queue ends as on a protocol error (C2HTermReq, PDU Sequence
+ * Error), which gives back its buffers and slots; a host that is merely slow reconnects.
+ */
+void tcp_r2t_expired(struct tcp_qpair *tq, const struct tcp_req *tr, ev_tstamp waited)
+{
+	if (rx_dead(tq))
+		return;
+	log_peer("%s: no H2CData for %.1f s after the R2T of command %u%s (r2t timeout %u ms): "
+		 "terminating the connection",
+		 tq->qp.peer, (double)waited, tr->cid, tr->h2c_drain ? " (aborted)" : "",
+		 tq->qp.tgt->opts.r2t_timeout_ms);
+	TCP_STAT_ADD(tq, r2t_timeouts, 1);
+	fatal_stop(tq, NVME_TCP_FES_PDU_SEQ_ERR, 0, NULL, 0);
 }
 
 /* ---- payload placement ------------------------------------------------------------------- */
@@ -250,10 +275,17 @@ static bool cid_reclaim_aer(struct tcp_qpair *tq, uint16_t cid)
 /* A request that has its command (and maybe its in-capsule data) wants buffers. */
 static bool req_buffers_now(struct tcp_qpair *tq, struct tcp_req *tr)
 {
-	/* Keep arrival order: nobody overtakes requests already waiting. */
-	if (TAILQ_EMPTY(&tq->buf_waitq) && tcp_req_get_buffers(tr) == 0)
+	int rc = 0;
+
+	/* Keep arrival order for the pool: nobody overtakes requests already waiting for it.
+	 * In-capsule data is on the wire already: it goes on at once (a slot buffer, or a
+	 * chunk beyond the shares), or the receive machine, parked at it, could not read the
+	 * data of the writes holding this queue's share. */
+	if ((TAILQ_EMPTY(&tq->buf_waitq) || tr->plan == TCP_PLAN_IN_CAPSULE ||
+	     tcp_req_icd_fits(tq, tr)) &&
+	    (rc = tcp_req_get_buffers(tr)) == 0)
 		return true;
-	tcp_req_wait_buffers(tr);
+	tcp_req_wait_buffers(tr, rc);
 	return false;
 }
 
@@ -272,6 +304,14 @@ static void capsule_plan(struct tcp_qpair *tq, struct tcp_req *tr, uint32_t icda
 
 	tr->req.xfer = a.xfer;
 	tr->plan = tcp_req_data_plan(&a, &tr->req.length, &tr->err_status);
+	/* Before Connect a queue has only its slots' own buffers (tcp_req_get_buffers): larger
+	 * data would be refused by the core anyway, so it takes nothing from the pool. */
+	if (!tq->qp.connected && tr->plan != TCP_PLAN_FAIL && tr->plan != TCP_PLAN_NONE &&
+	    !tcp_req_icd_fits(tq, tr)) {
+		tr->plan = TCP_PLAN_FAIL;
+		tr->err_status = NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_COMMAND_SEQUENCE_ERROR) |
+				 NVME_STATUS_DNR;
+	}
 }
 
 static enum rx_rc rx_capsule(struct tcp_qpair *tq)

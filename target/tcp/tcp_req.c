@@ -140,6 +140,8 @@ void tcp_req_start(struct tcp_req *tr)
 
 /* ---- request slots ------------------------------------------------------------------- */
 
+static void bufs_return(struct tcp_req *tr);
+
 /* Slot @i for first use (its memory is zero: never touched, or returned by a trim). */
 static struct tcp_req *slot_init(struct tcp_qpair *tq, uint32_t i)
 {
@@ -174,6 +176,8 @@ struct tcp_req *tcp_req_get(struct tcp_qpair *tq)
 	tr->c2h_len = 0;
 	tr->r2t_queued = false;
 	tr->h2c_drain = false;
+	tr->icd = false;
+	tr->r2t_at = 0;
 	tr->req.xfer = NVME_XFER_NONE;
 	tr->req.length = 0;
 	tr->req.iovcnt = 0;
@@ -199,17 +203,18 @@ void tcp_req_release(struct tcp_req *tr)
 		TCP_STAT_ADD(tq, c2h_mapped, 1);
 		nvmf_req_release_data(&tr->req);
 	}
-	for (int i = 0; i < tr->nbufs; i++)
-		reactor_buf_put(tq->r, tr->bufs[i]);
-	tr->nbufs = 0;
-	tr->req.iovcnt = 0;
+	bufs_return(tr);
 	if (tr->cid_owned)
 		cid_clear(tq, tr->cid);
 	tr->cid_owned = false;
 	tcp_req_set_state(tr, TCP_REQ_FREE);
 	tq->outstanding--;
-	if (tr->h2c_drain && !tq->closing)
-		return; /* parked until the host's late H2CData is in (tcp_req_drained) */
+	if (tr->h2c_drain && !tq->closing) {
+		/* parked until the host's late H2CData is in (tcp_req_drained), or until the
+		 * R2T deadline ends the queue (tcp_qpair_r2t_check) */
+		tq->parked++;
+		return;
+	}
 	tr->h2c_drain = false;
 	TAILQ_INSERT_HEAD(&tq->free_reqs, tr, link); /* LIFO: warm slots first */
 
@@ -219,20 +224,104 @@ void tcp_req_release(struct tcp_req *tr)
 		reactor_defer(tq->r, &tq->resume_work);
 }
 
-/* Chunks from the reactor pool covering req.length, described by req.iov. */
+/*
+ * A request's data (req.iov) comes from one of two places:
+ *  - its slot's own buffer of icd_size bytes (the in-capsule data size, as SPDK keeps per
+ *    request): in-capsule data, Connect, admin commands and reads that move no more than
+ *    that (tcp_req_icd_fits).
+ *    These never wait for the reactor pool, so hosts that fill the pool can neither stall
+ *    another host's Connect and admin commands nor park a receive machine at in-capsule
+ *    data behind writes whose data is still to come;
+ *  - chunks of the reactor pool, within two shares: a queue holds at most queue_cap
+ *    chunks, and all queues of one host on this reactor at most host_cap. A request over
+ *    a share waits (share_wait) until its own queue or host gives chunks back; it never
+ *    takes those the other hosts' I/O needs. In-capsule data larger than a slot's buffer
+ *    (in_capsule_size above TCP_ICD_MAX) is already on the wire and is not held back by a
+ *    share, only by an empty pool. A queue not yet through Connect has no pool share.
+ */
+void tcp_req_share_caps(struct tcp_qpair *tq, uint32_t pool_limit, size_t chunk, uint32_t max_io)
+{
+	uint32_t per_io = chunk ? (uint32_t)((max_io + chunk - 1) / chunk) : 1;
+
+	if (per_io == 0)
+		per_io = 1;
+	/* at least one largest command, or nothing could ever be served */
+	tq->queue_cap = pool_limit / TCP_POOL_QUEUE_SHARE;
+	if (tq->queue_cap < per_io)
+		tq->queue_cap = per_io;
+	tq->host_cap = pool_limit / TCP_POOL_HOST_SHARE;
+	if (tq->host_cap < per_io)
+		tq->host_cap = per_io;
+}
+
+/* Small enough for the slot's own buffer, and not an I/O write by R2T: the host decides
+ * when (and whether) that data comes, so those stay within the pool shares rather than
+ * let a host fill every slot's buffer of every queue it has. */
+bool tcp_req_icd_fits(const struct tcp_qpair *tq, const struct tcp_req *tr)
+{
+	return tq->icd && tr->req.length <= tq->icd_size &&
+	       (tr->plan != TCP_PLAN_R2T || tq->qp.qid == 0 || !tq->qp.connected ||
+		tr->req.cmd.opc == NVME_OPC_FABRICS);
+}
+
+static unsigned int *host_bufs(struct tcp_qpair *tq)
+{
+	return nvmf_host_share_bufs(tq->qp.host, tq->r->id);
+}
+
+/* Give back what the request holds; queues waiting for their share may go on. */
+static void bufs_return(struct tcp_req *tr)
+{
+	struct tcp_qpair *tq = tr->tq;
+
+	if (tr->nbufs) {
+		unsigned int *hb = host_bufs(tq);
+
+		for (int i = 0; i < tr->nbufs; i++)
+			reactor_buf_put(tq->r, tr->bufs[i]);
+		tq->bufs_held -= (uint32_t)tr->nbufs;
+		if (hb)
+			*hb -= (unsigned int)tr->nbufs;
+		if (tq->tr && !TAILQ_EMPTY(&tq->tr->share_waitq))
+			reactor_defer(tq->r, &tq->tr->share_work);
+	}
+	tr->icd = false;
+	tr->nbufs = 0;
+	tr->req.iovcnt = 0;
+}
+
+/*
+ * Buffers covering req.length, described by req.iov. 0; -EAGAIN: over the queue's or the
+ * host's share: wait for this queue's or host's own buffers; -ENOMEM: the pool is empty.
+ */
 int tcp_req_get_buffers(struct tcp_req *tr)
 {
 	struct tcp_qpair *tq = tr->tq;
 	size_t chunk = reactor_buf_size();
 	uint32_t left = tr->req.length;
+	uint32_t need = (uint32_t)((left + chunk - 1) / chunk);
+	unsigned int *hb;
 	int n = 0;
 
+	if (tcp_req_icd_fits(tq, tr)) {
+		tr->icd = true;
+		tq->icd_dirty = true;
+		tr->req.iov[0].iov_base = tq->icd + (size_t)tr->ttag * tq->icd_size;
+		tr->req.iov[0].iov_len = left;
+		tr->req.iovcnt = left ? 1 : 0;
+		return 0;
+	}
+	if (need > NVMF_REQ_MAX_IOV)
+		return -ENOMEM;
+	hb = host_bufs(tq);
+	if (tr->plan != TCP_PLAN_IN_CAPSULE &&
+	    (!tq->qp.connected || tq->bufs_held + need > tq->queue_cap ||
+	     (hb && *hb + need > tq->host_cap)))
+		return -EAGAIN;
 	while (left) {
 		void *b;
 		size_t len = left < chunk ? left : chunk;
 
-		if (n == NVMF_REQ_MAX_IOV)
-			goto fail;
 		b = reactor_buf_get(tq->r);
 		if (!b)
 			goto fail;
@@ -244,6 +333,9 @@ int tcp_req_get_buffers(struct tcp_req *tr)
 	}
 	tr->nbufs = n;
 	tr->req.iovcnt = n;
+	tq->bufs_held += (uint32_t)n;
+	if (hb)
+		*hb += (unsigned int)n;
 	return 0;
 fail:
 	while (n--)
@@ -253,13 +345,32 @@ fail:
 	return -ENOMEM;
 }
 
-void tcp_req_wait_buffers(struct tcp_req *tr)
+/* The queue's next request is over its share: try again when buffers come back here. */
+static void share_wait(struct tcp_qpair *tq)
+{
+	if (tq->share_waiting || !tq->tr)
+		return;
+	tq->share_waiting = true;
+	TAILQ_INSERT_TAIL(&tq->tr->share_waitq, tq, share_link);
+	TCP_STAT_ADD(tq, share_waits, 1);
+}
+
+static void buf_wait(struct tcp_qpair *tq, int why)
+{
+	if (why == -EAGAIN)
+		share_wait(tq);
+	else if (why == -ENOMEM)
+		reactor_buf_wait(tq->r, &tq->buf_work);
+	/* 0: not tried, a request ahead of it waits already */
+}
+
+void tcp_req_wait_buffers(struct tcp_req *tr, int why)
 {
 	struct tcp_qpair *tq = tr->tq;
 
 	tcp_req_set_state(tr, TCP_REQ_NEED_BUFFER);
 	TAILQ_INSERT_TAIL(&tq->buf_waitq, tr, link);
-	reactor_buf_wait(tq->r, &tq->buf_work);
+	buf_wait(tq, why);
 }
 
 /* Buffers came back to the pool: serve waiting requests in arrival order. */
@@ -269,12 +380,31 @@ void tcp_req_buf_ready(void *arg)
 	struct tcp_req *tr;
 
 	while (!tq->closing && (tr = TAILQ_FIRST(&tq->buf_waitq)) != NULL) {
-		if (tcp_req_get_buffers(tr) != 0) {
-			reactor_buf_wait(tq->r, &tq->buf_work);
+		int rc = tcp_req_get_buffers(tr);
+
+		if (rc != 0) {
+			buf_wait(tq, rc);
 			return;
 		}
 		TAILQ_REMOVE(&tq->buf_waitq, tr, link);
 		tcp_req_start(tr);
+	}
+}
+
+/* A queue on this reactor gave buffers back: the queues waiting for a share try again
+ * (those still over it go back to the end of the list). */
+void tcp_req_share_ready(void *arg)
+{
+	struct tcp_reactor *trr = arg;
+	struct tcp_qpair *tq;
+	unsigned int n = 0;
+
+	TAILQ_FOREACH(tq, &trr->share_waitq, share_link)
+	n++;
+	while (n-- && (tq = TAILQ_FIRST(&trr->share_waitq)) != NULL) {
+		TAILQ_REMOVE(&trr->share_waitq, tq, share_link);
+		tq->share_waiting = false;
+		tcp_req_buf_ready(tq);
 	}
 }
 
@@ -307,17 +437,10 @@ void tcp_req_drained(struct tcp_req *tr)
 	tr->h2c_drain = false;
 	if (tr->state != TCP_REQ_FREE)
 		return; /* its response is still going out: released as usual */
+	tq->parked--;
 	TAILQ_INSERT_HEAD(&tq->free_reqs, tr, link);
 	if (tq->rx_paused)
 		reactor_defer(tq->r, &tq->resume_work);
-}
-
-static void buffers_put(struct tcp_req *tr)
-{
-	for (int i = 0; i < tr->nbufs; i++)
-		reactor_buf_put(tr->tq->r, tr->bufs[i]);
-	tr->nbufs = 0;
-	tr->req.iovcnt = 0;
 }
 
 /*
@@ -381,7 +504,7 @@ bool tcp_req_abort(struct nvmf_qpair *qp, uint16_t cid)
 		if (rx_here)
 			tq->rx_discard = true; /* a PDU of its data is arriving right now */
 		tr->h2c_drain = tr->h2c_next < tr->r2t_end;
-		buffers_put(tr);
+		bufs_return(tr); /* the slot may wait for late data, its buffers do not */
 		tr->err_status = st;
 		tcp_req_execute(tr);
 		return true;
@@ -397,4 +520,14 @@ void tcp_req_slots_add(struct tcp_qpair *tq, uint32_t upto)
 		upto = tq->nreqs;
 	if (upto > tq->nreqs_limit)
 		tq->nreqs_limit = upto;
+}
+
+/* The host owes H2CData for an R2T (or, aborted, still owes what an R2T asked for) and
+ * has not sent it for @limit seconds. */
+bool tcp_req_r2t_late(const struct tcp_req *tr, ev_tstamp now, ev_tstamp limit)
+{
+	bool owed = tr->h2c_drain ||
+		    (tr->state == TCP_REQ_TRANSFERRING_H2C && tr->plan == TCP_PLAN_R2T);
+
+	return limit > 0 && owed && now - tr->r2t_at >= limit;
 }

@@ -277,6 +277,7 @@ void tcp_send_r2t(struct tcp_req *tr)
 	if (tr->state != TCP_REQ_TRANSFERRING_H2C)
 		tcp_req_set_state(tr, TCP_REQ_TRANSFERRING_H2C);
 	tr->r2t_end = tr->h2c_next + r2tl;
+	tr->r2t_at = ev_now(tq->loop); /* the host has --r2t-timeout to send this window */
 	tx->iov[0].iov_base = tr->pdu_hdr;
 	tx->iov[0].iov_len = nvme_tcp_build_r2t(tr->pdu_hdr, tr->cid, tr->ttag, tr->h2c_next, r2tl,
 						tq->p.hdgst);

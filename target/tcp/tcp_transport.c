@@ -51,6 +51,8 @@ static void tcp_reactor_free(void *arg)
 	struct tcp_reactor *trr = arg;
 
 	ev_timer_stop(trr->r->loop, &trr->trim);
+	ev_timer_stop(trr->r->loop, &trr->tick);
+	reactor_defer_cancel(trr->r, &trr->share_work);
 	__atomic_store_n(&g_tr[trr->r->id], NULL, __ATOMIC_RELEASE);
 	free(trr);
 }
@@ -73,6 +75,12 @@ struct tcp_reactor *tcp_reactor_get(struct reactor *r)
 	ev_init(&trr->trim, tcp_trim_cb);
 	trr->trim.repeat = TCP_TRIM_INTERVAL_S;
 	trr->trim.data = trr;
+	ev_init(&trr->tick, tcp_tick_cb);
+	trr->tick.repeat = TCP_TICK_S;
+	trr->tick.data = trr;
+	TAILQ_INIT(&trr->share_waitq);
+	trr->share_work.fn = tcp_req_share_ready;
+	trr->share_work.arg = trr;
 	if (reactor_on_exit(r, tcp_reactor_free, trr) != 0) {
 		free(trr);
 		return NULL;
@@ -149,6 +157,9 @@ void nvmf_tcp_get_stats(struct nvmf_tcp_stats *st)
 		SUM(zc_completions);
 		SUM(zc_copied);
 		SUM(c2h_mapped);
+		SUM(share_waits);
+		SUM(r2t_timeouts);
+		SUM(paused_closes);
 		for (unsigned int k = 0; k < NVMF_TCP_REQ_NSTATES; k++)
 			SUM(req_state_entries[k]);
 		for (unsigned int k = 0; k < NVMF_TCP_RX_NSTATES; k++)

@@ -27,6 +27,9 @@ struct nvmf_tcp_conn_stats {
 	uint64_t zc_completions; /* of those, confirmed by the kernel */
 	uint64_t zc_copied;      /* of those, confirmed as copied anyway (loopback, no SG) */
 	uint64_t c2h_mapped;     /* reads whose data went out from namespace memory, not copied */
+	uint64_t share_waits;    /* times a queue waited for its own or its host's pool share */
+	uint64_t r2t_timeouts;   /* queues terminated: R2T data not in by --r2t-timeout */
+	uint64_t paused_closes;  /* paused queues closed because the peer had gone */
 	uint64_t req_state_entries[NVMF_TCP_REQ_NSTATES]; /* times a request entered each */
 	uint64_t rx_state_entries[NVMF_TCP_RX_NSTATES];   /* times the receive machine did */
 };

@@ -11,12 +11,23 @@
  * SQ overrun ends only that connection), kato (idle controller closed after KATO),
  * conns N PID (N idle connections with ICReq + admin Connect; prints the daemon's VmRSS
  * before and with them), limit N (connection N+1 is refused), healthy.
+ *
+ * Hosts that hold what others need (tests/security/): hoard Q N PID (Q I/O queues, N
+ * writes each whose data never fully comes, while another host must be served within a
+ * second; the daemon's descriptors and VmRSS must come back once the hoarder leaves:
+ * hoard Q N PID [PCT], VmRSS within PCT%, default 10),
+ * park C QD PID SECS MAXCONN (C controllers whose admin queues fill with aborted writes
+ * waiting for data and stop reading; closed, everything must be back within SECS),
+ * r2t-silent SECS (an R2T left unanswered ends the queue after SECS), host-limit N (one
+ * host NQN gets N queues, no more; another host still connects).
  */
 #define main tcp_raw_client_main
 int tcp_raw_client_main(int argc, char **argv);
 #include "tcp_raw_client.c"
 #undef main
 
+#include <dirent.h>
+#include <poll.h>
 #include <sys/resource.h>
 
 /* A normal host: admin queue, one I/O queue, writes and reads compared. */
@@ -473,6 +484,338 @@ static int scen_silent(int n, int timeout_s)
 	return healthy();
 }
 
+/* ---- hosts that hold what others need ------------------------------------------------ */
+
+#define HOARD_NQN "nqn.2014-08.org.nvmexpress:uuid:0badc0de-5eed-4bad-8bad-00000000a77a"
+#define HOARD_IO  (128 * 1024)
+
+static int fd_count(int pid)
+{
+	char path[64];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* A healthy host's whole round (Connect, enable, Identify, an I/O queue, verified writes
+ * and reads), timed. */
+static int healthy_timed(double *secs)
+{
+	const char *who = g_hostnqn;
+	double t0 = now_s();
+	int rc;
+
+	g_hostnqn = HOSTNQN;
+	rc = healthy();
+	*secs = now_s() - t0;
+	g_hostnqn = who;
+	return rc;
+}
+
+/* Answer the R2Ts waiting on @c with all of their data but the last 4 KiB: the target
+ * holds a filled buffer for a write that never completes. Returns the R2Ts answered. */
+static int hoard_answer(struct conn *c)
+{
+	static uint8_t buf[4096], data[HOARD_IO];
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+	int n = 0;
+
+	while (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN)) {
+		const struct nvme_tcp_r2t_hdr *r = (const void *)buf;
+		uint8_t hdr[256];
+		uint32_t len;
+		size_t hl;
+
+		if (recv_pdu(c, buf, sizeof(buf)) <= 0)
+			break;
+		if (r->ch.pdu_type != NVME_TCP_PDU_R2T || get_le32(&r->r2tl) <= 4096)
+			continue;
+		len = get_le32(&r->r2tl) - 4096;
+		hl = nvme_tcp_build_data(hdr, NVME_TCP_PDU_H2C_DATA, get_le16(&r->cccid),
+					 get_le16(&r->ttag), get_le32(&r->r2to), len, 0, &c->p);
+		if (xsend(c, hdr, hl) != 0 || xsend(c, data, len) != 0)
+			break;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * One host (its own NQN) connects @q I/O queues of depth 128 and sends @n writes of 128 KiB
+ * on each without their data; each R2T it gets is answered with all but 4 KiB. While it
+ * holds that, another host must get through Connect, Identify and verified I/O within a
+ * second. Then the hoarder leaves: the daemon's descriptors must be back within 10% of
+ * what they were before it came, and its VmRSS within @pct%, within 30 s.
+ */
+static int scen_hoard(int q, int n, int pid, int pct)
+{
+	struct conn adm, *io = calloc((size_t)q, sizeof(*io)), vadm, vio;
+	static struct nvme_id_ctrl id;
+	struct nvme_cmd idc = { 0 };
+	long rss0, rss1, rss2 = 0;
+	int fd0, fd1, fd2 = 0, r2ts = 0, rc;
+	double t, t0, last;
+
+	REQUIRE(io != NULL, "memory");
+	REQUIRE(healthy() == 0, "warm-up");
+	/* a host connected before the hoarder comes */
+	REQUIRE(io_queue(&vadm, &vio, 32) == 0, "connected host");
+	sleep(5); /* what the warm-up used goes back (the pool gives idle memory back) */
+	rss0 = vmrss_kib(pid);
+	fd0 = fd_count(pid);
+
+	g_hostnqn = HOARD_NQN;
+	REQUIRE(admin_up(&adm, false, false) == 0, "hoarder admin");
+	for (int i = 0; i < q; i++) {
+		REQUIRE(conn_open(&io[i]) == 0 && do_ic(&io[i], false, false) == 0, "queue %d", i);
+		REQUIRE(fabrics_connect(&io[i], (uint16_t)(i + 1), 128, adm.cntlid) == 0,
+			"hoarder I/O queue %d", i + 1);
+	}
+	for (int i = 0; i < q; i++)
+		for (int k = 0; k < n; k++) {
+			struct nvme_cmd cmd;
+
+			write_cmd(&cmd, (uint16_t)(k + 1), (uint64_t)((i * n + k) % 256) * 256,
+				  HOARD_IO);
+			REQUIRE(send_capsule(&io[i], &cmd, NULL, 0) == 0, "write %d on queue %d", k,
+				i + 1);
+		}
+	/* answer R2Ts until none has come for a second */
+	for (t0 = last = now_s(); now_s() - last < 1.0 && now_s() - t0 < 15.0;) {
+		int got = 0;
+
+		for (int i = 0; i < q; i++)
+			got += hoard_answer(&io[i]);
+		if (got) {
+			r2ts += got;
+			last = now_s();
+		} else {
+			usleep(20000);
+		}
+	}
+	rss1 = vmrss_kib(pid);
+	fd1 = fd_count(pid);
+	printf("hoard: %d queues x %d writes of 128 KiB, %d R2Ts answered with all but 4 KiB: "
+	       "daemon VmRSS %ld -> %ld KiB, descriptors %d -> %d\n",
+	       q, n, r2ts, rss0, rss1, fd0, fd1);
+
+	/* the host connected before: Identify, then a verified write and read */
+	t0 = now_s();
+	idc.opc = NVME_ADMIN_IDENTIFY;
+	put_le32(&idc.cdw10, NVME_ID_CNS_CTRL);
+	rc = run_cmd(&vadm, &idc, NULL, 0, false, &id, sizeof(id), NULL) != 0;
+	rc |= rw(&vio, 4096, HOARD_IO, false, 21);
+	t = now_s() - t0;
+	printf("hoard: meanwhile the host connected before did Identify, a write and a read in "
+	       "%.3f s (%s)\n",
+	       t, rc == 0 ? "ok" : "failed");
+	CHECK(rc == 0 && t < 1.0, "the connected host: %s after %.3f s", rc ? "failed" : "served",
+	      t);
+	conn_close(&vio);
+	conn_close(&vadm);
+	rc = healthy_timed(&t);
+	printf("hoard: and a new host connected, identified, wrote and read back in %.3f s (%s)\n",
+	       t, rc == 0 ? "ok" : "failed");
+	CHECK(rc == 0 && t < 1.0, "the new host: %s after %.3f s", rc ? "failed" : "served", t);
+
+	for (int i = 0; i < q; i++)
+		conn_close(&io[i]);
+	conn_close(&adm);
+	free(io);
+	g_hostnqn = HOSTNQN;
+	for (t0 = now_s(); now_s() - t0 < 30.0;) {
+		usleep(500000);
+		rss2 = vmrss_kib(pid);
+		fd2 = fd_count(pid);
+		if (fd2 <= fd0 + fd0 / 10 && rss2 <= rss0 + rss0 * pct / 100)
+			break;
+	}
+	printf("hoard: %.1f s after the hoarder left: VmRSS %ld KiB (before it came: %ld), "
+	       "descriptors %d (before: %d)\n",
+	       now_s() - t0, rss2, rss0, fd2, fd0);
+	CHECK(fd2 <= fd0 + fd0 / 10, "descriptors %d, %d before the hoarder came", fd2, fd0);
+	CHECK(rss2 <= rss0 + rss0 * pct / 100, "VmRSS %ld KiB, %ld KiB before the hoarder came",
+	      rss2, rss0);
+	return healthy();
+}
+
+/* An admin command that writes @len bytes (by R2T beyond the in-capsule size): Firmware
+ * Image Download. */
+static void admin_write_cmd(struct nvme_cmd *cmd, uint16_t cid, uint32_t len)
+{
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->opc = 0x11;
+	cmd->flags = 0x40;
+	put_le16(&cmd->cid, cid);
+	put_le32(&cmd->cdw10, len / 4 - 1);
+	sgl_transport(cmd, len);
+}
+
+/* Abort command @cid of the admin queue @adm from that queue: both responses come. */
+static int abort_admin(struct conn *adm, uint16_t cid, uint16_t abort_cid)
+{
+	static uint8_t buf[4096];
+	const struct nvme_tcp_rsp *r = (const void *)buf;
+	struct nvme_cmd cmd = { 0 };
+	int seen = 0;
+
+	cmd.opc = 0x08; /* Abort: SQID 0, CID @cid */
+	cmd.flags = 0x40;
+	put_le16(&cmd.cid, abort_cid);
+	put_le32(&cmd.cdw10, (uint32_t)cid << 16);
+	REQUIRE(send_capsule(adm, &cmd, NULL, 0) == 0, "Abort");
+	while (seen != 3) {
+		REQUIRE(recv_pdu(adm, buf, sizeof(buf)) > 0 &&
+				r->ch.pdu_type == NVME_TCP_PDU_CAPSULE_RESP,
+			"responses to the Abort of cid %u", cid);
+		if (get_le16(&r->cqe.cid) == abort_cid)
+			seen |= 1;
+		else if (get_le16(&r->cqe.cid) == cid)
+			seen |= 2;
+	}
+	return 0;
+}
+
+/*
+ * @nctl controllers of one host with KATO 0 (nothing reclaims an idle one), each an admin
+ * queue of depth 32 (@qd): @qd - 1 admin writes of 16 KiB whose R2Ts the host has read, each
+ * aborted (their slots wait for data that never comes), then two more writes, the last
+ * of which finds no free slot: the queue stops reading. The host closes every socket:
+ * within @secs the daemon's descriptors must be back to what they were, and under
+ * --max-connections @maxconn (which the host had filled) a new host must get in.
+ */
+static int scen_park(int nctl, int qd, int pid, int secs, int maxconn)
+{
+	struct conn *adm = calloc((size_t)nctl, sizeof(*adm));
+	static uint8_t buf[4096];
+	int fd0, fd1, fd2 = 0, rc;
+	double t0, t;
+
+	REQUIRE(adm, "memory");
+	fd0 = fd_count(pid);
+	g_hostnqn = HOARD_NQN;
+	g_admin_kato = 0;
+	for (int c = 0; c < nctl; c++) {
+		REQUIRE(admin_up(&adm[c], false, false) == 0, "controller %d", c);
+		for (int k = 1; k < qd; k++) {
+			struct nvme_cmd cmd;
+
+			admin_write_cmd(&cmd, (uint16_t)k, 16384);
+			REQUIRE(send_capsule(&adm[c], &cmd, NULL, 0) == 0, "write %d", k);
+		}
+		for (int k = 1; k < qd; k++)
+			REQUIRE(recv_pdu(&adm[c], buf, sizeof(buf)) > 0 &&
+					((struct nvme_tcp_common_hdr *)buf)->pdu_type ==
+						NVME_TCP_PDU_R2T,
+				"R2T %d of controller %d", k, c);
+		for (int k = 1; k < qd; k++)
+			REQUIRE(abort_admin(&adm[c], (uint16_t)k, 1000) == 0, "abort %d", k);
+		for (int k = qd; k <= qd + 1; k++) {
+			struct nvme_cmd cmd;
+
+			admin_write_cmd(&cmd, (uint16_t)k, 16384);
+			REQUIRE(send_capsule(&adm[c], &cmd, NULL, 0) == 0, "write %d", k);
+		}
+	}
+	usleep(200000);
+	fd1 = fd_count(pid);
+	for (int c = 0; c < nctl; c++)
+		conn_close(&adm[c]);
+	free(adm);
+	g_hostnqn = HOSTNQN;
+	g_admin_kato = 30000;
+	for (t0 = now_s(); now_s() - t0 < secs;) {
+		usleep(250000);
+		fd2 = fd_count(pid);
+		if (fd2 <= fd0)
+			break;
+	}
+	printf("park: %d controllers with %d aborted writes parked each: descriptors %d -> %d, "
+	       "%d %.1f s after the host closed them\n",
+	       nctl, qd - 1, fd0, fd1, fd2, now_s() - t0);
+	CHECK(fd2 <= fd0, "descriptors %d, %d before", fd2, fd0);
+	rc = healthy_timed(&t);
+	printf("park: with --max-connections %d, a new host %s in %.3f s\n", maxconn,
+	       rc == 0 ? "was served" : "was refused", t);
+	CHECK(rc == 0, "new host refused after the parked controllers' host left");
+	return 0;
+}
+
+/* With --r2t-timeout @secs: a write whose R2T the host leaves unanswered ends its queue
+ * with a C2HTermReq (PDU Sequence Error) once that has passed, and not before. */
+static int scen_r2t_silent(int secs)
+{
+	struct conn adm, io;
+	struct nvme_cmd cmd;
+	static uint8_t buf[4096];
+	double t0, t;
+
+	REQUIRE(io_queue(&adm, &io, 32) == 0, "I/O queue");
+	write_cmd(&cmd, 1, 0, HOARD_IO);
+	REQUIRE(send_capsule(&io, &cmd, NULL, 0) == 0, "write");
+	REQUIRE(recv_pdu(&io, buf, sizeof(buf)) > 0 &&
+			((struct nvme_tcp_common_hdr *)buf)->pdu_type == NVME_TCP_PDU_R2T,
+		"R2T");
+	t0 = now_s();
+	REQUIRE(expect_term(&io, NVME_TCP_FES_PDU_SEQ_ERR) == 0, "no C2HTermReq after %.1f s",
+		now_s() - t0);
+	t = now_s() - t0;
+	printf("r2t-silent: C2HTermReq %.1f s after the unanswered R2T (r2t timeout %d s)\n", t,
+	       secs);
+	CHECK(t >= secs - 0.5 && t < secs + 2.5, "after %.1f s", t);
+	conn_close(&io);
+	conn_close(&adm);
+	return healthy();
+}
+
+/* With --max-host-connections @n: one host NQN gets @n queues, the next Connect fails
+ * with Controller Busy; another host is still served. */
+static int scen_host_limit(int n)
+{
+	struct conn *c = calloc((size_t)n + 1, sizeof(*c));
+	struct nvmf_connect_cmd cmd = { 0 };
+	struct nvmf_connect_data data = { 0 };
+	struct nvme_cpl cpl;
+	double t;
+	int st, rc;
+
+	REQUIRE(c != NULL, "memory");
+	g_hostnqn = HOARD_NQN;
+	for (int i = 0; i < n; i++) {
+		REQUIRE(conn_open(&c[i]) == 0 && do_ic(&c[i], false, false) == 0, "conn %d", i);
+		REQUIRE(fabrics_connect(&c[i], 0, 32, 0xffff) == 0, "queue %d of %d", i + 1, n);
+	}
+	REQUIRE(conn_open(&c[n]) == 0 && do_ic(&c[n], false, false) == 0, "conn %d", n);
+	cmd.opc = NVME_OPC_FABRICS;
+	cmd.fctype = NVMF_FCTYPE_CONNECT;
+	put_le16(&cmd.sqsize, 31);
+	put_le16(&data.cntlid, 0xffff);
+	snprintf(data.subnqn, sizeof(data.subnqn), "%s", g_subnqn);
+	snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", HOARD_NQN);
+	st = run_cmd(&c[n], (struct nvme_cmd *)&cmd, &data, sizeof(data), true, NULL, 0, &cpl);
+	printf("host-limit: Connect %d of one host: status 0x%x\n", n + 1, st);
+	CHECK(st == ((NVME_SCT_COMMAND_SPECIFIC << 9) | (NVME_SC_CONNECT_CONTROLLER_BUSY << 1)),
+	      "Connect beyond the host's limit: status 0x%x", st);
+	g_hostnqn = HOSTNQN;
+	rc = healthy_timed(&t);
+	printf("host-limit: another host served in %.3f s beside them\n", t);
+	CHECK(rc == 0, "another host refused");
+	for (int i = 0; i <= n; i++)
+		conn_close(&c[i]);
+	free(c);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *s;
@@ -509,6 +852,16 @@ int main(int argc, char **argv)
 		rc = scen_limit(atoi(argv[4]));
 	else if (!strcmp(s, "silent") && argc == 6)
 		rc = scen_silent(atoi(argv[4]), atoi(argv[5]));
+	else if (!strcmp(s, "hoard") && (argc == 7 || argc == 8))
+		rc = scen_hoard(atoi(argv[4]), atoi(argv[5]), atoi(argv[6]),
+				argc == 8 ? atoi(argv[7]) : 10);
+	else if (!strcmp(s, "park") && argc == 9)
+		rc = scen_park(atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), atoi(argv[7]),
+			       atoi(argv[8]));
+	else if (!strcmp(s, "r2t-silent") && argc == 5)
+		rc = scen_r2t_silent(atoi(argv[4]));
+	else if (!strcmp(s, "host-limit") && argc == 5)
+		rc = scen_host_limit(atoi(argv[4]));
 	else if (!strcmp(s, "healthy"))
 		rc = healthy();
 	else {

@@ -39,9 +39,11 @@ rss_mib=${IDLE_RSS_MIB:-512}
 [ "$asan" = yes ] && rss_mib=${IDLE_RSS_MIB:-2048}
 
 log=$work/log
+# every connection is from the client's one host NQN: lift the per-host limit to match
 "$target" --listen tcp://127.0.0.1:0 --discovery-port 0 --nqn "$nqn" --ns ram:64M \
 	--reactors 2 --no-pin --no-control-socket --state-dir "$work" \
-	--max-connections $((nconns + 64)) --connect-timeout 0 >"$log" 2>&1 &
+	--max-connections $((nconns + 64)) --max-host-connections $((nconns + 64)) \
+	--connect-timeout 0 >"$log" 2>&1 &
 pid=$!
 port=
 for _ in $(seq 1 100); do

@@ -46,8 +46,8 @@
 
 static int g_port;
 static const char *g_subnqn;
-static const char *g_hostnqn = HOSTNQN;
-static uint32_t g_kato = 30000;
+static const char *g_hostnqn = HOSTNQN; /* the host this client plays */
+static uint32_t g_admin_kato = 30000;   /* KATO of its admin Connects (ms) */
 static int g_failures;
 static uint32_t g_src_addr; /* host order; 0: let the kernel pick the source address */
 
@@ -319,7 +319,7 @@ static int fabrics_connect(struct conn *c, uint16_t qid, uint16_t sqsize, uint16
 	cmd.fctype = NVMF_FCTYPE_CONNECT;
 	put_le16(&cmd.qid, qid);
 	put_le16(&cmd.sqsize, (uint16_t)(sqsize - 1));
-	put_le32(&cmd.kato, qid == 0 ? g_kato : 0);
+	put_le32(&cmd.kato, qid == 0 ? g_admin_kato : 0);
 	memset(data.hostid, 0x5a, sizeof(data.hostid));
 	put_le16(&data.cntlid, cntlid);
 	snprintf(data.subnqn, sizeof(data.subnqn), "%s", g_subnqn);
@@ -1098,7 +1098,7 @@ static int scen_kato_max(void)
 	struct conn c;
 	int st;
 
-	g_kato = 0xffffffffu;
+	g_admin_kato = 0xffffffffu;
 	REQUIRE(admin_up(&c, false, false) == 0, "admin");
 	usleep(1500000);
 	cmd.opc = NVME_ADMIN_GET_FEATURES;
@@ -1147,7 +1147,7 @@ int main(int argc, char **argv)
 	if (getenv("TCP_RAW_HOSTNQN"))
 		g_hostnqn = getenv("TCP_RAW_HOSTNQN");
 	if (getenv("TCP_RAW_KATO"))
-		g_kato = (uint32_t)strtoul(getenv("TCP_RAW_KATO"), NULL, 0);
+		g_admin_kato = (uint32_t)strtoul(getenv("TCP_RAW_KATO"), NULL, 0);
 	g_subnqn = argv[2];
 	all = strcmp(argv[3], "all") == 0;
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {

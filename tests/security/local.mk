@@ -20,3 +20,6 @@ security_tests += tests/security/state-dir.sh
 security_tests += tests/security/disc-notify.sh
 security_tests += tests/security/kato-max.sh
 security_tests += tests/security/disc-filter.sh
+security_tests += tests/security/tcp-pool-hoard.sh
+security_tests += tests/security/tcp-abort-park.sh
+security_tests += tests/security/tcp-host-conn-limit.sh

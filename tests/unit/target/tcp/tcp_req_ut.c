@@ -3,10 +3,15 @@
  * NVMe/TCP requests without a socket: the data plan over its table of cases (direction,
  * in-capsule bytes, SGL type and offset, length against the in-capsule size, MAXH2CDATA
  * and MDTS, zero length), the request state machine's transition table, its per-state
- * counters, the assertion on an illegal transition, and tcp_req_start() following each
- * plan. The send path, connection teardown and the core are recording stubs.
+ * counters, the assertion on an illegal transition, tcp_req_start() following each
+ * plan, the queue's and host's shares of the reactor pool (and the slots' own buffers,
+ * which are outside it) with the wake-ups of queues waiting for their share, and when an
+ * R2T counts as unanswered. The send path, connection teardown and the core are recording
+ * stubs.
  */
 #include <CUnit/Basic.h>
+#include <errno.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -339,6 +344,232 @@ static void test_start(void)
 			NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_TRANSIENT_TRANSPORT_ERROR));
 }
 
+/* ---- shares of the reactor pool ----------------------------------------------------------- */
+
+static struct reactor *g_r;
+static sem_t on_reactor_done;
+static struct tcp_qpair q[3];   /* three queues of one host */
+static struct tcp_req rq[3][8]; /* their requests */
+static struct nvmf_host_share host;
+static struct nvmf_host_share_r host_r[1];
+static uint8_t icd_mem[3][8][ICDATA_SIZE];
+
+static void run_msg(void *arg)
+{
+	((void (*)(void))arg)();
+	sem_post(&on_reactor_done);
+}
+
+/* @fn on the reactor (the pool's owner), then whatever it deferred there. */
+static void on_reactor(void (*fn)(void))
+{
+	CU_ASSERT_EQUAL_FATAL(reactor_send_msg(g_r, run_msg, (void *)fn), 0);
+	sem_wait(&on_reactor_done);
+	CU_ASSERT_EQUAL_FATAL(reactor_send_msg(g_r, run_msg, (void *)(void (*)(void))sched_yield),
+			      0);
+	sem_wait(&on_reactor_done); /* the deferred work of the first ran before this message */
+}
+
+static void share_setup(void)
+{
+	memset(&trr, 0, sizeof(trr));
+	trr.r = g_r;
+	TAILQ_INIT(&trr.share_waitq);
+	trr.share_work.fn = tcp_req_share_ready;
+	trr.share_work.arg = &trr;
+	memset(&host, 0, sizeof(host));
+	memset(host_r, 0, sizeof(host_r));
+	host.per_r = host_r;
+	host.nr = 1;
+	for (int i = 0; i < 3; i++) {
+		struct tcp_qpair *t = &q[i];
+
+		memset(t, 0, sizeof(*t));
+		t->r = g_r;
+		t->tr = &trr;
+		t->qp.qid = 1;
+		t->qp.connected = true;
+		t->qp.host = &host;
+		t->icd = &icd_mem[i][0][0];
+		t->icd_size = ICDATA_SIZE;
+		TAILQ_INIT(&t->free_reqs);
+		TAILQ_INIT(&t->buf_waitq);
+		t->buf_work.fn = tcp_req_buf_ready;
+		t->buf_work.arg = t;
+		snprintf(t->qp.peer, sizeof(t->qp.peer), "ut%d", i);
+		/* a pool of 64 chunks of MDTS: 4 per queue, 8 per host */
+		tcp_req_share_caps(t, 64, MAX_IO, MAX_IO);
+		for (int k = 0; k < 8; k++) {
+			struct tcp_req *r = &rq[i][k];
+
+			memset(r, 0, sizeof(*r));
+			r->tq = t;
+			r->ttag = (uint16_t)k;
+			r->req.qpair = &t->qp;
+			r->state = TCP_REQ_FREE;
+			r->plan = TCP_PLAN_R2T;
+			r->req.length = MAX_IO;
+		}
+	}
+	n_r2t = n_exec = n_status = 0;
+}
+
+/* A request the queue took: counted outstanding, as tcp_req_get() does. */
+static int take(struct tcp_req *r)
+{
+	int rc = tcp_req_get_buffers(r);
+
+	if (rc == 0) {
+		r->tq->outstanding++;
+		tcp_req_set_state(r, TCP_REQ_TRANSFERRING_H2C);
+	}
+	return rc;
+}
+
+static void share_step1(void)
+{
+	struct reactor_buf_stats st;
+
+	share_setup();
+	CU_ASSERT_EQUAL(q[0].queue_cap, 64 / TCP_POOL_QUEUE_SHARE);
+	CU_ASSERT_EQUAL(q[0].host_cap, 64 / TCP_POOL_HOST_SHARE);
+
+	/* a read of no more than a slot's own buffer: never the pool, whatever the shares */
+	rq[0][7].req.length = 4096;
+	rq[0][7].plan = TCP_PLAN_C2H;
+	CU_ASSERT_EQUAL(take(&rq[0][7]), 0);
+	CU_ASSERT_TRUE(rq[0][7].icd);
+	CU_ASSERT_PTR_EQUAL(rq[0][7].req.iov[0].iov_base, icd_mem[0][7]);
+	CU_ASSERT_EQUAL(rq[0][7].req.iov[0].iov_len, 4096);
+	CU_ASSERT_EQUAL(q[0].bufs_held, 0);
+
+	/* queue 0: 4 chunks, the fifth waits for the queue's own */
+	for (int k = 0; k < 4; k++)
+		CU_ASSERT_EQUAL(take(&rq[0][k]), 0);
+	CU_ASSERT_EQUAL(take(&rq[0][4]), -EAGAIN);
+	q[0].outstanding++;
+	tcp_req_wait_buffers(&rq[0][4], -EAGAIN);
+	CU_ASSERT_TRUE(q[0].share_waiting);
+	CU_ASSERT_EQUAL(rq[0][4].state, TCP_REQ_NEED_BUFFER);
+	/* queue 1 of the same host: 4 more, then the host's 8 are used */
+	for (int k = 0; k < 4; k++)
+		CU_ASSERT_EQUAL(take(&rq[1][k]), 0);
+	CU_ASSERT_EQUAL(q[1].bufs_held, 4);
+	CU_ASSERT_EQUAL(host_r[0].bufs, 8);
+	/* queue 2 holds nothing, but its host has its share: it waits too */
+	CU_ASSERT_EQUAL(take(&rq[2][0]), -EAGAIN);
+	q[2].outstanding++;
+	tcp_req_wait_buffers(&rq[2][0], -EAGAIN);
+	CU_ASSERT_TRUE(q[2].share_waiting);
+	/* in-capsule data larger than a slot's buffer is on the wire already: not held back */
+	rq[2][1].plan = TCP_PLAN_IN_CAPSULE;
+	CU_ASSERT_EQUAL(take(&rq[2][1]), 0);
+	CU_ASSERT_EQUAL(host_r[0].bufs, 9);
+	/* a small write by R2T on an I/O queue: the pool, within the shares (the host decides
+	 * when its data comes); on the admin queue, the slot's buffer */
+	rq[1][6].req.length = 4096;
+	CU_ASSERT_EQUAL(take(&rq[1][6]), -EAGAIN);
+	q[1].qp.qid = 0;
+	CU_ASSERT_EQUAL(take(&rq[1][6]), 0);
+	CU_ASSERT_TRUE(rq[1][6].icd);
+	q[1].qp.qid = 1;
+	/* a queue before Connect has no pool share at all */
+	q[1].qp.connected = false;
+	CU_ASSERT_EQUAL(take(&rq[1][4]), -EAGAIN);
+	q[1].qp.connected = true;
+	/* nobody took more than the shares: the pool itself is far from empty */
+	reactor_buf_stats(g_r, &st);
+	CU_ASSERT_EQUAL(st.allocated - st.free, 9);
+	CU_ASSERT_EQUAL(st.exhausted, 0);
+	CU_ASSERT_EQUAL(n_r2t, 0);
+
+	/* the in-capsule write and one of queue 0's are done: queue 0's waiting write goes on
+	 * (after this message), queue 2's finds its host at its share again */
+	tcp_req_release(&rq[2][1]);
+	tcp_req_release(&rq[0][0]);
+	CU_ASSERT_EQUAL(q[0].bufs_held, 3);
+	CU_ASSERT_EQUAL(host_r[0].bufs, 7);
+}
+
+static void share_step2(void)
+{
+	CU_ASSERT_FALSE(q[0].share_waiting);
+	CU_ASSERT_EQUAL(rq[0][4].state, TCP_REQ_TRANSFERRING_H2C);
+	CU_ASSERT_EQUAL(n_r2t, 1);
+	CU_ASSERT_EQUAL(q[0].bufs_held, 4);
+	/* still over the host's share: queue 2 waits on */
+	CU_ASSERT_TRUE(q[2].share_waiting);
+	CU_ASSERT_EQUAL(rq[2][0].state, TCP_REQ_NEED_BUFFER);
+	/* one of queue 1's goes: the host is under its share, queue 2 goes on */
+	tcp_req_release(&rq[1][0]);
+}
+
+static void share_step3(void)
+{
+	struct reactor_buf_stats st;
+
+	CU_ASSERT_FALSE(q[2].share_waiting);
+	CU_ASSERT_EQUAL(rq[2][0].state, TCP_REQ_TRANSFERRING_H2C);
+	CU_ASSERT_EQUAL(n_r2t, 2);
+	CU_ASSERT_EQUAL(host_r[0].bufs, 8);
+	/* everything back: the counts return to zero, every chunk to the pool */
+	for (int i = 0; i < 3; i++)
+		for (int k = 0; k < 8; k++)
+			tcp_req_release(&rq[i][k]);
+	CU_ASSERT_EQUAL(host_r[0].bufs, 0);
+	for (int i = 0; i < 3; i++) {
+		CU_ASSERT_EQUAL(q[i].bufs_held, 0);
+		CU_ASSERT_EQUAL(q[i].outstanding, 0);
+	}
+	reactor_buf_stats(g_r, &st);
+	CU_ASSERT_EQUAL(st.allocated, st.free);
+}
+
+static void test_pool_shares(void)
+{
+	sem_init(&on_reactor_done, 0, 0);
+	reactors_configure(MAX_IO, 64, REACTOR_PIN_OFF);
+	CU_ASSERT_EQUAL_FATAL(reactors_start(1), 0);
+	g_r = reactor_get(0);
+	on_reactor(share_step1);
+	on_reactor(share_step2);
+	on_reactor(share_step3);
+	reactors_stop();
+}
+
+/* When the host owes data for an R2T (or an aborted write's late data) past the limit. */
+static void test_r2t_late(void)
+{
+	static const struct {
+		enum tcp_req_state state;
+		enum tcp_data_plan plan;
+		bool drain;
+		double at, now, limit;
+		bool late;
+	} c[] = {
+		{ TCP_REQ_TRANSFERRING_H2C, TCP_PLAN_R2T, false, 100, 109.9, 10, false },
+		{ TCP_REQ_TRANSFERRING_H2C, TCP_PLAN_R2T, false, 100, 110, 10, true },
+		{ TCP_REQ_TRANSFERRING_H2C, TCP_PLAN_R2T, false, 100, 500, 0, false }, /* off */
+		{ TCP_REQ_TRANSFERRING_H2C, TCP_PLAN_IN_CAPSULE, false, 100, 500, 10, false },
+		{ TCP_REQ_NEED_BUFFER, TCP_PLAN_R2T, false, 0, 500, 10, false }, /* no R2T yet */
+		{ TCP_REQ_EXECUTING, TCP_PLAN_R2T, false, 100, 500, 10, false }, /* data all in */
+		{ TCP_REQ_FREE, TCP_PLAN_R2T, true, 100, 111, 10, true },        /* parked */
+		{ TCP_REQ_FREE, TCP_PLAN_R2T, true, 100, 105, 10, false },
+		{ TCP_REQ_TRANSFERRING_C2H, TCP_PLAN_R2T, true, 100, 111, 10, true }, /* aborted */
+		{ TCP_REQ_FREE, TCP_PLAN_NONE, false, 0, 500, 10, false },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct tcp_req r = { .state = c[i].state, .plan = c[i].plan };
+
+		r.h2c_drain = c[i].drain;
+		r.r2t_at = c[i].at;
+		CU_ASSERT_EQUAL(tcp_req_r2t_late(&r, c[i].now, c[i].limit), c[i].late);
+		if (tcp_req_r2t_late(&r, c[i].now, c[i].limit) != c[i].late)
+			fprintf(stderr, "case %zu\n", i);
+	}
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -352,6 +583,8 @@ int main(void)
 	CU_add_test(s, "per-state entry counts", test_state_counts);
 	CU_add_test(s, "illegal transition caught", test_illegal_transition);
 	CU_add_test(s, "start follows the plan", test_start);
+	CU_add_test(s, "pool shares of a queue and a host", test_pool_shares);
+	CU_add_test(s, "R2T deadline passed", test_r2t_late);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	fails = CU_get_number_of_failures();
