@@ -152,8 +152,8 @@ struct tgt_config {
 	 * target default or the command line applies): max_connections, max_queue_depth,
 	 * in_capsule_size, max_io_size. */
 	struct config_limits {
-		uint32_t max_connections;    /* established, 1..1000000 */
-		uint32_t max_connecting;     /* not yet through Connect, 1..1000000 */
+		uint32_t max_connections;      /* established, 1..1000000 */
+		uint32_t max_connecting;       /* not yet through Connect, 1..1000000 */
 		uint32_t max_host_connections; /* queues per host NQN, 1..1000000 */
 		uint32_t r2t_timeout_ms;       /* "r2t_timeout" seconds, 0..3600 */
 		bool r2t_timeout_set;

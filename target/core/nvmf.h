@@ -69,9 +69,9 @@ struct nvmf_tgt_opts {
 				      * running, in all (default 128); more are refused */
 	uint32_t auth_max_pending_host; /* ... of one host NQN (default 16) */
 	uint32_t auth_max_pending_addr; /* ... from one peer address (default 16) */
-	uint32_t max_host_connections; /* queues (admin and I/O, all controllers) one host NQN
+	uint32_t max_host_connections;  /* queues (admin and I/O, all controllers) one host NQN
 					* may have connected at once (default 1024) */
-	uint32_t r2t_timeout_ms;       /* NVMe/TCP: the H2CData an R2T asked for must be in
+	uint32_t r2t_timeout_ms;        /* NVMe/TCP: the H2CData an R2T asked for must be in
 				      * within this, or the queue is terminated (default
 				      * 10000; 0: no deadline) */
 	const char *state_dir;          /* namespace identities kept here (ns_ident.c); NULL:

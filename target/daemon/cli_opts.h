@@ -65,15 +65,15 @@ struct cli_opts {
 	const char *pidfile;
 	bool syslog;
 	bool help, version;
-	const char *state_dir;          /* --state-dir DIR (default CLI_DEFAULT_STATE_DIR) */
-	const char *stats_socket;	/* --stats-socket PATH: statistics server (stats.h) */
-	const char *metrics; /* --metrics tcp://ADDR:PORT: Prometheus endpoint (metrics.h) */
-	uint32_t max_connections;	/* --max-connections; 0 = default (4096) */
-	uint32_t max_connecting;        /* --max-connecting; 0 = default (1024) */
-	uint32_t max_host_connections;  /* --max-host-connections; 0 = default (1024) */
-	uint32_t r2t_timeout_ms;        /* --r2t-timeout, when r2t_timeout_set */
+	const char *state_dir;    /* --state-dir DIR (default CLI_DEFAULT_STATE_DIR) */
+	const char *stats_socket; /* --stats-socket PATH: statistics server (stats.h) */
+	const char *metrics;      /* --metrics tcp://ADDR:PORT: Prometheus endpoint (metrics.h) */
+	uint32_t max_connections; /* --max-connections; 0 = default (4096) */
+	uint32_t max_connecting;  /* --max-connecting; 0 = default (1024) */
+	uint32_t max_host_connections; /* --max-host-connections; 0 = default (1024) */
+	uint32_t r2t_timeout_ms;       /* --r2t-timeout, when r2t_timeout_set */
 	bool r2t_timeout_set;
-	uint32_t connect_timeout_ms;    /* --connect-timeout, when connect_timeout_set */
+	uint32_t connect_timeout_ms; /* --connect-timeout, when connect_timeout_set */
 	bool connect_timeout_set;
 	uint32_t login_timeout_ms; /* --login-timeout, when login_timeout_set */
 	bool login_timeout_set;

@@ -25,19 +25,19 @@
 #include "reactor/reactor.h"
 #include "tcp_transport.h"
 
-#define TCP_ADMIN_ICDATA 8192		/* in-capsule data on the admin queue */
-#define TCP_RBUF_SIZE (64 * 1024)	/* per-connection receive buffer */
-#define TCP_DIRECT_READ_MIN 2048	/* payload left >= this: read straight into place */
-#define TCP_DIRECT_TAIL_MIN (16 * 1024) /* PDU payload >= this: read only the next header */
-#define TCP_TX_MAX_IOV (NVMF_REQ_MAX_IOV + 4)
-#define TCP_SENDMSG_IOV 256		/* iovecs gathered per sendmsg */
-#define TCP_RECV_BUDGET 16		/* recv calls per read callback */
-#define TCP_SEND_BUDGET 8		/* sendmsg calls per flush */
-#define TCP_TRIM_INTERVAL_S 2.0             /* idle connections give memory back this often */
-#define TCP_TRIM_KEEP       4               /* request slots an idle connection keeps set up */
-#define TCP_ZC_RING         128   /* zero-copy sends a connection may have unconfirmed at once */
-#define TCP_ZC_POLL_S       0.002 /* error queue read this often while confirmations are due */
-#define TCP_ZC_DRAIN_S      5.0   /* after close: how long the kernel may keep the buffers */
+#define TCP_ADMIN_ICDATA     8192        /* in-capsule data on the admin queue */
+#define TCP_RBUF_SIZE        (64 * 1024) /* per-connection receive buffer */
+#define TCP_DIRECT_READ_MIN  2048        /* payload left >= this: read straight into place */
+#define TCP_DIRECT_TAIL_MIN  (16 * 1024) /* PDU payload >= this: read only the next header */
+#define TCP_TX_MAX_IOV       (NVMF_REQ_MAX_IOV + 4)
+#define TCP_SENDMSG_IOV      256   /* iovecs gathered per sendmsg */
+#define TCP_RECV_BUDGET      16    /* recv calls per read callback */
+#define TCP_SEND_BUDGET      8     /* sendmsg calls per flush */
+#define TCP_TRIM_INTERVAL_S  2.0   /* idle connections give memory back this often */
+#define TCP_TRIM_KEEP        4     /* request slots an idle connection keeps set up */
+#define TCP_ZC_RING          128   /* zero-copy sends a connection may have unconfirmed at once */
+#define TCP_ZC_POLL_S        0.002 /* error queue read this often while confirmations are due */
+#define TCP_ZC_DRAIN_S       5.0   /* after close: how long the kernel may keep the buffers */
 #define TCP_ICD_MAX          (64 * 1024) /* largest per-slot data buffer (in-capsule size) */
 #define TCP_POOL_QUEUE_SHARE 16          /* a queue holds at most 1/16 of its reactor's pool */
 #define TCP_POOL_HOST_SHARE  8           /* a host's queues on a reactor at most 1/8 of its pool */
@@ -45,24 +45,24 @@
 
 /* PDU receive state machine (one per connection). */
 enum tcp_rx_state {
-	TCP_RX_AWAIT_CH,	/* waiting for the 8-byte common header */
-	TCP_RX_AWAIT_PSH,	/* waiting for the rest of the header (+ header digest) */
-	TCP_RX_AWAIT_PAYLOAD,	/* padding, data and data digest of the current PDU */
-	TCP_RX_QUIESCING,	/* fatal error or H2CTermReq: reading stopped, flushing */
-	TCP_RX_ERROR,		/* socket closed: nothing more is read or sent */
+	TCP_RX_AWAIT_CH,      /* waiting for the 8-byte common header */
+	TCP_RX_AWAIT_PSH,     /* waiting for the rest of the header (+ header digest) */
+	TCP_RX_AWAIT_PAYLOAD, /* padding, data and data digest of the current PDU */
+	TCP_RX_QUIESCING,     /* fatal error or H2CTermReq: reading stopped, flushing */
+	TCP_RX_ERROR,         /* socket closed: nothing more is read or sent */
 	TCP_RX_NSTATES
 };
 
 /* Request state machine (one per request slot). */
 enum tcp_req_state {
-	TCP_REQ_FREE,			/* on the free list */
-	TCP_REQ_NEED_BUFFER,		/* waiting for data buffers from the reactor pool */
-	TCP_REQ_TRANSFERRING_H2C,	/* receiving in-capsule data or H2CData (after R2T) */
-	TCP_REQ_READY_TO_EXECUTE,	/* all data here, about to enter the core */
-	TCP_REQ_EXECUTING,		/* owned by the core/backend until req_complete */
-	TCP_REQ_READY_TO_COMPLETE,	/* core done; response (and read data) being built */
-	TCP_REQ_TRANSFERRING_C2H,	/* C2HData and/or CapsuleResp queued for sending */
-	TCP_REQ_COMPLETED,		/* sent: resources about to be released */
+	TCP_REQ_FREE,              /* on the free list */
+	TCP_REQ_NEED_BUFFER,       /* waiting for data buffers from the reactor pool */
+	TCP_REQ_TRANSFERRING_H2C,  /* receiving in-capsule data or H2CData (after R2T) */
+	TCP_REQ_READY_TO_EXECUTE,  /* all data here, about to enter the core */
+	TCP_REQ_EXECUTING,         /* owned by the core/backend until req_complete */
+	TCP_REQ_READY_TO_COMPLETE, /* core done; response (and read data) being built */
+	TCP_REQ_TRANSFERRING_C2H,  /* C2HData and/or CapsuleResp queued for sending */
+	TCP_REQ_COMPLETED,         /* sent: resources about to be released */
 	TCP_REQ_NSTATES
 };
 
@@ -154,27 +154,27 @@ struct tcp_zc {
 };
 
 struct tcp_req {
-	struct nvmf_req req;		/* embedded: the core sees only this */
+	struct nvmf_req req; /* embedded: the core sees only this */
 	struct tcp_qpair *tq;
 	enum tcp_req_state state;
-	uint16_t ttag;			/* slot index, echoed in H2CData */
-	uint16_t cid;			/* host byte order */
-	bool cid_owned;			/* holds its CID bit (false for a duplicate CID) */
-	enum tcp_data_plan plan;        /* where its data comes from */
-	bool ddgst_err;			/* a data digest mismatch: fail, don't execute */
-	uint16_t err_status;		/* NVMe status found by the transport (0 = none) */
-	uint32_t h2c_next;		/* next expected H2C data offset */
-	uint32_t r2t_end;		/* end of the window the last R2T asked for */
-	uint32_t c2h_len;		/* bytes of read data being sent */
+	uint16_t ttag;           /* slot index, echoed in H2CData */
+	uint16_t cid;            /* host byte order */
+	bool cid_owned;          /* holds its CID bit (false for a duplicate CID) */
+	enum tcp_data_plan plan; /* where its data comes from */
+	bool ddgst_err;          /* a data digest mismatch: fail, don't execute */
+	uint16_t err_status;     /* NVMe status found by the transport (0 = none) */
+	uint32_t h2c_next;       /* next expected H2C data offset */
+	uint32_t r2t_end;        /* end of the window the last R2T asked for */
+	uint32_t c2h_len;        /* bytes of read data being sent */
 	int nbufs;
 	void *bufs[NVMF_REQ_MAX_IOV];
 	struct tcp_tx tx;
-	TAILQ_ENTRY(tcp_req) link;	/* free list or buffer wait list */
+	TAILQ_ENTRY(tcp_req) link; /* free list or buffer wait list */
 	uint8_t ddgst[NVME_TCP_DIGEST_LEN];
 	uint8_t rsp_hdr[sizeof(struct nvme_tcp_rsp) + NVME_TCP_DIGEST_LEN];
 	/* C2HData or R2T header; up to 128 bytes with the alignment the host asked for */
 	uint8_t pdu_hdr[NVME_TCP_PSH_MAX];
-	bool r2t_queued;		/* its R2T (in tx) is queued and not yet sent */
+	bool r2t_queued; /* its R2T (in tx) is queued and not yet sent */
 	/* Aborted while the host still owed H2CData for an R2T it had seen: the slot
 	 * (its TTAG) stays off the free list, FREE, until [h2c_next, r2t_end) has arrived
 	 * and been discarded. */
@@ -198,7 +198,7 @@ struct tcp_reactor {
 };
 
 struct tcp_qpair {
-	struct nvmf_qpair qp;		/* embedded: the core sees only this */
+	struct nvmf_qpair qp; /* embedded: the core sees only this */
 	struct tcp_reactor *tr;
 	struct reactor *r;
 	struct ev_loop *loop;
@@ -209,11 +209,11 @@ struct tcp_qpair {
 	/* receive machine */
 	enum tcp_rx_state rx_state;
 	bool ic_done;
-	bool rx_paused;			/* waiting for a request slot or a buffer */
+	bool rx_paused; /* waiting for a request slot or a buffer */
 	struct nvme_tcp_params p;
-	uint32_t maxr2t;		/* R2Ts the host allows outstanding per command */
+	uint32_t maxr2t; /* R2Ts the host allows outstanding per command */
 	uint8_t *rbuf;
-	uint32_t rpos, rend;		/* unread bytes are rbuf[rpos..rend) */
+	uint32_t rpos, rend; /* unread bytes are rbuf[rpos..rend) */
 	union {
 		struct nvme_tcp_common_hdr ch;
 		struct nvme_tcp_icreq icreq;
@@ -221,24 +221,24 @@ struct tcp_qpair {
 		struct nvme_tcp_data_hdr data;
 		struct nvme_tcp_term_req term;
 		uint8_t raw[NVME_TCP_PSH_MAX];
-	} hdr;				/* current PDU header, copied out of rbuf */
-	uint32_t hdr_have;		/* valid bytes in hdr (for a TermReq's copy) */
+	} hdr;             /* current PDU header, copied out of rbuf */
+	uint32_t hdr_have; /* valid bytes in hdr (for a TermReq's copy) */
 	uint32_t psh_len;
-	uint32_t pad_left;		/* payload phase: bytes still to consume */
+	uint32_t pad_left; /* payload phase: bytes still to consume */
 	uint32_t data_left;
 	uint32_t ddgst_left;
 	uint8_t rx_ddgst[NVME_TCP_DIGEST_LEN];
-	struct tcp_req *rx_req;		/* owner of the payload (NULL: discard) */
-	bool rx_discard;		/* consume the data without storing it */
-	uint32_t rx_datao, rx_datal;	/* payload range in rx_req's data */
-	bool rx_big;                    /* the last PDU header announced >= TCP_DIRECT_TAIL_MIN */
-	int rx_iov_idx;			/* cursor into rx_req->req.iov */
+	struct tcp_req *rx_req;      /* owner of the payload (NULL: discard) */
+	bool rx_discard;             /* consume the data without storing it */
+	uint32_t rx_datao, rx_datal; /* payload range in rx_req's data */
+	bool rx_big;                 /* the last PDU header announced >= TCP_DIRECT_TAIL_MIN */
+	int rx_iov_idx;              /* cursor into rx_req->req.iov */
 	size_t rx_iov_off;
 
 	/* requests */
 	struct tcp_req *reqs;
 	uint32_t nreqs;
-	uint32_t outstanding;		/* slots not FREE */
+	uint32_t outstanding; /* slots not FREE */
 	TAILQ_HEAD(, tcp_req) free_reqs;
 	TAILQ_HEAD(, tcp_req) buf_waitq;
 	struct reactor_work buf_work;
@@ -253,18 +253,18 @@ struct tcp_qpair {
 	bool icd_dirty;  /* a slot buffer was used since the last trim */
 	uint32_t parked; /* FREE slots kept back for an aborted write's data */
 	struct reactor_work resume_work;
-	uint64_t *cid_bits;		/* 65536-bit set of CIDs in flight */
+	uint64_t *cid_bits; /* 65536-bit set of CIDs in flight */
 
 	/* send path */
 	TAILQ_HEAD(, tcp_tx) txq;
-	uint32_t tx_off;		/* bytes of the first item already sent */
+	uint32_t tx_off; /* bytes of the first item already sent */
 	struct reactor_work flush_work;
-	struct tcp_tx ic_tx;		/* ICResp */
-	struct tcp_tx term_tx;		/* C2HTermReq */
+	struct tcp_tx ic_tx;   /* ICResp */
+	struct tcp_tx term_tx; /* C2HTermReq */
 	uint8_t ic_buf[sizeof(struct nvme_tcp_icresp)];
 	uint8_t term_buf[NVME_TCP_TERM_REQ_PLEN_MAX];
-	bool close_after_flush;		/* a C2HTermReq is queued: close once it is out */
-	bool connected_seen;		/* per-queue limits applied after Connect */
+	bool close_after_flush; /* a C2HTermReq is queued: close once it is out */
+	bool connected_seen;    /* per-queue limits applied after Connect */
 
 	/* teardown */
 	bool closing;
@@ -274,7 +274,7 @@ struct tcp_qpair {
 	ev_timer connect_timer; /* ICReq + Connect deadline (opts.connect_timeout_ms) */
 
 	struct nvmf_tcp_conn_stats stats;
-	TAILQ_ENTRY(tcp_qpair) link;	/* tcp_reactor.conns */
+	TAILQ_ENTRY(tcp_qpair) link; /* tcp_reactor.conns */
 	/* Slots [0, nreqs_ready) are set up, one more each time a command finds none free,
 	 * up to nreqs_limit (an admin queue's worth until Connect names an I/O queue): a
 	 * queue touches only as many slots as it has had commands in flight at once, and an
@@ -295,12 +295,12 @@ struct tcp_qpair {
 };
 
 /* Count on the connection and on its reactor (plain stores: one writer per counter). */
-#define TCP_STAT_ADD(tq, field, n)                                                         \
-	do {                                                                               \
-		uint64_t n__ = (n);                                                        \
-		(tq)->stats.field += n__;                                                  \
-		__atomic_store_n(&(tq)->tr->stats.field, (tq)->tr->stats.field + n__,      \
-				 __ATOMIC_RELAXED);                                        \
+#define TCP_STAT_ADD(tq, field, n)                                                    \
+	do {                                                                          \
+		uint64_t n__ = (n);                                                   \
+		(tq)->stats.field += n__;                                             \
+		__atomic_store_n(&(tq)->tr->stats.field, (tq)->tr->stats.field + n__, \
+				 __ATOMIC_RELAXED);                                   \
 	} while (0)
 
 static inline struct tcp_qpair *tcp_qpair_of(struct nvmf_qpair *qp)
