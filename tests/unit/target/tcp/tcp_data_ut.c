@@ -20,6 +20,7 @@
 #include "common/nvme_tcp_pdu.h"
 #include "tcp/tcp_internal.h"
 #include "tcp_ut_host.h"
+#include "ut.h"
 
 /* ---- tests: data paths ------------------------------------------------------------------ */
 
@@ -648,26 +649,20 @@ static void test_r2t_deadline(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "write/read, no digests", test_data_plain },
+		{ "write/read, digests", test_data_digests },
+		{ "write/read, HPDA 3", test_data_hpda },
+		{ "C2HData SUCCESS with SQ flow control off", test_success_flag },
+		{ "64 pipelined in-capsule writes", test_pipelined },
+		{ "partial writes with tiny socket buffers", test_partial_writes },
+		{ "buffer pool exhausted", test_buffer_exhaustion },
+		{ "mapped reads released once, not with a data digest", test_mapped_reads },
+		{ "Abort of writes waiting for H2CData", test_abort_r2t },
+		{ "large H2CData back to back, then small writes", test_large_back_to_back },
+		{ "R2T deadline", test_r2t_deadline },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("nvme-tcp data paths", tcp_ut_suite_init, tcp_ut_suite_fini);
-	CU_add_test(s, "write/read, no digests", test_data_plain);
-	CU_add_test(s, "write/read, digests", test_data_digests);
-	CU_add_test(s, "write/read, HPDA 3", test_data_hpda);
-	CU_add_test(s, "C2HData SUCCESS with SQ flow control off", test_success_flag);
-	CU_add_test(s, "64 pipelined in-capsule writes", test_pipelined);
-	CU_add_test(s, "partial writes with tiny socket buffers", test_partial_writes);
-	CU_add_test(s, "buffer pool exhausted", test_buffer_exhaustion);
-	CU_add_test(s, "mapped reads released once, not with a data digest", test_mapped_reads);
-	CU_add_test(s, "Abort of writes waiting for H2CData", test_abort_r2t);
-	CU_add_test(s, "large H2CData back to back, then small writes", test_large_back_to_back);
-	CU_add_test(s, "R2T deadline", test_r2t_deadline);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("nvme-tcp data paths", tcp_ut_suite_init, tcp_ut_suite_fini, tests);
 }

@@ -21,6 +21,7 @@
 #include "common/nvme_tcp_pdu.h"
 #include "tcp/tcp_internal.h"
 #include "tcp_ut_host.h"
+#include "ut.h"
 
 /* ---- tests: initialization -------------------------------------------------------------- */
 
@@ -586,25 +587,19 @@ static void test_disc_entry(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "iovec helpers and names", test_iov_helpers },
+		{ "discovery entry and registry", test_disc_entry },
+		{ "ICReq/ICResp", test_icreq_icresp },
+		{ "malformed PDUs -> C2HTermReq", test_malformed },
+		{ "more commands than SQSIZE", test_sq_overflow },
+		{ "request slots grow and trim", test_slots_grow_and_trim },
+		{ "H2CTermReq from the host", test_host_term_req },
+		{ "C2HTermReq linger", test_term_linger },
+		{ "per-command errors", test_command_errors },
+		{ "H2CData data digest error", test_h2c_ddgst_error },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("nvme-tcp transport", tcp_ut_suite_init, tcp_ut_suite_fini);
-	CU_add_test(s, "iovec helpers and names", test_iov_helpers);
-	CU_add_test(s, "discovery entry and registry", test_disc_entry);
-	CU_add_test(s, "ICReq/ICResp", test_icreq_icresp);
-	CU_add_test(s, "malformed PDUs -> C2HTermReq", test_malformed);
-	CU_add_test(s, "more commands than SQSIZE", test_sq_overflow);
-	CU_add_test(s, "request slots grow and trim", test_slots_grow_and_trim);
-	CU_add_test(s, "H2CTermReq from the host", test_host_term_req);
-	CU_add_test(s, "C2HTermReq linger", test_term_linger);
-	CU_add_test(s, "per-command errors", test_command_errors);
-	CU_add_test(s, "H2CData data digest error", test_h2c_ddgst_error);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("nvme-tcp transport", tcp_ut_suite_init, tcp_ut_suite_fini, tests);
 }

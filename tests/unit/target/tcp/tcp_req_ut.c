@@ -20,6 +20,7 @@
 
 #include "common/endian.h"
 #include "tcp/tcp_internal.h"
+#include "ut.h"
 
 #define MAX_IO      (128 * 1024) /* MDTS; the target's MAXH2CDATA is the same */
 #define ICDATA_SIZE 8192         /* in-capsule size of an I/O queue */
@@ -572,22 +573,16 @@ static void test_r2t_late(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "data plan table", test_data_plan },
+		{ "request transition table", test_transition_table },
+		{ "per-state entry counts", test_state_counts },
+		{ "illegal transition caught", test_illegal_transition },
+		{ "start follows the plan", test_start },
+		{ "pool shares of a queue and a host", test_pool_shares },
+		{ "R2T deadline passed", test_r2t_late },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("tcp_req", NULL, NULL);
-	CU_add_test(s, "data plan table", test_data_plan);
-	CU_add_test(s, "request transition table", test_transition_table);
-	CU_add_test(s, "per-state entry counts", test_state_counts);
-	CU_add_test(s, "illegal transition caught", test_illegal_transition);
-	CU_add_test(s, "start follows the plan", test_start);
-	CU_add_test(s, "pool shares of a queue and a host", test_pool_shares);
-	CU_add_test(s, "R2T deadline passed", test_r2t_late);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("tcp_req", NULL, NULL, tests);
 }

@@ -20,6 +20,7 @@
 #include "common/tls_stream.h"
 #include "tcp/tcp_internal.h"
 #include "tcp_ut_host.h"
+#include "ut.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:00000000-1111-2222-3333-444444444444"
 #define SUBNQN  "nqn.2026-11.io.nvmeof:ut"
@@ -282,26 +283,18 @@ static void test_hash_mismatch(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	int fails;
+	static const CU_TestInfo tests[] = {
+		{ "state transitions", test_transitions },
+		{ "plain ICReq refused where TLS is required", test_plain_refused_where_required },
+		{ "plain ICReq served where TLS is optional", test_plain_served_where_optional },
+		{ "TLS, identity v1, SHA-256", test_v1_sha256 },
+		{ "TLS, identity v0, SHA-256, digests", test_v0_sha256 },
+		{ "TLS, identity v1, SHA-384, digests", test_v1_sha384 },
+		{ "TLS, identity v0, SHA-384", test_v0_sha384 },
+		{ "wrong PSK refused", test_wrong_psk },
+		{ "PSK hash mismatch refused", test_hash_mismatch },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("tcp_tls", tcp_ut_suite_init, tcp_ut_suite_fini);
-	CU_add_test(s, "state transitions", test_transitions);
-	CU_add_test(s, "plain ICReq refused where TLS is required",
-		    test_plain_refused_where_required);
-	CU_add_test(s, "plain ICReq served where TLS is optional",
-		    test_plain_served_where_optional);
-	CU_add_test(s, "TLS, identity v1, SHA-256", test_v1_sha256);
-	CU_add_test(s, "TLS, identity v0, SHA-256, digests", test_v0_sha256);
-	CU_add_test(s, "TLS, identity v1, SHA-384, digests", test_v1_sha384);
-	CU_add_test(s, "TLS, identity v0, SHA-384", test_v0_sha384);
-	CU_add_test(s, "wrong PSK refused", test_wrong_psk);
-	CU_add_test(s, "PSK hash mismatch refused", test_hash_mismatch);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = (int)CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("tcp_tls", tcp_ut_suite_init, tcp_ut_suite_fini, tests);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tcp/tcp_internal.h"
+#include "ut.h"
 
 static struct tcp_zc_ring ring_at(uint32_t start)
 {
@@ -117,20 +118,14 @@ static void test_full(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "confirmations in order", test_in_order },
+		{ "confirmations out of order", test_out_of_order },
+		{ "the counter wraps", test_wraparound },
+		{ "stale and bogus ranges", test_stale_and_bogus },
+		{ "a full window", test_full },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("tcp_zc", NULL, NULL);
-	CU_add_test(s, "confirmations in order", test_in_order);
-	CU_add_test(s, "confirmations out of order", test_out_of_order);
-	CU_add_test(s, "the counter wraps", test_wraparound);
-	CU_add_test(s, "stale and bogus ranges", test_stale_and_bogus);
-	CU_add_test(s, "a full window", test_full);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("tcp_zc", NULL, NULL, tests);
 }
