@@ -91,7 +91,10 @@ step() {
 	shift 2
 	nv_log "$name (output: $log)"
 	t0=$(date +%s)
-	"$@" > "$log" 2>&1
+	# in the background, so that a signal reaches the trap (and the clean-up stops what
+	# runs inside the root) at once, not when the step is over
+	"$@" > "$log" 2>&1 &
+	wait $!
 	rc=$?
 	RESULTS+=("$(printf '%-22s %6d s  status %-3d %s' "$name" $(($(date +%s) - t0)) "$rc" \
 		"$(grep -v '^[[:space:]]*$' "$log" | tail -n 1 | cut -c1-100)")")
