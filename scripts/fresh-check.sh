@@ -51,6 +51,8 @@ mkdir -p "$logs" || nv_die "cannot create $logs"
 
 ROOT=
 RESULTS=()
+REV=$(git -C "$NV_TOP" rev-parse HEAD) # what is checked, fixed at the start
+COMMIT=$(git -C "$NV_TOP" log -1 --format='%h %s' "$REV")
 
 # kill_inside: every process whose root directory is the fresh root, by PID
 kill_inside() {
@@ -107,7 +109,7 @@ step() {
 
 summary() {
 	local r
-	echo "== fresh-check: $(git -C "$NV_TOP" log -1 --format='%h %s')"
+	echo "== fresh-check: $COMMIT"
 	printf '   %-22s %8s  %-10s %s\n' step "wall" status "last line"
 	for r in "${RESULTS[@]}"; do echo "   $r"; done
 }
@@ -134,7 +136,7 @@ grep -l '^Acquire::' /etc/apt/apt.conf.d/* 2> /dev/null | xargs -r cp -t "$ROOT/
 cp -L /etc/resolv.conf "$ROOT/etc/resolv.conf" 2> /dev/null
 # a bare clone of the current commit, as a new user would have it
 git clone -q --no-local "$NV_TOP" "$ROOT/root/nvmeof" || nv_die "git clone failed"
-git -C "$ROOT/root/nvmeof" checkout -q "$(git -C "$NV_TOP" rev-parse HEAD)" ||
+git -C "$ROOT/root/nvmeof" checkout -q "$REV" ||
 	nv_die "checkout of HEAD failed"
 
 mount -t proc proc "$ROOT/proc" &&
