@@ -17,6 +17,7 @@
 
 #include "common/dhchap_crypto.h"
 #include "ut_hex.h"
+#include "ut.h"
 
 /* ---- HMAC: RFC 4231 section 4, test cases 1-4, 6 and 7 ------------------------------ */
 
@@ -636,26 +637,20 @@ static void test_dh_transaction(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const CU_TestInfo tests[] = {
+		{ "HMAC: RFC 4231", test_hmac_rfc4231 },
+		{ "HMAC over iovecs, hash ids", test_hmac_iov_and_ids },
+		{ "HKDF: RFC 5869", test_hkdf_rfc5869 },
+		{ "responses R1/R2", test_responses },
+		{ "augmented challenge and response", test_augmented_response },
+		{ "generated PSK (Linux KUnit vectors)", test_generated_psk },
+		{ "ffdhe: agreement in every group", test_dh_agree },
+		{ "ffdhe: known answer, padded secret", test_dh_kat },
+		{ "ffdhe: bad public values", test_dh_bad_public },
+		{ "ffdhe: the subgroup check on random values", test_dh_public_check_random },
+		{ "ffdhe: host and controller responses agree", test_dh_transaction },
+		CU_TEST_INFO_NULL,
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("dhchap_crypto", NULL, NULL);
-	CU_add_test(s, "HMAC: RFC 4231", test_hmac_rfc4231);
-	CU_add_test(s, "HMAC over iovecs, hash ids", test_hmac_iov_and_ids);
-	CU_add_test(s, "HKDF: RFC 5869", test_hkdf_rfc5869);
-	CU_add_test(s, "responses R1/R2", test_responses);
-	CU_add_test(s, "augmented challenge and response", test_augmented_response);
-	CU_add_test(s, "generated PSK (Linux KUnit vectors)", test_generated_psk);
-	CU_add_test(s, "ffdhe: agreement in every group", test_dh_agree);
-	CU_add_test(s, "ffdhe: known answer, padded secret", test_dh_kat);
-	CU_add_test(s, "ffdhe: bad public values", test_dh_bad_public);
-	CU_add_test(s, "ffdhe: the subgroup check on random values", test_dh_public_check_random);
-	CU_add_test(s, "ffdhe: host and controller responses agree", test_dh_transaction);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return ut_run("dhchap_crypto", NULL, NULL, tests);
 }
