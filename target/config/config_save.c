@@ -254,6 +254,88 @@ static json_object *save_host(const struct tgt_config *cfg, const char *nqn, boo
 	return o;
 }
 
+/* The "limits" keys that hold a count (0: not given). */
+static const struct {
+	const char *key;
+	size_t off;
+} limit_counts[] = {
+	{ "auth_max_pending", offsetof(struct config_limits, auth_max_pending) },
+	{ "auth_max_pending_addr", offsetof(struct config_limits, auth_max_pending_addr) },
+	{ "auth_max_pending_host", offsetof(struct config_limits, auth_max_pending_host) },
+	{ "auth_threads", offsetof(struct config_limits, auth_threads) },
+	{ "max_connecting", offsetof(struct config_limits, max_connecting) },
+	{ "max_connections", offsetof(struct config_limits, max_connections) },
+	{ "max_control_connections", offsetof(struct config_limits, max_control_connections) },
+	{ "max_host_connections", offsetof(struct config_limits, max_host_connections) },
+	{ "max_io_size", offsetof(struct config_limits, max_io_size) },
+	{ "max_queue_depth", offsetof(struct config_limits, max_queue_depth) },
+	{ "metrics_per_address", offsetof(struct config_limits, metrics_per_address) },
+};
+
+/* The "limits" keys in seconds, kept in ms, and whether they were given (0 is a value). */
+static const struct {
+	const char *key;
+	size_t ms, set;
+} limit_timeouts[] = {
+	{ "auth_timeout", offsetof(struct config_limits, auth_timeout_ms),
+	  offsetof(struct config_limits, auth_timeout_set) },
+	{ "connect_timeout", offsetof(struct config_limits, connect_timeout_ms),
+	  offsetof(struct config_limits, connect_timeout_set) },
+	{ "login_timeout", offsetof(struct config_limits, login_timeout_ms),
+	  offsetof(struct config_limits, login_timeout_set) },
+	{ "r2t_timeout", offsetof(struct config_limits, r2t_timeout_ms),
+	  offsetof(struct config_limits, r2t_timeout_set) },
+};
+
+static uint32_t limit_u32(const struct config_limits *l, size_t off)
+{
+	return *(const uint32_t *)((const char *)l + off);
+}
+
+static bool limit_set(const struct config_limits *l, size_t off)
+{
+	return *(const bool *)((const char *)l + off);
+}
+
+static bool limits_given(const struct config_limits *l)
+{
+	for (size_t i = 0; i < sizeof(limit_counts) / sizeof(limit_counts[0]); i++)
+		if (limit_u32(l, limit_counts[i].off))
+			return true;
+	for (size_t i = 0; i < sizeof(limit_timeouts) / sizeof(limit_timeouts[0]); i++)
+		if (limit_set(l, limit_timeouts[i].set))
+			return true;
+	return l->in_capsule_set || l->tcp_zerocopy_set || l->metrics_timeout_ms;
+}
+
+/* Every limit the model was given, so that a saved file loads back into the same model. */
+static json_object *save_config_limits(const struct config_limits *l)
+{
+	json_object *lo = json_object_new_object();
+
+	for (size_t i = 0; i < sizeof(limit_counts) / sizeof(limit_counts[0]); i++) {
+		uint32_t v = limit_u32(l, limit_counts[i].off);
+
+		if (v)
+			json_object_object_add(lo, limit_counts[i].key, json_object_new_int64(v));
+	}
+	for (size_t i = 0; i < sizeof(limit_timeouts) / sizeof(limit_timeouts[0]); i++)
+		if (limit_set(l, limit_timeouts[i].set))
+			json_object_object_add(
+				lo, limit_timeouts[i].key,
+				json_object_new_int64(limit_u32(l, limit_timeouts[i].ms) / 1000));
+	if (l->in_capsule_set)
+		json_object_object_add(lo, "in_capsule_size",
+				       json_object_new_int64(l->in_capsule_size));
+	if (l->tcp_zerocopy_set)
+		json_object_object_add(lo, "tcp_zerocopy_min",
+				       json_object_new_int64(l->tcp_zerocopy_min));
+	if (l->metrics_timeout_ms)
+		json_object_object_add(lo, "metrics_timeout",
+				       json_object_new_int64(l->metrics_timeout_ms / 1000));
+	return lo;
+}
+
 static json_object *save_root(const struct tgt_config *cfg, bool secrets)
 {
 	const struct config_limits *l = &cfg->limits;
@@ -269,56 +351,8 @@ static json_object *save_root(const struct tgt_config *cfg, bool secrets)
 		if (is)
 			json_object_object_add(root, "iscsi", is);
 	}
-	if (l->max_connections || l->max_queue_depth || l->in_capsule_set || l->max_io_size ||
-	    l->tcp_zerocopy_set || l->max_control_connections || l->metrics_timeout_ms ||
-	    l->metrics_per_address || l->auth_threads || l->auth_max_pending ||
-	    l->auth_max_pending_host || l->auth_max_pending_addr) {
-		json_object *lo = json_object_new_object();
-		static const struct {
-			const char *key;
-			size_t off;
-		} auth[] = {
-			{ "auth_max_pending", offsetof(struct config_limits, auth_max_pending) },
-			{ "auth_max_pending_addr",
-			  offsetof(struct config_limits, auth_max_pending_addr) },
-			{ "auth_max_pending_host",
-			  offsetof(struct config_limits, auth_max_pending_host) },
-			{ "auth_threads", offsetof(struct config_limits, auth_threads) },
-		};
-
-		for (size_t i = 0; i < sizeof(auth) / sizeof(auth[0]); i++) {
-			uint32_t v = *(const uint32_t *)((const char *)l + auth[i].off);
-
-			if (v)
-				json_object_object_add(lo, auth[i].key, json_object_new_int64(v));
-		}
-
-		if (l->in_capsule_set)
-			json_object_object_add(lo, "in_capsule_size",
-					       json_object_new_int64(l->in_capsule_size));
-		if (l->max_connections)
-			json_object_object_add(lo, "max_connections",
-					       json_object_new_int64(l->max_connections));
-		if (l->max_io_size)
-			json_object_object_add(lo, "max_io_size",
-					       json_object_new_int64(l->max_io_size));
-		if (l->max_queue_depth)
-			json_object_object_add(lo, "max_queue_depth",
-					       json_object_new_int64(l->max_queue_depth));
-		if (l->tcp_zerocopy_set)
-			json_object_object_add(lo, "tcp_zerocopy_min",
-					       json_object_new_int64(l->tcp_zerocopy_min));
-		if (l->max_control_connections)
-			json_object_object_add(lo, "max_control_connections",
-					       json_object_new_int64(l->max_control_connections));
-		if (l->metrics_timeout_ms)
-			json_object_object_add(lo, "metrics_timeout",
-					       json_object_new_int64(l->metrics_timeout_ms / 1000));
-		if (l->metrics_per_address)
-			json_object_object_add(lo, "metrics_per_address",
-					       json_object_new_int64(l->metrics_per_address));
-		json_object_object_add(root, "limits", lo);
-	}
+	if (limits_given(l))
+		json_object_object_add(root, "limits", save_config_limits(l));
 	arr = json_object_new_array();
 	for (unsigned int i = 0; i < cfg->nports; i++)
 		json_object_array_add(arr, save_port(&cfg->ports[i]));

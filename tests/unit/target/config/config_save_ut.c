@@ -252,7 +252,11 @@ static const char *const every_key =
 	" {\"nqn\": \"nqn.2014-08.org.nvmexpress:h2\"}],"
 	" \"limits\": {\"max_connections\": 100, \"max_queue_depth\": 64,"
 	"  \"in_capsule_size\": 4096, \"max_io_size\": 262144,"
-	"  \"max_control_connections\": 4, \"metrics_timeout\": 2, \"metrics_per_address\": 3},"
+	"  \"max_control_connections\": 4, \"metrics_timeout\": 2, \"metrics_per_address\": 3,"
+	"  \"max_connecting\": 50, \"max_host_connections\": 40, \"r2t_timeout\": 0,"
+	"  \"connect_timeout\": 7, \"auth_timeout\": 6, \"login_timeout\": 9,"
+	"  \"auth_threads\": 2, \"auth_max_pending\": 20, \"auth_max_pending_host\": 5,"
+	"  \"auth_max_pending_addr\": 4, \"tcp_zerocopy_min\": 0},"
 	" \"ports\": [{\"portid\": 1, \"addr\": {\"trtype\": \"tcp\", \"adrfam\": \"ipv4\","
 	"   \"traddr\": \"127.0.0.1\", \"trsvcid\": \"4420\", \"treq\": \"not required\"},"
 	"   \"advertise\": \"192.0.2.1\", \"param\": {\"inline_data_size\": \"16384\"},"
@@ -288,6 +292,10 @@ static void test_every_key_round_trip(void)
 	CU_ASSERT_EQUAL(a->limits.max_control_connections, 4);
 	CU_ASSERT_EQUAL(a->limits.metrics_timeout_ms, 2000);
 	CU_ASSERT_EQUAL(a->limits.metrics_per_address, 3);
+	CU_ASSERT_EQUAL(a->limits.max_host_connections, 40);
+	CU_ASSERT_TRUE(a->limits.r2t_timeout_set); /* 0 is a value: no deadline */
+	CU_ASSERT_EQUAL(a->limits.r2t_timeout_ms, 0);
+	CU_ASSERT_EQUAL(a->limits.login_timeout_ms, 9000);
 	CU_ASSERT_EQUAL(a->subsystems[0].namespaces[0].nsid, 3);
 	CU_ASSERT(a->subsystems[0].namespaces[0].has_eui64);
 	CU_ASSERT_FALSE(a->subsystems[0].namespaces[0].buffered_io);
