@@ -215,7 +215,8 @@ static void test_json(void)
 	/* the existing fields unchanged, the state counts after them */
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"closed_bytes_tx\":8,\"zerocopy_sends\":9,"
 					   "\"zerocopy_completions\":7,\"zerocopy_copied\":6,"
-					   "\"c2h_mapped\":0,\"req_states\":{\"FREE\":12,"
+					   "\"c2h_mapped\":0,\"share_waits\":0,\"r2t_timeouts\":0,"
+					   "\"paused_closes\":0,\"req_states\":{\"FREE\":12,"
 					   "\"NEED_BUFFER\":0,"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"COMPLETED\":13},\"rx_states\":{\"AWAIT_PDU_CH\":0,"
 					   "\"AWAIT_PDU_PSH\":14,"));
