@@ -221,7 +221,9 @@ kernel_host() {
 	      target-exit kernel-log)
 	setup_rxe
 	truncate -s "$NSBYTES" /tmp/ns.img
-	start_target --ns /tmp/ns.img
+	# the guest's /tmp is a tmpfs, which refuses O_DIRECT before Linux 6.6: buffered, as
+	# nvmet would need too
+	start_target --ns /tmp/ns.img,buffered_io
 
 	echo "[+$(now)s] \$ nvme discover -t rdma -a $IP -s $PORT"
 	disc=$(timeout 120 nvme discover -t rdma -a "$IP" -s "$PORT" 2>&1)
@@ -323,7 +325,7 @@ initiator() {
 		"nvme+rdma://$IP:4421/$K/1" --queues 2 --qd 32 --seconds 1 --loose --registered
 
 	truncate -s "$NSBYTES" /tmp/ns.img
-	start_target --ns /tmp/ns.img --nqn "$NQN"
+	start_target --ns /tmp/ns.img,buffered_io --nqn "$NQN" # tmpfs: see above
 	echo "[+$(now)s] \$ nvmeof discover nvme+rdma://$IP:$PORT"
 	out=$(timeout 60 "$BIN/nvmeof" discover "nvme+rdma://$IP:$PORT" 2>&1)
 	echo "$out"
