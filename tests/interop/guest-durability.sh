@@ -42,7 +42,8 @@ while :; do
 	while [ ! -e "$S/go-$n" ] && [ ! -e "$S/end" ]; do sleep 0.2; done
 	[ -e "$S/go-$n" ] || break
 	read -r -a extra < "$S/go-$n"
-	"$B/nvmeof-target" --ns /dev/vda --listen tcp://10.0.2.15:4420 \
+	# buffered: the power-cut test needs a page cache that Flush and FUA must empty
+	"$B/nvmeof-target" --ns /dev/vda,buffered_io --listen tcp://10.0.2.15:4420 \
 		--listen iscsi://10.0.2.15:3260 --discovery-port 0 --reactors 1 \
 		--log-level info "${extra[@]}" > "$S/target-$n.log" 2>&1 &
 	pid=$!
